@@ -1,0 +1,28 @@
+/* fsutil.h - small file helpers every component needs: read a whole file, write one
+ * atomically, format error messages. No hidden state. */
+#ifndef NCCLTUNE_FSUTIL_H
+#define NCCLTUNE_FSUTIL_H
+
+#include <stddef.h>
+
+/* Read all of `path` into a malloc'd, NUL-terminated buffer (*len excludes the NUL).
+ * Files over max_bytes are refused. Returns the buffer, or NULL with a message naming
+ * the path and the reason (strerror, or "larger than N bytes") in err. */
+char *fs_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen);
+
+/* Replace `path` atomically with `len` bytes of `data`: write a temporary file in the
+ * same folder, fsync it, rename it over `path`, fsync the folder. On any failure the
+ * old file is untouched and the temporary removed. `mode` is the new file's mode
+ * (e.g. 0644). Returns 0, or -1 with a message naming the path in err. */
+int fs_write_atomic(const char *path, const void *data, size_t len, int mode,
+                    char *err, size_t errlen);
+
+/* Create `path` and any missing parents (like mkdir -p) with mode 0755. Returns 0 or
+ * -1 with a message naming the component that failed. */
+int fs_mkdirs(const char *path, char *err, size_t errlen);
+
+/* printf into err (if err is non-NULL and errlen > 0), truncating safely. Returns -1
+ * so callers can write `return fs_errf(err, errlen, "...")`. */
+int fs_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

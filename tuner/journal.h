@@ -1,0 +1,34 @@
+/* journal.h - the session's JSON-Lines journal (docs/formats.md): append a record and
+ * fsync it before the next run starts; replay it to rebuild a session. The journal is
+ * the single source of truth of what happened. */
+#ifndef NCCLTUNE_JOURNAL_H
+#define NCCLTUNE_JOURNAL_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+typedef struct journal journal;
+
+/* Open `path` for appending (created with mode 0644 if missing). Returns NULL with a
+ * message naming the path in err. */
+journal *journal_open(const char *path, char *err, size_t errlen);
+
+/* Close; accepts NULL. Returns 0 or -1 (a failed close is a lost record). */
+int journal_close(journal *j);
+
+/* Append one record as a single line and fsync. A record is never split across lines.
+ * Returns 0, or -1 with a message (disk full, I/O error) in err. */
+int journal_append(journal *j, const cJSON *record, char *err, size_t errlen);
+
+/* Called once per well-formed record, in order; `line` is 1-based. Return non-zero to
+ * stop the replay (that value is returned by journal_replay). */
+typedef int (*journal_visit_fn)(void *ctx, const cJSON *record, size_t line);
+
+/* Read `path` and call visit for each record. A last line without a newline or that
+ * does not parse (a torn write) is skipped and counted in *torn (may be NULL), with a
+ * warning in warn (may be NULL). A malformed line before the last is an error: -1
+ * with a message naming the file and line. Returns 0, -1, or visit's non-zero value. */
+int journal_replay(const char *path, journal_visit_fn visit, void *ctx, int *torn,
+                   char *warn, size_t warnlen, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,84 @@
+/* space.h - the search space (docs/formats.md, "nccltune-space/1"): which NCCL variables
+ * are searched, their levels, what is fixed, and the constraints between them.
+ *
+ * A candidate is a `struct point`: one level index per searched parameter. The space
+ * turns points into numbers for the surrogate (space_coord) and into environment
+ * variables for the probe (space_level_text); nothing else in the tuner knows what a
+ * parameter means. */
+#ifndef NCCLTUNE_SPACE_H
+#define NCCLTUNE_SPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPACE_MAX_DIMS 16
+#define SPACE_MAX_LEVELS 4096
+
+struct point { uint32_t lv[SPACE_MAX_DIMS]; };  /* unused dims are 0 */
+
+typedef struct space space;
+
+/* Parse the JSON text of a space file. `origin` (a file name) starts every message.
+ * Validates everything before returning: unknown keys, empty or inverted ranges, values
+ * NCCL cannot accept, constraints naming unknown parameters, NCCL_NVLS_ENABLE only when
+ * named explicitly. Returns 0 and a space the caller destroys, or -1 with a message of
+ * the form "FILE: params.NCCL_X: reason" in err. */
+int space_parse(const char *text, size_t len, const char *origin, space **out,
+                char *err, size_t errlen);
+
+/* The default space of docs/formats.md (protocol, algorithm, channels, buffer size,
+ * threads; no fixed variables). Returns NULL only when out of memory. */
+space *space_default(void);
+
+/* Free a space; accepts NULL. */
+void space_destroy(space *sp);
+
+/* The space as JSON text (malloc'd; caller frees), parseable by space_parse, for the
+ * journal header and results.json. NULL when out of memory. */
+char *space_to_json(const space *sp);
+
+size_t space_dims(const space *sp);
+const char *space_name(const space *sp, size_t d);          /* "NCCL_PROTO" */
+size_t space_levels(const space *sp, size_t d);             /* number of levels, >= 1 */
+bool space_is_categorical(const space *sp, size_t d);       /* strings: no order */
+/* The environment value of level `l` of dimension d, or NULL for "leave unset". */
+const char *space_level_text(const space *sp, size_t d, size_t l);
+
+/* Fixed variables: set for every candidate, never searched. */
+size_t space_fixed_count(const space *sp);
+const char *space_fixed_name(const space *sp, size_t i);
+const char *space_fixed_value(const space *sp, size_t i);
+/* Whether `name` is searched or fixed by this space. */
+bool space_mentions(const space *sp, const char *name);
+
+/* Coordinate of level l on dimension d for the surrogate: for ordinal dimensions a
+ * value in [0, 1] (log-scaled where the levels are powers of two), with an unset
+ * level (null) mapped to -1 so a kernel can tell it apart; for categorical ones the
+ * level index. Can't fail for valid d and l. */
+double space_coord(const space *sp, size_t d, size_t l);
+
+/* Does `p` satisfy every constraint (and is every level in range)? */
+bool space_allows(const space *sp, const struct point *p);
+
+/* Number of points before constraints (product of levels), saturating at UINT64_MAX. */
+uint64_t space_cardinality(const space *sp);
+
+/* The index-th point in mixed-radix order (dimension 0 varies slowest), for grid search
+ * and exhaustive scoring. index must be < space_cardinality. */
+void space_point_at(const space *sp, uint64_t index, struct point *p);
+
+/* The point whose ordinal coordinates are nearest to `x` (x[d] in [0, 1] for ordinal
+ * dimensions, ignored for categorical ones, whose levels are taken from `base`).
+ * Null levels are never chosen by rounding. Can't fail. */
+void space_point_round(const space *sp, const double *x, const struct point *base,
+                       struct point *out);
+
+/* Do two points name the same configuration? */
+bool point_equal(const struct point *a, const struct point *b, size_t dims);
+
+/* Render p as "NCCL_PROTO=LL NCCL_ALGO=Ring ..." (unset levels omitted) into buf.
+ * Returns buf. */
+char *space_point_describe(const space *sp, const struct point *p, char *buf, size_t len);
+
+#endif
