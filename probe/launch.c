@@ -1,0 +1,717 @@
+/* launch.c - per-process (fork + pipes) and single-process (all GPUs) launch modes
+ * (see launch.h). The parent of the per-process mode never touches CUDA or NCCL: CUDA
+ * state does not survive fork, so every child starts clean. */
+#include "launch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "measure.h"
+#include "watchdog.h"
+
+/* ---- the pipe protocol between parent and children ----
+ * Every message is a header followed by `len` payload bytes. Both ends are the same
+ * binary on the same machine, so structs travel as they are. */
+enum msg_type { MSG_HELLO = 1, MSG_ID, MSG_STEP, MSG_OUTCOME };
+
+struct msg_header { uint32_t type, len; };
+
+struct msg_hello { int32_t nranks; ncclUniqueId id; };   /* rank 0 -> parent */
+struct msg_id { int32_t nranks; ncclUniqueId id; };      /* parent -> rank k */
+struct msg_step { int32_t step; };                        /* child -> parent */
+
+/* child -> parent, followed by nsizes * iters doubles when ok. */
+struct msg_outcome {
+	int32_t ok, stage, nsizes, iters, nccl_version;
+	double phase_s[PROBE_STEP_COUNT];
+	char error[PROTO_ERROR_MAX];
+};
+
+enum probe_launch launch_resolve(const struct probe_config *cfg, char *why, size_t whylen)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_NUM_TASKS",
+	};
+
+	if (why && whylen)
+		why[0] = '\0';
+	if (cfg->launch != PROBE_LAUNCH_AUTO)
+		return cfg->launch;
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		if (getenv(vars[i])) {
+			if (why && whylen)
+				snprintf(why, whylen, "%s=%s", vars[i], getenv(vars[i]));
+			return PROBE_LAUNCH_MPI;
+		}
+	}
+	return PROBE_LAUNCH_PROCESS;
+}
+
+double launch_grace_s(const struct probe_config *cfg)
+{
+	double g = cfg->step_timeout_s * 0.25;
+
+	return g < 5 ? 5 : g;
+}
+
+/* write() all of buf, retrying on EINTR. Returns 0 or -1. */
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* read() exactly len bytes. Returns 0, or -1 on EOF or error. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Send one message whose header and payload go out in a single write when small, so
+ * the watchdog thread and the measuring thread never interleave inside a message. */
+static int send_msg(int fd, enum msg_type type, const void *payload, size_t len,
+                    const void *tail, size_t tail_len)
+{
+	struct msg_header h = {(uint32_t)type, (uint32_t)(len + tail_len)};
+	char buf[sizeof h + sizeof(struct msg_outcome)];
+
+	if (len > sizeof buf - sizeof h)
+		return -1;
+	memcpy(buf, &h, sizeof h);
+	memcpy(buf + sizeof h, payload, len);
+	if (write_all(fd, buf, sizeof h + len) != 0)
+		return -1;
+	return tail_len ? write_all(fd, tail, tail_len) : 0;
+}
+
+static void outcome_to_msg(const struct probe_outcome *o, struct msg_outcome *m)
+{
+	memset(m, 0, sizeof *m);
+	m->ok = o->ok;
+	m->stage = (int32_t)o->stage;
+	m->nsizes = o->nsizes;
+	m->iters = o->iters;
+	m->nccl_version = o->nccl_version;
+	memcpy(m->phase_s, o->phase_s, sizeof m->phase_s);
+	snprintf(m->error, sizeof m->error, "%s", o->error);
+}
+
+/* ---- the child side ---- */
+
+struct child_ctx {
+	const struct probe_config *cfg;
+	int up;                   /* write end towards the parent */
+	int rank;
+	struct watchdog *wd;
+	const struct probe_outcome *out;   /* this rank's outcome while measuring */
+};
+
+static void child_on_step(void *arg, enum probe_step step)
+{
+	struct child_ctx *c = arg;
+	struct msg_step m = {(int32_t)step};
+
+	watchdog_kick(c->wd, step);
+	send_msg(c->up, MSG_STEP, &m, sizeof m, NULL, 0);
+}
+
+static void child_fire(void *arg, enum probe_step step, double silent_s)
+{
+	struct child_ctx *c = arg;
+	struct probe_outcome o;
+	struct msg_outcome m;
+	char msg[PROTO_ERROR_MAX];
+	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->out, -1, step, silent_s, msg,
+	                                                 sizeof msg);
+
+	memset(&o, 0, sizeof o);
+	probe_outcome_fail(&o, stage, "%s", msg);
+	outcome_to_msg(&o, &m);
+	send_msg(c->up, MSG_OUTCOME, &m, sizeof m, NULL, 0);
+	_exit(1);
+}
+
+/* Measure as `rank` on device `rank` and send the outcome up. Returns the exit status. */
+static int child_measure(struct child_ctx *c, int nranks, const ncclUniqueId *id,
+                         struct probe_outcome *o, double pre_s)
+{
+	struct measure_setup s;
+	struct msg_outcome m;
+	int rc;
+
+	memset(&s, 0, sizeof s);
+	s.cfg = c->cfg;
+	s.nranks = nranks;
+	s.nlocal = 1;
+	s.ranks = &c->rank;
+	s.devices = &c->rank;
+	s.id = *id;
+	s.on_step = child_on_step;
+	s.arg = c;
+	c->out = o;
+	c->wd = watchdog_start(c->cfg->step_timeout_s, launch_grace_s(c->cfg), child_fire, c);
+	/* Finding the GPUs and making the id (rank 0 only) is CUDA setup too. */
+	o->phase_s[PROBE_STEP_CUDA_INIT] = pre_s;
+	rc = measure_run(&s, o);
+	watchdog_stop(c->wd);
+	c->wd = NULL;
+	outcome_to_msg(o, &m);
+	if (send_msg(c->up, MSG_OUTCOME, &m, sizeof m, o->ok ? o->ms : NULL,
+	             o->ok ? sizeof(double) * (size_t)o->nsizes * (size_t)o->iters : 0) != 0)
+		return 1;
+	return rc == 0 ? 0 : 1;
+}
+
+/* Rank 0: find the GPUs, make the id, tell the parent, then measure. */
+static int child_rank0(struct child_ctx *c)
+{
+	struct probe_outcome o;
+	struct msg_hello h;
+	struct msg_outcome m;
+	int count = 0, rc = 1;
+	double t0 = probe_now();
+
+	memset(&o, 0, sizeof o);
+	memset(&h, 0, sizeof h);
+	if (measure_device_count(&count, &o) != 0)
+		goto fail;
+	if (c->cfg->gpus > count) {
+		probe_outcome_fail(&o, PROTO_STAGE_INIT, "--gpus %d: only %d CUDA device(s) visible",
+		                   c->cfg->gpus, count);
+		goto fail;
+	}
+	h.nranks = c->cfg->gpus > 0 ? c->cfg->gpus : count;
+	if (measure_unique_id(&h.id, &o) != 0)
+		goto fail;
+	if (send_msg(c->up, MSG_HELLO, &h, sizeof h, NULL, 0) != 0)
+		return 1;
+	rc = child_measure(c, h.nranks, &h.id, &o, probe_now() - t0);
+	probe_outcome_clear(&o);
+	return rc;
+fail:
+	outcome_to_msg(&o, &m);
+	send_msg(c->up, MSG_OUTCOME, &m, sizeof m, NULL, 0);
+	return rc;
+}
+
+static int child_rank(struct child_ctx *c, int down)
+{
+	struct probe_outcome o;
+	struct msg_header hdr;
+	struct msg_id id;
+	int rc;
+
+	memset(&o, 0, sizeof o);
+	if (read_all(down, &hdr, sizeof hdr) != 0 || hdr.type != MSG_ID || hdr.len != sizeof id ||
+	    read_all(down, &id, sizeof id) != 0)
+		return 1;   /* the parent is gone or confused: nothing sensible to report */
+	rc = child_measure(c, id.nranks, &id.id, &o, 0);
+	probe_outcome_clear(&o);
+	return rc;
+}
+
+/* ---- the parent side ---- */
+
+struct child {
+	pid_t pid;
+	int up, down;             /* parent's ends; -1 when closed */
+	char *buf;                /* bytes received, not yet parsed */
+	size_t len, cap;
+	bool eof, reaped, has_outcome;
+	int status;               /* from waitpid */
+	enum probe_step step;     /* last step reported */
+	double last_heard;
+	struct probe_outcome o;
+};
+
+struct parent {
+	const struct probe_config *cfg;
+	struct reporter *rep;
+	struct child *kids;
+	struct pollfd *fds;       /* scratch for serve(), one per possible child */
+	int *map;                 /* fds[i] belongs to kids[map[i]] */
+	int nkids;                /* forked so far */
+	int nranks;
+	struct probe_outcome first_failure;
+	bool failed;
+	ncclUniqueId id;
+	bool have_id;
+};
+
+static void parent_fail(struct parent *p, enum proto_stage stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void parent_fail(struct parent *p, enum proto_stage stage, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[PROTO_ERROR_MAX];
+
+	if (p->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	p->failed = true;
+	probe_outcome_fail(&p->first_failure, stage, "%s", msg);
+}
+
+static void kill_all(struct parent *p)
+{
+	for (int k = 0; k < p->nkids; k++)
+		if (p->kids[k].pid > 0 && !p->kids[k].reaped)
+			kill(p->kids[k].pid, SIGKILL);
+}
+
+/* Fork child `rank`. Returns 0, or -1 with the failure recorded. */
+static int spawn(struct parent *p, int rank)
+{
+	int up[2], down[2];
+	struct child *k = &p->kids[rank];
+	pid_t parent_pid = getpid();
+
+	if (pipe(up) != 0) {
+		parent_fail(p, PROTO_STAGE_INIT, "pipe for rank %d: %s", rank, strerror(errno));
+		return -1;
+	}
+	if (pipe(down) != 0) {
+		close(up[0]);
+		close(up[1]);
+		parent_fail(p, PROTO_STAGE_INIT, "pipe for rank %d: %s", rank, strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	k->pid = fork();
+	if (k->pid < 0) {
+		close(up[0]);
+		close(up[1]);
+		close(down[0]);
+		close(down[1]);
+		parent_fail(p, PROTO_STAGE_INIT, "fork for rank %d: %s", rank, strerror(errno));
+		return -1;
+	}
+	if (k->pid == 0) {
+		struct child_ctx c = {p->cfg, up[1], rank, NULL, NULL};
+		int rc;
+
+		/* A child must not outlive the parent: the tuner kills the parent's group on
+		 * a deadline, but a parent killed alone must not leave GPUs busy either. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent_pid)
+			_exit(1);
+		signal(SIGPIPE, SIG_DFL);
+		reporter_forget(p->rep);
+		for (int j = 0; j < rank; j++) {
+			close(p->kids[j].up);
+			close(p->kids[j].down);
+		}
+		close(up[0]);
+		close(down[1]);
+		rc = rank == 0 ? child_rank0(&c) : child_rank(&c, down[0]);
+		_exit(rc);
+	}
+	close(up[1]);
+	close(down[0]);
+	k->up = up[0];
+	k->down = down[1];
+	k->last_heard = probe_now();
+	k->step = PROBE_STEP_CUDA_INIT;
+	p->nkids = rank + 1;
+	return 0;
+}
+
+/* Parse complete messages in k->buf. Returns 0, or -1 on a malformed message. */
+static int parse_msgs(struct parent *p, int rank)
+{
+	struct child *k = &p->kids[rank];
+	size_t off = 0;
+	int rc = 0;
+
+	while (k->len - off >= sizeof(struct msg_header)) {
+		struct msg_header h;
+		const char *payload;
+
+		memcpy(&h, k->buf + off, sizeof h);
+		if (h.len > k->len - off - sizeof h)
+			break;   /* incomplete */
+		payload = k->buf + off + sizeof h;
+		if (h.type == MSG_STEP && h.len == sizeof(struct msg_step)) {
+			struct msg_step m;
+
+			memcpy(&m, payload, sizeof m);
+			if (m.step >= 0 && m.step < PROBE_STEP_COUNT)
+				k->step = (enum probe_step)m.step;
+		} else if (h.type == MSG_HELLO && rank == 0 && h.len == sizeof(struct msg_hello)) {
+			struct msg_hello m;
+
+			memcpy(&m, payload, sizeof m);
+			p->nranks = m.nranks;
+			p->id = m.id;
+			p->have_id = true;
+		} else if (h.type == MSG_OUTCOME && h.len >= sizeof(struct msg_outcome)) {
+			struct msg_outcome m;
+			size_t ndata;
+
+			memcpy(&m, payload, sizeof m);
+			ndata = (size_t)(m.nsizes > 0 ? m.nsizes : 0) * (size_t)(m.iters > 0 ? m.iters : 0);
+			k->o.ok = m.ok;
+			k->o.stage = (enum proto_stage)m.stage;
+			k->o.nsizes = m.nsizes;
+			k->o.iters = m.iters;
+			k->o.nccl_version = m.nccl_version;
+			memcpy(k->o.phase_s, m.phase_s, sizeof m.phase_s);
+			snprintf(k->o.error, sizeof k->o.error, "%.*s", (int)sizeof m.error - 1, m.error);
+			if (m.ok) {
+				if (h.len != sizeof m + ndata * sizeof(double)) {
+					rc = -1;
+					break;
+				}
+				free(k->o.ms);
+				k->o.ms = malloc(ndata * sizeof(double) + 1);
+				if (!k->o.ms) {
+					rc = -1;
+					break;
+				}
+				memcpy(k->o.ms, payload + sizeof m, ndata * sizeof(double));
+			}
+			k->has_outcome = true;
+			if (!m.ok) {
+				if (p->nranks > 1 && strncmp(k->o.error, "rank ", 5) != 0)
+					parent_fail(p, k->o.stage, "rank %d: %s", rank, k->o.error);
+				else
+					parent_fail(p, k->o.stage, "%s", k->o.error);
+			}
+		} else {
+			rc = -1;
+			break;
+		}
+		off += sizeof h + h.len;
+	}
+	memmove(k->buf, k->buf + off, k->len - off);
+	k->len -= off;
+	if (rc != 0)
+		parent_fail(p, PROTO_STAGE_INIT, "rank %d sent a malformed message", rank);
+	return rc;
+}
+
+/* Read what child `rank` has sent. Returns 0, or -1 (failure recorded). */
+static int drain(struct parent *p, int rank)
+{
+	struct child *k = &p->kids[rank];
+
+	for (;;) {
+		ssize_t n;
+
+		if (k->cap - k->len < 65536) {
+			size_t cap = k->cap ? k->cap * 2 : 131072;
+			char *nb = realloc(k->buf, cap);
+
+			if (!nb) {
+				parent_fail(p, PROTO_STAGE_INIT, "out of memory reading rank %d", rank);
+				return -1;
+			}
+			k->buf = nb;
+			k->cap = cap;
+		}
+		n = read(k->up, k->buf + k->len, k->cap - k->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n <= 0) {
+			k->eof = true;
+			return parse_msgs(p, rank);
+		}
+		k->len += (size_t)n;
+		k->last_heard = probe_now();
+		if (parse_msgs(p, rank) != 0)
+			return -1;
+		return 0;   /* poll again: one read per wake keeps all children served */
+	}
+}
+
+static const char *signal_text(int sig)
+{
+	const char *s = strsignal(sig);
+
+	return s ? s : "unknown signal";
+}
+
+/* Reap child `rank` if it has exited; on an exit without an outcome, record why. */
+static void reap(struct parent *p, int rank, bool block)
+{
+	struct child *k = &p->kids[rank];
+	pid_t r;
+
+	if (k->reaped || k->pid <= 0)
+		return;
+	do
+		r = waitpid(k->pid, &k->status, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r != k->pid)
+		return;
+	k->reaped = true;
+	if (k->has_outcome)
+		return;
+	if (WIFSIGNALED(k->status))
+		parent_fail(p, probe_step_stage(k->step), "rank %d (pid %d, GPU %d) killed by signal "
+		            "%d (%s) during step %s", rank, (int)k->pid, rank, WTERMSIG(k->status),
+		            signal_text(WTERMSIG(k->status)), probe_step_name(k->step));
+	else
+		parent_fail(p, probe_step_stage(k->step), "rank %d (pid %d, GPU %d) exited with status "
+		            "%d without a report during step %s", rank, (int)k->pid, rank,
+		            WEXITSTATUS(k->status), probe_step_name(k->step));
+}
+
+/* Serve the children until every one has closed its pipe (or `until_hello` and rank 0
+ * said hello). Kills every child on the first failure and when one stays silent past
+ * the step timeout plus twice the grace (its own watchdog should have spoken by then). */
+static void serve(struct parent *p, bool until_hello)
+{
+	double silence = p->cfg->step_timeout_s + 2 * launch_grace_s(p->cfg);
+
+	for (;;) {
+		struct pollfd *fds = p->fds;
+		int *map = p->map, n = 0;
+		double now = probe_now();
+
+		if (until_hello && (p->have_id || p->failed))
+			return;
+		for (int k = 0; k < p->nkids; k++) {
+			if (p->kids[k].eof)
+				continue;
+			if (now - p->kids[k].last_heard > silence) {
+				parent_fail(p, probe_step_stage(p->kids[k].step), "rank %d: no progress "
+				            "in step %s for %.0f s; all ranks killed", k,
+				            probe_step_name(p->kids[k].step), now - p->kids[k].last_heard);
+				kill_all(p);
+			}
+			fds[n].fd = p->kids[k].up;
+			fds[n].events = POLLIN;
+			map[n++] = k;
+		}
+		if (n == 0)
+			return;
+		if (poll(fds, (nfds_t)n, 250) < 0 && errno != EINTR) {
+			parent_fail(p, PROTO_STAGE_INIT, "poll: %s", strerror(errno));
+			kill_all(p);
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			int k = map[i];
+
+			if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				if (drain(p, k) != 0)
+					kill_all(p);
+				if (p->kids[k].eof) {
+					reap(p, k, true);
+					if (p->failed)
+						kill_all(p);
+				}
+			}
+		}
+		if (p->failed)
+			kill_all(p);
+	}
+}
+
+int launch_process(const struct probe_config *cfg, struct reporter *rep)
+{
+	struct parent p;
+	struct proto_report r;
+	double phase_s[PROBE_STEP_COUNT] = {0};
+	struct probe_outcome *outs = NULL;
+	int status = PROTO_EXIT_FAILED;
+	int maxkids = 0;
+
+	memset(&p, 0, sizeof p);
+	memset(&r, 0, sizeof r);
+	p.cfg = cfg;
+	p.rep = rep;
+	/* The parent cannot ask CUDA how many GPUs there are without breaking its
+	 * children, so it learns the count from rank 0; size for the most any box has. */
+	maxkids = cfg->gpus > 0 ? cfg->gpus : 1024;
+	p.kids = calloc((size_t)maxkids, sizeof *p.kids);
+	p.fds = calloc((size_t)maxkids, sizeof *p.fds);
+	p.map = calloc((size_t)maxkids, sizeof *p.map);
+	if (!p.kids || !p.fds || !p.map) {
+		proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory for %d ranks", maxkids);
+		goto report;
+	}
+	signal(SIGPIPE, SIG_IGN);   /* a dead child's pipe must not kill the reporter */
+	if (spawn(&p, 0) != 0)
+		goto finish;
+	serve(&p, true);
+	if (p.have_id && !p.failed) {
+		if (p.nranks < 1 || p.nranks > maxkids) {
+			parent_fail(&p, PROTO_STAGE_INIT, "rank 0 reported %d ranks", p.nranks);
+			kill_all(&p);
+		}
+		for (int k = 1; !p.failed && k < p.nranks; k++) {
+			struct msg_id m;
+
+			memset(&m, 0, sizeof m);
+			m.nranks = p.nranks;
+			m.id = p.id;
+			if (spawn(&p, k) != 0 ||
+			    send_msg(p.kids[k].down, MSG_ID, &m, sizeof m, NULL, 0) != 0) {
+				parent_fail(&p, PROTO_STAGE_INIT, "could not start rank %d", k);
+				kill_all(&p);
+			}
+		}
+	}
+	serve(&p, false);
+finish:
+	for (int k = 0; k < p.nkids; k++)
+		reap(&p, k, true);
+	if (p.failed) {
+		memcpy(phase_s, p.kids[0].o.phase_s, sizeof phase_s);
+		proto_report_fail(&r, p.first_failure.stage, "%s", p.first_failure.error);
+		goto report;
+	}
+	outs = calloc((size_t)(p.nkids > 0 ? p.nkids : 1), sizeof *outs);
+	if (!outs) {
+		proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory merging %d ranks", p.nkids);
+		goto report;
+	}
+	for (int k = 0; k < p.nkids; k++)
+		outs[k] = p.kids[k].o;   /* shallow: the kids keep ownership */
+	probe_merge(cfg, outs, p.nkids, &r, phase_s);
+	if (r.ok)
+		status = PROTO_EXIT_OK;
+report:
+	reporter_emit(rep, &r, phase_s);
+	free(outs);
+	for (int k = 0; p.kids && k < p.nkids; k++) {
+		if (p.kids[k].up >= 0)
+			close(p.kids[k].up);
+		if (p.kids[k].down >= 0)
+			close(p.kids[k].down);
+		free(p.kids[k].buf);
+		probe_outcome_clear(&p.kids[k].o);
+	}
+	free(p.kids);
+	free(p.fds);
+	free(p.map);
+	return status;
+}
+
+/* ---- one process, every GPU ---- */
+
+struct solo_ctx {
+	const struct probe_config *cfg;
+	struct reporter *rep;
+	struct watchdog *wd;
+	const struct probe_outcome *out;   /* outcome of the first GPU: carries failures */
+};
+
+static void solo_on_step(void *arg, enum probe_step step)
+{
+	struct solo_ctx *c = arg;
+
+	watchdog_kick(c->wd, step);
+}
+
+static void solo_fire(void *arg, enum probe_step step, double silent_s)
+{
+	struct solo_ctx *c = arg;
+	struct proto_report r;
+	char msg[PROTO_ERROR_MAX];
+	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->out, -1, step, silent_s, msg,
+	                                                 sizeof msg);
+
+	memset(&r, 0, sizeof r);
+	proto_report_fail(&r, stage, "%s", msg);
+	reporter_emit(c->rep, &r, NULL);
+	_exit(PROTO_EXIT_FAILED);
+}
+
+int launch_all(const struct probe_config *cfg, struct reporter *rep)
+{
+	struct solo_ctx c = {cfg, rep, NULL, NULL};
+	struct measure_setup s;
+	struct probe_outcome *outs = NULL;
+	struct proto_report r;
+	double phase_s[PROBE_STEP_COUNT] = {0};
+	int *ids = NULL, count = 0, n = 0, status = PROTO_EXIT_FAILED;
+	struct probe_outcome first;
+	double t0 = probe_now(), pre_s;
+
+	memset(&r, 0, sizeof r);
+	memset(&s, 0, sizeof s);
+	memset(&first, 0, sizeof first);
+	c.wd = watchdog_start(cfg->step_timeout_s, launch_grace_s(cfg), solo_fire, &c);
+	if (measure_device_count(&count, &first) != 0 || measure_unique_id(&s.id, &first) != 0) {
+		proto_report_fail(&r, first.stage, "%s", first.error);
+		goto out;
+	}
+	pre_s = probe_now() - t0;
+	if (cfg->gpus > count) {
+		proto_report_fail(&r, PROTO_STAGE_INIT, "--gpus %d: only %d CUDA device(s) visible",
+		                  cfg->gpus, count);
+		goto out;
+	}
+	n = cfg->gpus > 0 ? cfg->gpus : count;
+	ids = calloc((size_t)n, sizeof *ids);
+	outs = calloc((size_t)n, sizeof *outs);
+	if (!ids || !outs) {
+		proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory for %d ranks", n);
+		n = 0;
+		goto out;
+	}
+	for (int k = 0; k < n; k++) {
+		ids[k] = k;
+		outs[k].phase_s[PROBE_STEP_CUDA_INIT] = pre_s;
+	}
+	s.cfg = cfg;
+	s.nranks = n;
+	s.nlocal = n;
+	s.ranks = ids;
+	s.devices = ids;
+	s.on_step = solo_on_step;
+	s.arg = &c;
+	c.out = &outs[0];
+	measure_run(&s, outs);
+	probe_merge(cfg, outs, n, &r, phase_s);
+	if (r.ok)
+		status = PROTO_EXIT_OK;
+out:
+	watchdog_stop(c.wd);
+	reporter_emit(rep, &r, phase_s);
+	for (int k = 0; outs && k < n; k++)
+		probe_outcome_clear(&outs[k]);
+	free(outs);
+	free(ids);
+	return status;
+}

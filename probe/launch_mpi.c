@@ -1,0 +1,193 @@
+/* launch_mpi.c - the MPI launch mode (see launch.h): one rank per process, started by
+ * mpirun or srun. Rank 0 makes the NCCL id and broadcasts it; every rank measures on
+ * the GPU given by its rank among the processes of its host; rank 0 gathers all
+ * timings and failures, merges them exactly as the other modes do, and reports. */
+#include "launch.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "envcheck.h"
+#include "measure.h"
+#include "watchdog.h"
+
+/* What every rank sends to rank 0 (timings follow separately). */
+struct mpi_summary {
+	int32_t ok, stage, nccl_version;
+	double phase_s[PROBE_STEP_COUNT];
+	char error[PROTO_ERROR_MAX];
+};
+
+struct mpi_ctx {
+	const struct probe_config *cfg;
+	struct reporter *rep;
+	struct watchdog *wd;
+	int rank;
+	const struct probe_outcome *out;   /* this rank's outcome while measuring */
+};
+
+static void mpi_on_step(void *arg, enum probe_step step)
+{
+	struct mpi_ctx *c = arg;
+
+	watchdog_kick(c->wd, step);
+}
+
+static void mpi_fire(void *arg, enum probe_step step, double silent_s)
+{
+	struct mpi_ctx *c = arg;
+	struct proto_report r;
+	char msg[PROTO_ERROR_MAX];
+	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->out, c->rank, step, silent_s,
+	                                                 msg, sizeof msg);
+
+	memset(&r, 0, sizeof r);
+	proto_report_fail(&r, stage, "%s", msg);
+	if (c->rank == 0) {
+		reporter_emit(c->rep, &r, NULL);
+	} else {
+		fprintf(stderr, "nccltune-probe: %s\n", r.error);
+		/* Give rank 0, stuck in the same step, time to report before the launcher
+		 * tears the job down because this rank left. */
+		sleep(5);
+	}
+	_exit(PROTO_EXIT_FAILED);
+}
+
+/* Say an MPI call failed, on stderr; MPI's default handler usually aborts first. */
+static int mpi_ok(int err, const char *call)
+{
+	char text[MPI_MAX_ERROR_STRING];
+	int len = 0;
+
+	if (err == MPI_SUCCESS)
+		return 1;
+	MPI_Error_string(err, text, &len);
+	fprintf(stderr, "nccltune-probe: %s: %.*s\n", call, len, text);
+	return 0;
+}
+
+int launch_mpi(const struct probe_config *cfg, struct reporter *rep)
+{
+	struct mpi_ctx c = {cfg, rep, NULL, 0, NULL};
+	struct measure_setup s;
+	struct probe_outcome o, *outs = NULL;
+	struct mpi_summary mine, *all = NULL;
+	struct proto_report r;
+	struct { int32_t ok; ncclUniqueId id; } hello;
+	double phase_s[PROBE_STEP_COUNT] = {0}, *ms_all = NULL, t0;
+	size_t nms = cfg->w.nsizes * (size_t)cfg->w.iters;
+	int size = 1, local = 0, count = 0, device, status = PROTO_EXIT_FAILED, ok_all;
+	MPI_Comm node = MPI_COMM_NULL;
+
+	memset(&s, 0, sizeof s);
+	memset(&o, 0, sizeof o);
+	memset(&r, 0, sizeof r);
+	memset(&hello, 0, sizeof hello);
+	if (!mpi_ok(MPI_Init(NULL, NULL), "MPI_Init")) {
+		proto_report_fail(&r, PROTO_STAGE_INIT, "MPI_Init failed (see stderr)");
+		reporter_emit(rep, &r, NULL);
+		return PROTO_EXIT_FAILED;
+	}
+	t0 = probe_now();
+	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (mpi_ok(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c.rank,
+	                               MPI_INFO_NULL, &node), "MPI_Comm_split_type"))
+		MPI_Comm_rank(node, &local);
+	c.wd = watchdog_start(cfg->step_timeout_s, launch_grace_s(cfg), mpi_fire, &c);
+	if (!cfg->no_env_check && envcheck_run(envcheck_getenv, NULL, o.error, sizeof o.error) != 0) {
+		/* Every rank sees the same environment: all stop here, rank 0 says why. */
+		o.stage = PROTO_STAGE_ENV;
+		goto gather;
+	}
+
+	if (measure_device_count(&count, &o) == 0) {
+		hello.ok = 1;
+		if (c.rank == 0 && measure_unique_id(&hello.id, &o) != 0)
+			hello.ok = 0;
+	}
+	/* Rank 0's verdict travels with the id: if it cannot go on, nobody can. */
+	MPI_Bcast(&hello, (int)sizeof hello, MPI_BYTE, 0, MPI_COMM_WORLD);
+	device = count > 0 ? local % count : 0;
+	if (hello.ok && o.error[0] == '\0') {
+		int rank = c.rank;
+
+		s.cfg = cfg;
+		s.nranks = size;
+		s.nlocal = 1;
+		s.ranks = &rank;
+		s.devices = &device;
+		s.id = hello.id;
+		s.on_step = mpi_on_step;
+		s.arg = &c;
+		o.phase_s[PROBE_STEP_CUDA_INIT] = probe_now() - t0;
+		c.out = &o;
+		measure_run(&s, &o);
+	} else if (o.error[0] == '\0') {
+		probe_outcome_fail(&o, PROTO_STAGE_INIT, "rank 0 could not start (see its report)");
+	}
+gather:
+	watchdog_kick(c.wd, PROBE_STEP_TEARDOWN);
+
+	memset(&mine, 0, sizeof mine);
+	mine.ok = o.ok;
+	mine.stage = (int32_t)o.stage;
+	mine.nccl_version = o.nccl_version;
+	memcpy(mine.phase_s, o.phase_s, sizeof mine.phase_s);
+	snprintf(mine.error, sizeof mine.error, "%s", o.error);
+	if (c.rank == 0) {
+		all = calloc((size_t)size, sizeof *all);
+		ms_all = calloc((size_t)size * nms, sizeof *ms_all);
+		outs = calloc((size_t)size, sizeof *outs);
+	}
+	{
+		/* Failed ranks send zeros: the gather must happen on every rank alike. */
+		double *ms = o.ms ? o.ms : calloc(nms ? nms : 1, sizeof *ms);
+
+		MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+		           MPI_COMM_WORLD);
+		MPI_Gather(ms, (int)nms, MPI_DOUBLE, ms_all, (int)nms, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		if (ms != o.ms)
+			free(ms);
+	}
+	if (c.rank == 0) {
+		if (!all || !ms_all || !outs) {
+			proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory gathering %d ranks", size);
+		} else {
+			for (int k = 0; k < size; k++) {
+				outs[k].ok = all[k].ok;
+				outs[k].stage = (enum proto_stage)all[k].stage;
+				outs[k].nccl_version = all[k].nccl_version;
+				outs[k].nsizes = (int)cfg->w.nsizes;
+				outs[k].iters = cfg->w.iters;
+				outs[k].ms = ms_all + (size_t)k * nms;
+				memcpy(outs[k].phase_s, all[k].phase_s, sizeof outs[k].phase_s);
+				if (!all[k].ok && size > 1)
+					snprintf(outs[k].error, sizeof outs[k].error, "rank %d: %.*s", k,
+					         (int)sizeof all[k].error - 32, all[k].error);
+				else if (!all[k].ok)
+					memcpy(outs[k].error, all[k].error, sizeof outs[k].error);
+			}
+			probe_merge(cfg, outs, size, &r, phase_s);
+		}
+	}
+	ok_all = c.rank == 0 ? r.ok : 0;
+	MPI_Bcast(&ok_all, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	watchdog_stop(c.wd);
+	if (c.rank == 0)
+		reporter_emit(rep, &r, phase_s);
+	if (ok_all)
+		status = PROTO_EXIT_OK;
+	free(all);
+	free(ms_all);
+	free(outs);
+	probe_outcome_clear(&o);
+	if (node != MPI_COMM_NULL)
+		MPI_Comm_free(&node);
+	MPI_Finalize();
+	return status;
+}

@@ -1,0 +1,114 @@
+/* main.c - nccltune-probe: options -> launch mode -> one JSON object on stdout.
+ * Everything else lives in the modules: options (command line), launch (how ranks
+ * start), measure (what they do), report (stdout), fingerprint (--fingerprint). */
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envcheck.h"
+#include "fingerprint.h"
+#include "launch.h"
+#include "nccltune_config.h"
+#include "options.h"
+#include "report.h"
+
+static void print_version(FILE *f)
+{
+	fprintf(f, "nccltune-probe %s\nprotocol %s, fingerprint %s\n"
+	        "built against NCCL %d.%d.%d and CUDA runtime %d.%d headers%s\n",
+	        NCCLTUNE_VERSION, PROTO_SCHEMA, PROTO_FINGERPRINT_SCHEMA, NCCL_MAJOR, NCCL_MINOR,
+	        NCCL_PATCH, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10,
+#ifdef PROBE_HAVE_MPI
+	        ", with MPI launch"
+#else
+	        ", without MPI launch"
+#endif
+	       );
+}
+
+/* The launch mode, refusing combinations that cannot work. Returns the exit status
+ * after reporting. */
+static int run(const struct probe_config *cfg, struct reporter *rep)
+{
+	char why[160], err[PROTO_ERROR_MAX];
+	enum probe_launch mode = launch_resolve(cfg, why, sizeof why);
+	struct proto_report r;
+
+	memset(&r, 0, sizeof r);
+	/* Under MPI only rank 0 may report: launch_mpi checks after MPI_Init. */
+	if (mode != PROBE_LAUNCH_MPI && !cfg->no_env_check &&
+	    envcheck_run(envcheck_getenv, NULL, err, sizeof err) != 0) {
+		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", err);
+		reporter_emit(rep, &r, NULL);
+		fprintf(stderr, "nccltune-probe: %s\n", err);
+		return PROTO_EXIT_FAILED;
+	}
+	switch (mode) {
+	case PROBE_LAUNCH_ALL:
+		return launch_all(cfg, rep);
+	case PROBE_LAUNCH_MPI:
+#ifdef PROBE_HAVE_MPI
+		return launch_mpi(cfg, rep);
+#else
+		/* Under mpirun without MPI support every rank would fork a child per GPU:
+		 * refuse plainly instead. */
+		proto_report_fail(&r, PROTO_STAGE_INIT, "MPI launch %s%s%s, but this nccltune-probe "
+		                  "was built without MPI; rebuild with MPI or use --launch process "
+		                  "or --launch all", cfg->launch == PROBE_LAUNCH_MPI ? "asked for" :
+		                  "detected", why[0] ? " from " : "", why);
+		reporter_emit(rep, &r, NULL);
+		return PROTO_EXIT_FAILED;
+#endif
+	case PROBE_LAUNCH_PROCESS:
+	case PROBE_LAUNCH_AUTO:
+		break;
+	}
+	return launch_process(cfg, rep);
+}
+
+int main(int argc, char **argv)
+{
+	struct probe_config cfg;
+	struct reporter rep;
+	struct proto_report r;
+	char err[PROTO_ERROR_MAX];
+	char *fp;
+	int status = PROTO_EXIT_FAILED;
+
+	if (reporter_init(&rep) != 0)
+		perror("nccltune-probe: cannot separate the report from library output");
+	options_defaults(&cfg);
+	memset(&r, 0, sizeof r);
+	switch (options_parse(argc, argv, &cfg, err, sizeof err)) {
+	case OPTIONS_ERROR:
+		proto_report_fail(&r, PROTO_STAGE_ARGS, "%s", err);
+		reporter_emit(&rep, &r, NULL);
+		fprintf(stderr, "nccltune-probe: %s\n", err);
+		status = PROTO_EXIT_USAGE;
+		break;
+	case OPTIONS_HELP:
+		options_help(rep.out);
+		status = fflush(rep.out) == 0 ? PROTO_EXIT_OK : PROTO_EXIT_FAILED;
+		break;
+	case OPTIONS_VERSION:
+		print_version(rep.out);
+		status = fflush(rep.out) == 0 ? PROTO_EXIT_OK : PROTO_EXIT_FAILED;
+		break;
+	case OPTIONS_FINGERPRINT:
+		fp = fingerprint_format();
+		if (fp && reporter_emit_text(&rep, fp) == 0)
+			status = PROTO_EXIT_OK;
+		else if (!fp)
+			fprintf(stderr, "nccltune-probe: out of memory building the fingerprint\n");
+		free(fp);
+		break;
+	case OPTIONS_RUN:
+		status = run(&cfg, &rep);
+		break;
+	}
+	if (rep.out != stdout)
+		fclose(rep.out);
+	return status;
+}

@@ -1,0 +1,42 @@
+/* measure.h - the measurement itself, for the ranks one process drives: communicator ->
+ * eager all-reduces -> graph capture -> warm-up -> timed replays -> exact check ->
+ * teardown. Launch modes (launch.h) decide which ranks a process drives and how the
+ * NCCL id travels; this module does not know about processes or MPI. */
+#ifndef NCCLTUNE_PROBE_MEASURE_H
+#define NCCLTUNE_PROBE_MEASURE_H
+
+#include <nccl.h>
+
+#include "probe.h"
+
+/* Called at the start of every step and whenever a long step makes progress, from the
+ * measuring thread: launch modes use it to feed their watchdog and tell a parent
+ * process where a rank is. */
+typedef void (*measure_step_fn)(void *arg, enum probe_step step);
+
+struct measure_setup {
+	const struct probe_config *cfg;
+	int nranks;              /* ranks in the communicator */
+	int nlocal;              /* ranks this process drives: 1, or all of them (--launch all) */
+	const int *ranks;        /* nlocal global ranks */
+	const int *devices;      /* nlocal CUDA device ordinals */
+	ncclUniqueId id;
+	measure_step_fn on_step; /* may be NULL */
+	void *arg;
+};
+
+/* Number of visible CUDA devices. Returns 0, or -1 with an init failure in `out` that
+ * says plainly that no GPU is usable ("no CUDA device visible: cudaGetDeviceCount: ..."). */
+int measure_device_count(int *count, struct probe_outcome *out);
+
+/* A fresh NCCL unique id. Returns 0, or -1 with an init failure in `out`. */
+int measure_unique_id(ncclUniqueId *id, struct probe_outcome *out);
+
+/* Run the whole measurement for s->nlocal ranks. out[0..nlocal) must be cleared
+ * (probe_outcome_clear) and are filled: phase times always, timings when ok. On
+ * failure the first error is in out[0]. Every path releases the graphs, communicators
+ * (finalized on success, aborted on failure) and GPU memory it made. Returns 0 when
+ * every local rank measured and verified, -1 otherwise. */
+int measure_run(const struct measure_setup *s, struct probe_outcome *out);
+
+#endif

@@ -1,0 +1,243 @@
+/* options.c - the option table, its parser and the --help it generates (options.h). */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum opt_kind {
+	OPT_WORKLOAD, OPT_LAUNCH, OPT_GPUS, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
+	OPT_FINGERPRINT,
+	OPT_HELP, OPT_VERSION,
+};
+
+struct opt_row {
+	const char *name;
+	const char *metavar;     /* NULL: a flag */
+	enum opt_kind kind;
+	const char *help;
+};
+
+/* One row per option, in --help order. */
+static const struct opt_row table[] = {
+	{"bytes", "B[,B2...]", OPT_WORKLOAD,
+	 "message sizes in bytes per rank (K, M suffixes = KiB, MiB) [43008]"},
+	{"ops", "N", OPT_WORKLOAD, "all-reduces captured back to back in one CUDA graph [122]"},
+	{"dtype", "T", OPT_WORKLOAD, "bf16, f16 or f32 [bf16]"},
+	{"iters", "N", OPT_WORKLOAD, "timed graph replays [200]"},
+	{"warmup", "N", OPT_WORKLOAD, "untimed graph replays first [20]"},
+	{"out-of-place", NULL, OPT_WORKLOAD, "separate output buffers (default: in place)"},
+	{"launch", "MODE", OPT_LAUNCH,
+	 "process (a child per GPU), all (one process), mpi, or auto (mpi under "
+	 "mpirun/srun, else process) [auto]"},
+	{"gpus", "N", OPT_GPUS, "use the first N visible GPUs (process, all) [all]"},
+	{"step-timeout", "SEC", OPT_STEP_TIMEOUT,
+	 "longest any step may make no progress before the probe aborts it [60]"},
+	{"no-env-check", NULL, OPT_NO_ENV_CHECK,
+	 "do not reject unknown NCCL_ALGO/NCCL_PROTO names or non-numeric knobs (stage env)"},
+	{"verbose", NULL, OPT_VERBOSE, "progress on stderr"},
+	{"fingerprint", NULL, OPT_FINGERPRINT, "describe this machine as JSON and exit"},
+	{"help", NULL, OPT_HELP, "this text"},
+	{"version", NULL, OPT_VERSION, "version and protocol"},
+};
+
+#define NOPTS (sizeof table / sizeof table[0])
+
+void options_defaults(struct probe_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	proto_workload_defaults(&cfg->w);
+	cfg->launch = PROBE_LAUNCH_AUTO;
+	cfg->gpus = 0;
+	cfg->step_timeout_s = 60;
+	cfg->verbose = false;
+}
+
+void options_help(FILE *f)
+{
+	fprintf(f,
+	        "usage: nccltune-probe [options]\n"
+	        "Measures the latency of NCCL all-reduces captured in CUDA graphs and prints one\n"
+	        "JSON object (protocol %s) on stdout; diagnostics go to stderr.\n"
+	        "NCCL reads its configuration (NCCL_PROTO, NCCL_ALGO, ...) from the environment.\n\n"
+	        "options:\n", PROTO_SCHEMA);
+	for (size_t i = 0; i < NOPTS; i++) {
+		char left[40];
+
+		snprintf(left, sizeof left, "--%s%s%s", table[i].name, table[i].metavar ? " " : "",
+		         table[i].metavar ? table[i].metavar : "");
+		fprintf(f, "  %-24s %s\n", left, table[i].help);
+	}
+	fprintf(f, "\nexit status: %d measured (ok: true); %d failed (ok: false, \"stage\" says "
+	        "where);\n             %d bad command line (stage \"args\")\n",
+	        PROTO_EXIT_OK, PROTO_EXIT_FAILED, PROTO_EXIT_USAGE);
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int apply(struct probe_config *cfg, const struct opt_row *row, const char *arg,
+                 enum options_action *action, char *err, size_t errlen)
+{
+	long v;
+
+	switch (row->kind) {
+	case OPT_WORKLOAD:
+		return proto_workload_option(&cfg->w, row->name, arg, err, errlen) == 0 ? 0 : -1;
+	case OPT_LAUNCH:
+		if (strcmp(arg, "process") == 0)
+			cfg->launch = PROBE_LAUNCH_PROCESS;
+		else if (strcmp(arg, "all") == 0)
+			cfg->launch = PROBE_LAUNCH_ALL;
+		else if (strcmp(arg, "mpi") == 0)
+			cfg->launch = PROBE_LAUNCH_MPI;
+		else if (strcmp(arg, "auto") == 0)
+			cfg->launch = PROBE_LAUNCH_AUTO;
+		else {
+			snprintf(err, errlen, "--launch: '%s' is not one of process, all, mpi, auto", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_GPUS:
+		if (parse_int(arg, 1, 1024, &v) != 0) {
+			snprintf(err, errlen, "--gpus: '%s' is not an integer in 1..1024", arg);
+			return -1;
+		}
+		cfg->gpus = (int)v;
+		return 0;
+	case OPT_STEP_TIMEOUT: {
+		char *end;
+		double d;
+
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || !isfinite(d) || d <= 0 || d > 86400) {
+			snprintf(err, errlen, "--step-timeout: '%s' is not a number of seconds in "
+			         "(0, 86400]", arg);
+			return -1;
+		}
+		cfg->step_timeout_s = d;
+		return 0;
+	}
+	case OPT_NO_ENV_CHECK:
+		cfg->no_env_check = true;
+		return 0;
+	case OPT_VERBOSE:
+		cfg->verbose = true;
+		return 0;
+	case OPT_FINGERPRINT:
+		*action = OPTIONS_FINGERPRINT;
+		return 0;
+	case OPT_HELP:
+		*action = OPTIONS_HELP;
+		return 0;
+	case OPT_VERSION:
+		*action = OPTIONS_VERSION;
+		return 0;
+	}
+	return -1;
+}
+
+/* Checks that need every option: sizes against the dtype, the total buffer. */
+static int validate(const struct probe_config *cfg, char *err, size_t errlen)
+{
+	size_t esize = proto_dtype_size(cfg->w.dtype);
+
+	for (size_t i = 0; i < cfg->w.nsizes; i++) {
+		if (cfg->w.bytes[i] % esize != 0) {
+			snprintf(err, errlen, "--bytes: %zu is not a whole number of %s elements "
+			         "(%zu bytes each)", cfg->w.bytes[i], proto_dtype_name(cfg->w.dtype),
+			         esize);
+			return -1;
+		}
+	}
+	if (probe_buffer_bytes(&cfg->w) > OPTIONS_MAX_BUFFER_BYTES) {
+		snprintf(err, errlen, "--ops %d x --bytes: each rank would need %zu bytes of buffers "
+		         "(each all-reduce has its own slice%s); the limit is %zu", cfg->w.ops,
+		         probe_buffer_bytes(&cfg->w), cfg->w.out_of_place ? ", twice out of place" : "",
+		         OPTIONS_MAX_BUFFER_BYTES);
+		return -1;
+	}
+	return 0;
+}
+
+/* The command-line token that named the option getopt_long just returned: for
+ * "--bytes 43008" the value is the last token consumed, the name the one before. */
+static const char *option_token(int argc, char **argv, const struct opt_row *row)
+{
+	int at = optind - 1;
+
+	if (row->metavar && at > 0 && optarg == argv[at])
+		at--;
+	return at >= 0 && at < argc ? argv[at] : "";
+}
+
+/* getopt_long accepts unambiguous prefixes (--by for --bytes); the protocol wants
+ * unknown options refused, so insist on the full name. */
+static bool exact_name(const char *tok, const struct opt_row *row)
+{
+	size_t len = strlen(row->name);
+
+	return strncmp(tok, "--", 2) == 0 && strncmp(tok + 2, row->name, len) == 0 &&
+	       (tok[2 + len] == '\0' || tok[2 + len] == '=');
+}
+
+enum options_action options_parse(int argc, char **argv, struct probe_config *cfg, char *err,
+                                   size_t errlen)
+{
+	struct option longs[NOPTS + 1];
+	enum options_action action = OPTIONS_RUN;
+
+	memset(longs, 0, sizeof longs);
+	for (size_t i = 0; i < NOPTS; i++) {
+		longs[i].name = table[i].name;
+		longs[i].has_arg = table[i].metavar ? required_argument : no_argument;
+		longs[i].val = 1000 + (int)i;
+	}
+	optind = 0;      /* glibc: start afresh (tests parse several command lines) */
+	opterr = 0;      /* our messages, in the report, not getopt's on stderr */
+	for (;;) {
+		int c = getopt_long(argc, argv, ":", longs, NULL);
+		const char *tok;
+
+		if (c == -1)
+			break;
+		if (c == ':') {
+			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return OPTIONS_ERROR;
+		}
+		if (c < 1000 || c >= 1000 + (int)NOPTS) {
+			snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return OPTIONS_ERROR;
+		}
+		tok = option_token(argc, argv, &table[c - 1000]);
+		if (!exact_name(tok, &table[c - 1000])) {
+			snprintf(err, errlen, "option '%s' is not spelled out: write --%s", tok,
+			         table[c - 1000].name);
+			return OPTIONS_ERROR;
+		}
+		if (apply(cfg, &table[c - 1000], optarg, &action, err, errlen) != 0)
+			return OPTIONS_ERROR;
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+		return OPTIONS_ERROR;
+	}
+	if (action == OPTIONS_RUN && validate(cfg, err, errlen) != 0)
+		return OPTIONS_ERROR;
+	return action;
+}

@@ -1,0 +1,37 @@
+/* options.h - the probe's command line: one table of options drives both parsing
+ * (getopt_long) and --help. The protocol's workload options are handed to
+ * proto_workload_option so every probe parses them alike. No CUDA here. */
+#ifndef NCCLTUNE_PROBE_OPTIONS_H
+#define NCCLTUNE_PROBE_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "probe.h"
+
+enum options_action {
+	OPTIONS_RUN,          /* measure */
+	OPTIONS_FINGERPRINT,  /* --fingerprint */
+	OPTIONS_HELP,         /* --help */
+	OPTIONS_VERSION,      /* --version */
+	OPTIONS_ERROR,        /* bad command line: message in err, report stage "args" */
+};
+
+/* Largest buffer one rank may ask for (all slices): beyond it the request is a typo. */
+#define OPTIONS_MAX_BUFFER_BYTES ((size_t)64 << 30)
+
+/* Defaults: protocol workload defaults, launch auto, all GPUs, 60 s step timeout. */
+void options_defaults(struct probe_config *cfg);
+
+/* Parse argv into cfg (which holds defaults). Also checks what only makes sense once
+ * every option is known (a message size that is not a whole number of elements, a
+ * buffer over OPTIONS_MAX_BUFFER_BYTES). Returns the action; on OPTIONS_ERROR err
+ * names the option and the value at fault. Uses getopt_long, so it resets optind
+ * itself and is not thread-safe. */
+enum options_action options_parse(int argc, char **argv, struct probe_config *cfg, char *err,
+                                   size_t errlen);
+
+/* Print usage, generated from the option table, to f. Can't fail. */
+void options_help(FILE *f);
+
+#endif

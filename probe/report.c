@@ -1,0 +1,126 @@
+/* report.c - stdout ownership and the report with the probe's extensions (report.h). */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int reporter_init(struct reporter *rep)
+{
+	int fd;
+
+	rep->out = stdout;
+	rep->done = false;
+	pthread_mutex_init(&rep->lock, NULL);
+	fflush(stdout);
+	fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -1;
+	rep->out = fdopen(fd, "w");
+	if (!rep->out) {
+		close(fd);
+		rep->out = stdout;
+		return -1;
+	}
+	if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		fclose(rep->out);
+		rep->out = stdout;
+		return -1;
+	}
+	return 0;
+}
+
+void reporter_forget(struct reporter *rep)
+{
+	if (rep->out && rep->out != stdout)
+		close(fileno(rep->out));
+}
+
+/* Seconds rounded to microseconds: more digits would only be noise. */
+static double round_us(double s)
+{
+	return round(s * 1e6) / 1e6;
+}
+
+static bool any_time(const double *phase_s)
+{
+	for (int s = 0; s < PROBE_STEP_COUNT; s++)
+		if (phase_s[s] > 0)
+			return true;
+	return false;
+}
+
+char *report_format(const struct proto_report *r, const double *phase_s)
+{
+	char *line = proto_report_format(r), *text = NULL, *out = NULL;
+	cJSON *root = NULL, *ph;
+	size_t len;
+
+	if (!line || !phase_s)
+		return line;
+	/* A run that never reached a GPU (bad setup, a rank lost before reporting) has no
+	 * phase times: say nothing rather than a row of zeros. */
+	if (!any_time(phase_s))
+		return line;
+	root = cJSON_Parse(line);
+	if (!root)
+		goto out;
+	ph = cJSON_AddObjectToObject(root, "phases_s");
+	if (!ph)
+		goto out;
+	for (int s = 0; s < PROBE_STEP_COUNT; s++)
+		if (!cJSON_AddNumberToObject(ph, probe_step_name((enum probe_step)s),
+		                             round_us(phase_s[s])))
+			goto out;
+	text = cJSON_PrintUnformatted(root);
+	if (!text)
+		goto out;
+	len = strlen(text);
+	out = malloc(len + 2);
+	if (out) {
+		memcpy(out, text, len);
+		out[len] = '\n';
+		out[len + 1] = '\0';
+	}
+out:
+	free(text);
+	free(line);
+	cJSON_Delete(root);
+	return out;
+}
+
+int reporter_emit_text(struct reporter *rep, const char *text)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&rep->lock);
+	if (!rep->done) {
+		rep->done = true;
+		if (fputs(text, rep->out) < 0 || fflush(rep->out) != 0) {
+			perror("nccltune-probe: writing the report");
+			rc = -1;
+		}
+	}
+	pthread_mutex_unlock(&rep->lock);
+	return rc;
+}
+
+int reporter_emit(struct reporter *rep, const struct proto_report *r, const double *phase_s)
+{
+	char *line = report_format(r, phase_s);
+	int rc;
+
+	if (!line) {
+		/* Out of memory: say so with a fixed text rather than say nothing. */
+		reporter_emit_text(rep, "{\"schema\":\"" PROTO_SCHEMA "\",\"ok\":false,"
+		                   "\"stage\":\"init\",\"error\":\"out of memory writing "
+		                   "the report\"}\n");
+		return -1;
+	}
+	rc = reporter_emit_text(rep, line);
+	free(line);
+	return rc;
+}

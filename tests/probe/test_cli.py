@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""test_cli.py - nccltune-probe end to end, without a GPU.
+
+usage: test_cli.py PROBE PARSE_REPORT GOLDEN_DIR
+
+Bad command lines must give exactly the golden JSON on stdout and exit 2; --help and
+--version work; with no visible GPU (CUDA_VISIBLE_DEVICES set empty, which hides every
+GPU on any machine) a run fails cleanly at stage init with exit 1 in every launch mode,
+and --fingerprint still describes the machine, identically twice. Bad NCCL values fail
+at stage env before any GPU is touched. Every report also
+goes through the tuner's strict parser (PARSE_REPORT)."""
+import json
+import os
+import subprocess
+import sys
+
+PROBE, PARSER, GOLDEN = sys.argv[1], sys.argv[2], sys.argv[3]
+failures = []
+
+# (golden file, arguments): each must fail at stage "args" with exit status 2.
+ARGS_CASES = [
+    ("args-unknown.json", ["--bogus"]),
+    ("args-missing-value.json", ["--bytes"]),
+    ("args-abbreviated.json", ["--by", "1024"]),
+    ("args-positional.json", ["extra"]),
+    ("args-bad-bytes.json", ["--bytes", "12x"]),
+    ("args-bad-dtype.json", ["--dtype", "fp8"]),
+    ("args-bad-ops.json", ["--ops", "0"]),
+    ("args-bad-launch.json", ["--launch", "pigeon"]),
+    ("args-partial-element.json", ["--dtype", "f32", "--bytes", "43010"]),
+    ("args-bad-timeout.json", ["--step-timeout", "-1"]),
+]
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg, file=sys.stderr)
+
+
+def run(args, env_extra=None, timeout=60):
+    env = dict(os.environ)
+    env["NCCL_NVLS_ENABLE"] = "0"
+    env.update(env_extra or {})
+    p = subprocess.run([PROBE] + args, capture_output=True, text=True, env=env,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def parse_with_tuner(stdout, what):
+    p = subprocess.run([PARSER], input=stdout, capture_output=True, text=True, timeout=30)
+    if p.returncode != 0:
+        fail("%s: the tuner's parser rejects the report: %s" % (what, p.stderr.strip()))
+        return None
+    return p.stdout.strip()
+
+
+def check_args_cases():
+    for name, args in ARGS_CASES:
+        with open(os.path.join(GOLDEN, name)) as f:
+            want = f.read()
+        rc, out, err = run(args)
+        if rc != 2:
+            fail("%s: exit status %d, want 2" % (args, rc))
+        if out != want:
+            fail("%s: stdout differs from %s:\n got: %r\nwant: %r" % (args, name, out, want))
+        if parse_with_tuner(out, str(args)) != "fail args":
+            fail("%s: not parsed as an args failure" % args)
+        if "nccltune-probe:" not in err:
+            fail("%s: no diagnostic on stderr" % args)
+
+
+# (golden file, environment): bad NCCL values must fail at stage "env" with exit 1,
+# before any GPU is touched (so these run anywhere).
+ENV_CASES = [
+    ("env-proto-bogus.json", {"NCCL_PROTO": "Bogus"}),
+    ("env-algo-prefix.json", {"NCCL_ALGO": "ring;tree"}),
+    ("env-nthreads.json", {"NCCL_NTHREADS": "sixty-four"}),
+]
+
+
+def check_env_cases():
+    for name, env in ENV_CASES:
+        with open(os.path.join(GOLDEN, name)) as f:
+            want = f.read()
+        rc, out, err = run(["--ops", "4"], env)
+        if rc != 1:
+            fail("%s: exit status %d, want 1" % (env, rc))
+        if out != want:
+            fail("%s: stdout differs from %s:\n got: %r\nwant: %r" % (env, name, out, want))
+        if parse_with_tuner(out, str(env)) != "fail env":
+            fail("%s: not parsed as an env failure" % env)
+    # --no-env-check leaves the value to NCCL: here the run gets as far as the GPU check
+    rc, out, err = run(["--no-env-check", "--ops", "4"],
+                       {"NCCL_PROTO": "Bogus", "CUDA_VISIBLE_DEVICES": ""})
+    if rc != 1 or parse_with_tuner(out, "--no-env-check") != "fail init":
+        fail("--no-env-check: want an init failure (no GPU visible), got %d %r" % (rc, out))
+
+
+def check_help_version():
+    rc, out, err = run(["--help"])
+    if rc != 0:
+        fail("--help: exit status %d" % rc)
+    for opt in ["--bytes", "--ops", "--dtype", "--iters", "--warmup", "--out-of-place",
+                "--launch", "--gpus", "--step-timeout", "--no-env-check", "--fingerprint", "--help",
+                "--version", "nccltune-probe/1"]:
+        if opt not in out:
+            fail("--help does not mention %s" % opt)
+    rc, out, err = run(["--version"])
+    if rc != 0 or not out.startswith("nccltune-probe ") or "nccltune-probe/1" not in out:
+        fail("--version: status %d, output %r" % (rc, out))
+
+
+def check_no_gpu():
+    hide = {"CUDA_VISIBLE_DEVICES": "", "NCCL_DEBUG": "INFO"}
+    for mode in ["process", "all"]:
+        rc, out, err = run(["--launch", mode, "--iters", "5"], hide)
+        what = "no GPU, --launch %s" % mode
+        if rc != 1:
+            fail("%s: exit status %d, want 1 (stderr: %s)" % (what, rc, err[-300:]))
+        if out.count("\n") != 1:
+            fail("%s: stdout is not exactly one line: %r" % (what, out))
+        try:
+            obj = json.loads(out)
+        except ValueError as e:
+            fail("%s: stdout is not JSON (%s): %r" % (what, e, out))
+            continue
+        if obj.get("ok") is not False or obj.get("stage") != "init":
+            fail("%s: want ok false at stage init, got %r" % (what, obj))
+        if not str(obj.get("error", "")).startswith("no CUDA device visible: cudaGetDeviceCount"):
+            fail("%s: error does not say plainly that no GPU is visible: %r" % (what, obj))
+        if parse_with_tuner(out, what) != "fail init":
+            fail("%s: not parsed as an init failure" % what)
+
+
+def check_fingerprint_no_gpu():
+    hide = {"CUDA_VISIBLE_DEVICES": ""}
+    rc1, out1, _ = run(["--fingerprint"], hide)
+    rc2, out2, _ = run(["--fingerprint"], hide)
+    if rc1 != 0 or rc2 != 0:
+        fail("--fingerprint without GPU: exit status %d/%d, want 0" % (rc1, rc2))
+    if out1 != out2:
+        fail("--fingerprint is not stable:\n%s\n%s" % (out1, out2))
+    try:
+        fp = json.loads(out1)
+    except ValueError as e:
+        fail("--fingerprint: not JSON (%s): %r" % (e, out1))
+        return
+    want = {"schema": str, "source": str, "host": str, "kernel": str, "driver": str,
+            "cuda_runtime": str, "cuda_driver": str, "nccl_version": str, "gpu_count": int,
+            "gpus": list, "topology": list}
+    for key, typ in want.items():
+        if not isinstance(fp.get(key), typ):
+            fail("--fingerprint: %s missing or not %s: %r" % (key, typ.__name__, fp))
+    if fp.get("schema") != "nccltune-fingerprint/1" or fp.get("source") != "measured":
+        fail("--fingerprint: schema/source wrong: %r" % fp)
+    if fp.get("gpu_count") != 0 or fp.get("gpus") != [] or fp.get("topology") != []:
+        fail("--fingerprint with no visible GPU must list none: %r" % fp)
+    if not any("no CUDA device visible" in w for w in fp.get("warnings", [])):
+        fail("--fingerprint: warnings do not say why there is no GPU: %r" % fp)
+    if not fp.get("nccl_version", "").count(".") == 2:
+        fail("--fingerprint: nccl_version %r is not X.Y.Z" % fp.get("nccl_version"))
+
+
+check_args_cases()
+check_env_cases()
+check_help_version()
+check_no_gpu()
+check_fingerprint_no_gpu()
+if failures:
+    print("%d failure(s)" % len(failures), file=sys.stderr)
+    sys.exit(1)
+print("all probe CLI checks passed")
