@@ -1,0 +1,166 @@
+/* model.h - machine models: load a model file (schema "nccltune-model/1"), read the NCCL_*
+ * variables the way NCCL reads them, and evaluate the latency of a small all-reduce the way
+ * the modelled machine would run it, failures included.
+ *
+ * A model's numbers are never measurements: every result made from one says
+ * "source": "model". The model probe (nccltune-model-probe) and the benchmarks use this
+ * library; it is pure arithmetic, so the whole default search space (~300k configurations)
+ * evaluates in seconds on one core.
+ *
+ * Evaluation has two layers (eval.c): first NCCL's own decisions, emulated from NCCL 2.28's
+ * source (which algorithm and protocol its cost model picks, how many channels and threads
+ * it gives the kernel, which transport each ring hop gets), then what that choice costs on
+ * the modelled machine (per-hop latency by transport and path, per-CTA bandwidth, CTA
+ * synchronisation, host callbacks). NCCL's belief and the machine's reality differ on PCIe
+ * boxes; that gap is what a tuner finds. */
+#ifndef NCCLTUNE_MODEL_H
+#define NCCLTUNE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "proto.h"
+
+#define MODEL_SCHEMA "nccltune-model/1"
+#define MODEL_ENV_VALUE_MAX 128     /* bytes of a variable's value kept for messages/rules */
+#define MODEL_ENV_NVARS 16          /* variables model_env_read looks at */
+
+struct model;   /* opaque: a loaded, validated model */
+
+/* NCCL's algorithm and protocol indices (NCCL 2.28 order). */
+enum model_algo {
+	MODEL_ALGO_TREE, MODEL_ALGO_RING, MODEL_ALGO_COLLNET_DIRECT, MODEL_ALGO_COLLNET_CHAIN,
+	MODEL_ALGO_NVLS, MODEL_ALGO_NVLS_TREE, MODEL_ALGO_PAT, MODEL_NALGOS
+};
+enum model_proto { MODEL_PROTO_LL, MODEL_PROTO_LL128, MODEL_PROTO_SIMPLE, MODEL_NPROTOS };
+
+/* Transports a ring hop can get. */
+enum model_transport {
+	MODEL_TRANSPORT_NVLINK, MODEL_TRANSPORT_P2P, MODEL_TRANSPORT_SHM, MODEL_TRANSPORT_NET,
+	MODEL_NTRANSPORTS
+};
+
+const char *model_algo_name(enum model_algo a);          /* "Tree", "Ring", ... */
+const char *model_proto_name(enum model_proto p);        /* "LL", "LL128", "Simple" */
+const char *model_transport_name(enum model_transport t); /* "nvlink", "p2p", "shm", "net" */
+
+/* The built-in models (the .json files of models/, compiled into the library). Can't fail;
+ * model_builtin_name returns NULL for i >= model_builtin_count(). */
+size_t model_builtin_count(void);
+const char *model_builtin_name(size_t i);
+
+/* The JSON text of built-in model i (not NUL-terminated; *len bytes), or NULL for
+ * i >= model_builtin_count(). Owned by the library. */
+const char *model_builtin_text(size_t i, size_t *len);
+
+/* Parse and validate a model from JSON text (`len` bytes, not necessarily NUL-terminated).
+ * `where` names the source in messages (a path, or "built-in model NAME"). Returns a new
+ * model the caller frees with model_destroy, or NULL with a message naming `where`, the
+ * key and the reason in err. */
+struct model *model_parse(const char *json, size_t len, const char *where, char *err,
+                          size_t errlen);
+
+/* Load a model file. NULL with a message (file, key, reason) on any error. */
+struct model *model_load_file(const char *path, char *err, size_t errlen);
+
+/* Load a built-in model by name. NULL with a message listing the built-in names. */
+struct model *model_load_builtin(const char *name, char *err, size_t errlen);
+
+/* `spec` is a built-in name, or else a path to a model file. NULL with a message. */
+struct model *model_load(const char *spec, char *err, size_t errlen);
+
+void model_destroy(struct model *m);   /* accepts NULL */
+
+/* Accessors; can't fail. Strings are owned by the model. */
+const char *model_name(const struct model *m);
+const char *model_nccl_version(const struct model *m);
+int model_nranks(const struct model *m);
+
+/* The synthetic fingerprint of the modelled machine (docs/formats.md shape, "source":
+ * "model", with "model": name), stable for a given model file. Returns a malloc'd
+ * one-line JSON text, or NULL when out of memory. */
+char *model_fingerprint_json(const struct model *m);
+
+/* How the evaluator reads variables: return the value of `name`, or NULL when unset. */
+typedef const char *(*model_getenv_fn)(void *ctx, const char *name);
+
+/* Lookups for model_env_read: from this process's environment (ctx ignored), or from a
+ * NULL-terminated "NAME=value" array (ctx is `char *const *`, e.g. environ). */
+const char *model_getenv_process(void *ctx, const char *name);
+const char *model_getenv_envp(void *ctx, const char *name);
+
+/* The NCCL variables of one configuration, read once as NCCL reads them (integers with
+ * strtoll base 0, "abc" is 0; NCCL_P2P_LEVEL case-sensitive; NCCL_ALGO/NCCL_PROTO lists
+ * with "^" and "func:" prefixes). A value NCCL rejects at communicator init sets
+ * init_failed with NCCL's kind of message. Fields hold NCCL's raw parameters; -2 means
+ * unset (NCCL's own sentinel). */
+struct model_env {
+	bool init_failed;
+	char init_error[PROTO_ERROR_MAX];
+	int algo_enable[MODEL_NALGOS];      /* AllReduce row after NCCL_ALGO: 0 or 1 */
+	int proto_enable[MODEL_NPROTOS];    /* AllReduce row after NCCL_PROTO: 0, 1, 2 = auto */
+	bool algo_set, proto_set;
+	long long nthreads, ll128_nthreads; /* NCCL_NTHREADS, NCCL_LL128_NTHREADS */
+	int min_channels, max_channels;     /* after ncclMinNchannels()/ncclMaxNchannels() */
+	long long buffsize[MODEL_NPROTOS];  /* NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE */
+	int p2p_level;                      /* NCCL path type index (LOC=0 .. SYS=9), -2 unset */
+	bool shm_disable;
+	long long nvls_enable;
+	long long thread_thresholds[2][MODEL_NPROTOS]; /* NCCL_THREAD_THRESHOLDS (Tree, Ring); -2 unset */
+	/* Raw values (truncated to MODEL_ENV_VALUE_MAX-1 bytes; "" when unset), in the order
+	 * of model_env_var_name(), for messages and the model file's failure rules. */
+	bool is_set[MODEL_ENV_NVARS];
+	char raw[MODEL_ENV_NVARS][MODEL_ENV_VALUE_MAX];
+};
+
+/* The variables model_env_read looks at, in model_env.raw order; NULL past the end. */
+const char *model_env_var_name(size_t i);
+
+/* Read the variables through `get`. Can't fail: what NCCL would reject is recorded in
+ * out->init_failed / out->init_error. */
+void model_env_read(model_getenv_fn get, void *ctx, struct model_env *out);
+
+/* What NCCL chose for one message size, and what it cost. */
+struct model_choice {
+	enum model_algo algo;
+	enum model_proto proto;
+	int comm_channels;     /* the communicator's channels (after MIN/MAX_NCHANNELS) */
+	int channels;          /* CTAs the all-reduce ran on */
+	int threads;           /* threads per CTA */
+	bool host_path;        /* some hop went through host memory or the network: a proxy */
+	double nccl_us;        /* what NCCL's own cost model predicted */
+};
+
+/* The exact (noise-free) result of one configuration on one workload. */
+struct model_eval_result {
+	bool ok;
+	enum proto_stage stage;              /* when !ok */
+	char error[PROTO_ERROR_MAX];         /* when !ok */
+	size_t nsizes;
+	double us[PROTO_MAX_SIZES];          /* latency of one all-reduce, per size */
+	struct model_choice choice[PROTO_MAX_SIZES];
+};
+
+/* Evaluate `env` on `w`. Pure arithmetic, no allocation; can't fail (a configuration
+ * that fails on the machine comes back with ok false, its stage and NCCL's message). */
+void model_eval(const struct model *m, const struct model_env *env,
+                const struct proto_workload *w, struct model_eval_result *out);
+
+/* Turn an evaluation into a probe report: `samples` = min(w->iters, 100000) replay
+ * timings per size drawn around the exact latency with the model's noise scaled by
+ * `noise_scale` (0: every sample exact; rng unused and may be NULL), summarised with
+ * proto_stats_compute. A failed evaluation becomes a failure report. Returns 0, or -1
+ * with a message in err when out of memory (out is then a failure report too). */
+int model_report(const struct model *m, const struct model_eval_result *res,
+                 const struct proto_workload *w, double noise_scale, gsl_rng *rng,
+                 struct proto_report *out, char *err, size_t errlen);
+
+/* A seed for gsl_rng that depends on `seed`, the model, the configuration and the
+ * workload, so that runs of different configurations never share a noise stream while a
+ * repeated (seed, configuration) run is reproduced exactly. Can't fail. */
+unsigned long model_noise_seed(const struct model *m, const struct model_env *env,
+                               const struct proto_workload *w, unsigned long seed);
+
+#endif

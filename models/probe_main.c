@@ -1,0 +1,278 @@
+/* probe_main.c - nccltune-model-probe: a probe (protocol v1, docs/probe-protocol.md) that
+ * answers from a machine model instead of GPUs. It reads the NCCL_* variables of its own
+ * environment once, as NCCL would, evaluates the workload on the model and prints one JSON
+ * report with "source": "model". Its numbers are never measurements. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+
+#include "model.h"
+#include "nccltune_config.h"
+#include "proto.h"
+
+/* Everything the command line says. */
+struct args {
+	const char *model;
+	bool have_seed;
+	unsigned long seed;
+	double noise;
+	bool fingerprint, explain, help, version, list;
+	struct proto_workload w;
+};
+
+/* One row per long option: whether it takes a value, and whether it is a workload option
+ * for proto_workload_option. The table also drives --help. */
+static const struct option_row {
+	const char *name;
+	const char *value;      /* NULL: a flag */
+	bool workload;
+	const char *help;
+} options[] = {
+	{ "model", "NAME|FILE", false, "built-in model name or model file (required)" },
+	{ "bytes", "B[,B2,...]", true, "message sizes per rank (K, M suffixes; default 43008)" },
+	{ "ops", "N", true, "all-reduces per graph (default 122)" },
+	{ "dtype", "bf16|f16|f32", true, "element type (default bf16)" },
+	{ "iters", "N", true, "timed graph replays = samples per size (default 200)" },
+	{ "warmup", "N", true, "untimed replays (accepted; the model needs none)" },
+	{ "out-of-place", NULL, true, "out-of-place all-reduce (default in place)" },
+	{ "seed", "N", false, "noise seed; the same seed and configuration repeat exactly" },
+	{ "noise", "X", false, "scale of the model's noise: 0 exact, 1 the model's (default)" },
+	{ "explain", NULL, false, "print NCCL's choices per size to stderr" },
+	{ "fingerprint", NULL, false, "print the modelled machine's fingerprint and exit" },
+	{ "list-models", NULL, false, "print the built-in model names and exit" },
+	{ "help", NULL, false, "this text" },
+	{ "version", NULL, false, "print the version" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: nccltune-model-probe --model NAME|FILE [options]\n"
+	        "A probe (protocol v1) answering from a machine model: it reads NCCL_* from its\n"
+	        "environment as NCCL would and prints one JSON report with \"source\": \"model\".\n"
+	        "Model numbers are never measurements.\n\noptions:\n");
+	for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+		char left[64];
+
+		snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].value ? " " : "",
+		         options[i].value ? options[i].value : "");
+		fprintf(f, "  %-28s %s\n", left, options[i].help);
+	}
+	fprintf(f, "\nbuilt-in models:");
+	for (size_t i = 0; i < model_builtin_count(); i++)
+		fprintf(f, " %s", model_builtin_name(i));
+	fprintf(f,
+	        "\n\nWithout --seed the noise is seeded from the clock and the process id (each run\n"
+	        "differs, as on a real machine); with --seed N it is seeded from N, the model, the\n"
+	        "NCCL_* variables and the workload, so a run repeats exactly and two configurations\n"
+	        "never share a noise stream.\n"
+	        "exit status: 0 report ok, 1 failure report (stage says where), 2 bad arguments\n");
+}
+
+static int args_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print an args failure report (stdout) and the message (stderr); returns exit status 2. */
+static int args_error(const char *fmt, ...)
+{
+	struct proto_report r;
+	va_list ap;
+
+	memset(&r, 0, sizeof r);
+	r.ok = false;
+	r.stage = PROTO_STAGE_ARGS;
+	va_start(ap, fmt);
+	vsnprintf(r.error, sizeof r.error, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "nccltune-model-probe: %s\n", r.error);
+	if (proto_report_write(&r, stdout) != 0)
+		fprintf(stderr, "nccltune-model-probe: cannot write the report to stdout\n");
+	return PROTO_EXIT_USAGE;
+}
+
+static int parse_ulong(const char *s, unsigned long *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	*out = strtoul(s, &end, 10);
+	return *end ? -1 : 0;
+}
+
+/* Returns 0, or an exit status after printing the args failure report. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	memset(a, 0, sizeof *a);
+	a->noise = 1.0;
+	proto_workload_defaults(&a->w);
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *eq, *value = NULL;
+		char name[32], err[256];
+		const struct option_row *row = NULL;
+		size_t len;
+
+		if (strncmp(arg, "--", 2) != 0)
+			return args_error("unexpected argument '%s' (options start with --)", arg);
+		eq = strchr(arg, '=');
+		len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+		if (len == 0 || len >= sizeof name)
+			return args_error("unknown option '%s'", arg);
+		memcpy(name, arg + 2, len);
+		name[len] = '\0';
+		for (size_t k = 0; k < sizeof options / sizeof options[0]; k++)
+			if (strcmp(options[k].name, name) == 0)
+				row = &options[k];
+		if (!row)
+			return args_error("unknown option '--%s' (see --help)", name);
+		if (row->value) {
+			if (eq)
+				value = eq + 1;
+			else if (i + 1 < argc)
+				value = argv[++i];
+			else
+				return args_error("--%s needs a value (%s)", name, row->value);
+		} else if (eq) {
+			return args_error("--%s takes no value", name);
+		}
+
+		if (row->workload) {
+			if (proto_workload_option(&a->w, name, value, err, sizeof err) != 0)
+				return args_error("%s", err);
+		} else if (strcmp(name, "model") == 0) {
+			a->model = value;
+		} else if (strcmp(name, "seed") == 0) {
+			if (parse_ulong(value, &a->seed) != 0)
+				return args_error("--seed: '%s' is not a non-negative integer", value);
+			a->have_seed = true;
+		} else if (strcmp(name, "noise") == 0) {
+			char *end;
+
+			a->noise = strtod(value, &end);
+			if (!*value || *end || !(a->noise >= 0 && a->noise <= 100))
+				return args_error("--noise: '%s' is not a number in 0..100", value);
+		} else if (strcmp(name, "explain") == 0) {
+			a->explain = true;
+		} else if (strcmp(name, "fingerprint") == 0) {
+			a->fingerprint = true;
+		} else if (strcmp(name, "list-models") == 0) {
+			a->list = true;
+		} else if (strcmp(name, "help") == 0) {
+			a->help = true;
+		} else if (strcmp(name, "version") == 0) {
+			a->version = true;
+		}
+	}
+	if (!a->help && !a->version && !a->list && !a->model)
+		return args_error("--model NAME|FILE is required");
+	return 0;
+}
+
+static void explain(const struct model *m, const struct model_eval_result *res,
+                    const struct proto_workload *w)
+{
+	fprintf(stderr, "model %s (%d ranks):\n", model_name(m), model_nranks(m));
+	for (size_t i = 0; res->ok && i < res->nsizes; i++) {
+		const struct model_choice *c = &res->choice[i];
+
+		fprintf(stderr, "  %zu B: %s/%s, %d of %d channels, %d threads, %s; NCCL predicted "
+		        "%.1f us, model %.2f us\n", w->bytes[i], model_algo_name(c->algo),
+		        model_proto_name(c->proto), c->channels, c->comm_channels, c->threads,
+		        c->host_path ? "proxy (host memory path)" : "no proxy", c->nccl_us, res->us[i]);
+	}
+	if (!res->ok)
+		fprintf(stderr, "  fails at %s: %s\n", proto_stage_name(res->stage), res->error);
+}
+
+/* Without --seed, runs differ as on a real machine: seed from the clock and the pid. */
+static unsigned long clock_seed(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0) {
+		ts.tv_sec = time(NULL);
+		ts.tv_nsec = 0;
+	}
+	return (unsigned long)ts.tv_sec * 1000003ul ^ (unsigned long)ts.tv_nsec ^
+	       ((unsigned long)getpid() << 16);
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct model *m = NULL;
+	struct model_env env;
+	struct model_eval_result res;
+	struct proto_report report;
+	gsl_rng *rng = NULL;
+	char err[PROTO_ERROR_MAX];
+	int rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc != 0)
+		return rc;
+	if (a.help) {
+		usage(stdout);
+		return 0;
+	}
+	if (a.version) {
+		printf("nccltune-model-probe %s\n", NCCLTUNE_VERSION);
+		return 0;
+	}
+	if (a.list) {
+		for (size_t i = 0; i < model_builtin_count(); i++)
+			printf("%s\n", model_builtin_name(i));
+		return 0;
+	}
+	m = model_load(a.model, err, sizeof err);
+	if (!m)
+		return args_error("%s", err);
+
+	if (a.fingerprint) {
+		char *fp = model_fingerprint_json(m);
+
+		rc = 0;
+		if (!fp || printf("%s\n", fp) < 0 || fflush(stdout) != 0) {
+			fprintf(stderr, "nccltune-model-probe: cannot print the fingerprint\n");
+			rc = PROTO_EXIT_FAILED;
+		}
+		free(fp);
+		goto out;
+	}
+
+	model_env_read(model_getenv_process, NULL, &env);
+	model_eval(m, &env, &a.w, &res);
+	if (a.explain)
+		explain(m, &res, &a.w);
+	if (a.noise > 0) {
+		gsl_set_error_handler_off();
+		rng = gsl_rng_alloc(gsl_rng_mt19937);
+		if (!rng) {
+			fprintf(stderr, "nccltune-model-probe: out of memory (gsl_rng_alloc)\n");
+			rc = PROTO_EXIT_FAILED;
+			goto out;
+		}
+		gsl_rng_set(rng, model_noise_seed(m, &env, &a.w, a.have_seed ? a.seed : clock_seed()));
+	}
+	if (model_report(m, &res, &a.w, a.noise, rng, &report, err, sizeof err) != 0)
+		fprintf(stderr, "nccltune-model-probe: %s\n", err);
+	if (!report.ok)
+		fprintf(stderr, "nccltune-model-probe: %s: %s\n", proto_stage_name(report.stage),
+		        report.error);
+	if (proto_report_write(&report, stdout) != 0) {
+		fprintf(stderr, "nccltune-model-probe: cannot write the report to stdout\n");
+		rc = PROTO_EXIT_FAILED;
+		goto out;
+	}
+	rc = report.ok ? PROTO_EXIT_OK
+	   : report.stage == PROTO_STAGE_ARGS ? PROTO_EXIT_USAGE : PROTO_EXIT_FAILED;
+out:
+	gsl_rng_free(rng);
+	model_destroy(m);
+	return rc;
+}
