@@ -1,0 +1,195 @@
+/* test_prune.c - failure rules (exact texts), what does and does not make a rule,
+ * wrong sums (banned point, suspect neighbours) and the feasibility estimate against
+ * hand-computed values. */
+#include <stdlib.h>
+
+#include "../check.h"
+#include "prune.h"
+
+/* Default space dims: 0 PROTO {LL, LL128, Simple, unset}, 1 ALGO {Ring, Tree, unset},
+ * 2 MIN_NCHANNELS 1..32, 3 MAX_NCHANNELS 1..32, 4 BUFFSIZE 2^16..2^24, 5 NTHREADS
+ * {64, 128, 256, 512, unset}. */
+static struct point pt(unsigned proto, unsigned algo, unsigned mn, unsigned mx, unsigned buf,
+                       unsigned nt)
+{
+	struct point p;
+
+	memset(&p, 0, sizeof p);
+	p.lv[0] = proto;
+	p.lv[1] = algo;
+	p.lv[2] = mn;
+	p.lv[3] = mx;
+	p.lv[4] = buf;
+	p.lv[5] = nt;
+	return p;
+}
+
+static void observe(prune *pr, struct point p, enum outcome_class c)
+{
+	struct outcome o;
+
+	memset(&o, 0, sizeof o);
+	o.cls = c;
+	o.objective_us = c == OUTCOME_OK ? 1000.0 : NAN;
+	prune_observe(pr, &p, &o);
+}
+
+static void test_rule(void)
+{
+	space *sp = space_default();
+	prune *pr = prune_create(sp, 0);   /* 0: the default, 3 */
+	const struct prune_rule *r;
+
+	observe(pr, pt(0, 1, 0, 0, 0, 0), OUTCOME_CAPTURE);
+	observe(pr, pt(1, 1, 2, 5, 3, 1), OUTCOME_CAPTURE);
+	CHECK_INT(prune_rule_count(pr), 0);
+	CHECK(!prune_rejects(pr, &(struct point){{0, 1, 0, 0, 0, 1}}));
+	observe(pr, pt(2, 1, 1, 1, 8, 4), OUTCOME_CAPTURE);
+	CHECK_INT(prune_rule_count(pr), 1);
+	r = prune_rule_at(pr, 0);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_STR(r->text, "NCCL_ALGO=Tree: failed at graph capture in 3 of 3 runs; pruned");
+		CHECK_INT(r->dim, 1);
+		CHECK_INT(r->level, 1);
+		CHECK_INT(r->cls, OUTCOME_CAPTURE);
+		CHECK_INT(r->failures, 3);
+		CHECK_INT(r->runs, 3);
+	}
+	CHECK(prune_rule_at(pr, 1) == NULL);
+	/* every Tree point is rejected now, other algorithms are not */
+	CHECK(prune_rejects(pr, &(struct point){{3, 1, 7, 9, 4, 2}}));
+	CHECK(!prune_rejects(pr, &(struct point){{3, 0, 7, 9, 4, 2}}));
+	CHECK(!prune_rejects(pr, &(struct point){{3, 2, 7, 9, 4, 2}}));
+	CHECK_NEAR(prune_feasibility(pr, &(struct point){{3, 1, 7, 9, 4, 2}}), 0, 0);
+	/* the protocols failed once each, but only alongside Tree: no rule for them */
+	CHECK(!prune_rejects(pr, &(struct point){{0, 0, 0, 0, 0, 0}}));
+	/* a warm-start observation at Tree keeps the counts in the text honest */
+	observe(pr, pt(3, 1, 4, 4, 4, 4), OUTCOME_CRASH);
+	CHECK_STR(prune_rule_at(pr, 0)->text,
+	          "NCCL_ALGO=Tree: failed at graph capture in 3 of 4 runs; pruned");
+	/* and a success disproves it */
+	observe(pr, pt(3, 1, 4, 5, 4, 4), OUTCOME_OK);
+	CHECK_INT(prune_rule_count(pr), 0);
+	CHECK(!prune_rejects(pr, &(struct point){{3, 1, 7, 9, 4, 2}}));
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
+static void test_no_rule(void)
+{
+	space *sp = space_default();
+	prune *pr = prune_create(sp, 3);
+
+	/* the same point failing again and again is one point: a flake or a rule of a
+	 * point, not of the level */
+	for (int i = 0; i < 5; i++)
+		observe(pr, pt(1, 0, 0, 0, 0, 0), OUTCOME_CRASH);
+	CHECK_INT(prune_rule_count(pr), 0);
+	/* success after failures: never a rule */
+	observe(pr, pt(1, 0, 1, 1, 0, 0), OUTCOME_CRASH);
+	observe(pr, pt(1, 0, 2, 2, 0, 0), OUTCOME_OK);
+	observe(pr, pt(1, 0, 3, 3, 0, 0), OUTCOME_CRASH);
+	observe(pr, pt(1, 0, 4, 4, 0, 0), OUTCOME_CRASH);
+	CHECK_INT(prune_rule_count(pr), 0);
+	/* different classes do not add up */
+	observe(pr, pt(2, 2, 0, 0, 0, 0), OUTCOME_TIMEOUT);
+	observe(pr, pt(2, 2, 1, 1, 0, 0), OUTCOME_INIT);
+	observe(pr, pt(2, 2, 2, 2, 0, 0), OUTCOME_TIMEOUT);
+	CHECK_INT(prune_rule_count(pr), 0);
+	observe(pr, pt(2, 2, 3, 3, 0, 0), OUTCOME_TIMEOUT);
+	CHECK_INT(prune_rule_count(pr), 2);
+	CHECK_STR(prune_rule_at(pr, 0)->text, "NCCL_PROTO=Simple: hung in 3 of 4 runs; pruned");
+	CHECK_STR(prune_rule_at(pr, 1)->text, "NCCL_ALGO=(unset): hung in 3 of 4 runs; pruned");
+	/* a broken probe command teaches nothing about configurations */
+	observe(pr, pt(0, 0, 0, 0, 0, 0), OUTCOME_SPAWN);
+	observe(pr, pt(0, 0, 1, 1, 0, 0), OUTCOME_ARGS);
+	observe(pr, pt(0, 0, 2, 2, 0, 0), OUTCOME_SPAWN);
+	observe(pr, pt(0, 0, 3, 3, 0, 0), OUTCOME_SPAWN);
+	CHECK_INT(prune_rule_count(pr), 2);
+	/* LL: nothing learned; Ring: 1 success in 9 runs -> (1 + 1) / (9 + 1) */
+	CHECK_NEAR(prune_feasibility(pr, &(struct point){{0, 0, 9, 9, 0, 0}}), 0.2, 1e-12);
+	prune_destroy(pr);
+	pr = prune_create(sp, 1);
+	observe(pr, pt(1, 0, 0, 0, 0, 0), OUTCOME_REPLAY);
+	CHECK_INT(prune_rule_count(pr), 2);
+	CHECK_STR(prune_rule_at(pr, 0)->text, "NCCL_PROTO=LL128: failed at graph replay in 1 of 1 runs; pruned");
+	prune_destroy(pr);
+	prune_destroy(NULL);
+	space_destroy(sp);
+}
+
+static void test_wrong_sum(void)
+{
+	space *sp = space_default();
+	prune *pr = prune_create(sp, 3);
+	struct point bad = pt(1, 0, 3, 7, 4, 2), q;
+
+	CHECK(!prune_suspect(pr, &bad));
+	observe(pr, bad, OUTCOME_VERIFY);
+	CHECK(prune_rejects(pr, &bad));
+	CHECK_INT(prune_rule_count(pr), 0);
+	CHECK(prune_suspect(pr, &bad));
+	/* one ordinal step */
+	q = bad, q.lv[4] = 5;
+	CHECK(prune_suspect(pr, &q));
+	CHECK(!prune_rejects(pr, &q));
+	q = bad, q.lv[2] = 2;
+	CHECK(prune_suspect(pr, &q));
+	/* two steps, or two parameters: not suspect */
+	q = bad, q.lv[4] = 6;
+	CHECK(!prune_suspect(pr, &q));
+	q = bad, q.lv[4] = 5, q.lv[5] = 3;
+	CHECK(!prune_suspect(pr, &q));
+	/* one categorical swap */
+	q = bad, q.lv[0] = 2;
+	CHECK(prune_suspect(pr, &q));
+	q = bad, q.lv[1] = 2;
+	CHECK(prune_suspect(pr, &q));
+	/* set <-> unset counts as one step */
+	q = bad, q.lv[5] = 4;
+	CHECK(prune_suspect(pr, &q));
+	/* a clean success elsewhere does not lift the ban */
+	observe(pr, pt(1, 0, 3, 7, 4, 3), OUTCOME_OK);
+	CHECK(prune_rejects(pr, &bad));
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
+static void test_feasibility(void)
+{
+	space *sp = space_default();
+	prune *pr = prune_create(sp, 3);
+	struct point f = pt(0, 0, 0, 0, 4, 1), q;
+	double k1 = exp(-(0.125 * 0.125) / (2 * 0.15 * 0.15));
+
+	CHECK_NEAR(prune_feasibility(pr, &f), 1.0, 0);
+	observe(pr, f, OUTCOME_CRASH);
+	/* level factors (0 + 1) / (1 + 1) for LL and for Ring; local 1 / (1 + 1) */
+	CHECK_NEAR(prune_feasibility(pr, &f), 0.5 * 0.5 * 0.5, 1e-12);
+	/* one buffer step away: local 1 / (1 + k1) */
+	q = f, q.lv[4] = 5;
+	CHECK_NEAR(prune_feasibility(pr, &q), 0.25 / (1 + k1), 1e-12);
+	CHECK_NEAR(prune_feasibility(pr, &q), 0.146486, 1e-6);
+	/* other protocol and algorithm: no evidence about them, nothing local */
+	q = f, q.lv[0] = 2, q.lv[1] = 2;
+	CHECK_NEAR(prune_feasibility(pr, &q), 1.0, 1e-12);
+	/* same levels, NTHREADS unset instead of 128: the local term does not reach it */
+	q = f, q.lv[5] = 4;
+	CHECK_NEAR(prune_feasibility(pr, &q), 0.25, 1e-12);
+	/* a success at q (S = 1) next to the failure (F = k1) */
+	observe(pr, pt(0, 0, 0, 0, 5, 1), OUTCOME_OK);
+	q = f, q.lv[4] = 5;
+	CHECK_NEAR(prune_feasibility(pr, &q), (2.0 / 3) * (2.0 / 3) * (1 + 1) / (1 + 1 + k1), 1e-12);
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
+int main(void)
+{
+	test_rule();
+	test_no_rule();
+	test_wrong_sum();
+	test_feasibility();
+	return check_status();
+}

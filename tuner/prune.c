@@ -1,0 +1,330 @@
+/* prune.c - failure rules learned from outcomes, asked by every strategy.
+ *
+ * Rules. A categorical level (NCCL_ALGO=Tree) becomes a rule when it failed with the
+ * same class at `min_failures` distinct points and never succeeded; the points differ
+ * in some other parameter, since they share the level. A later success at that level
+ * disproves the rule and removes it. A wrong sum (OUTCOME_VERIFY) bans that exact
+ * point for good; its neighbours (one ordinal step, or one categorical swap, or
+ * set/unset of one variable) are suspect: runnable, never recommended unchecked.
+ *
+ * Which outcomes teach anything: every failure except "spawn" and "args", which say
+ * the probe command is broken, not the configuration.
+ *
+ * Feasibility (the probability that a point runs) is the product of two terms:
+ *  - per categorical level, the posterior mean of a Beta(1, 0)-like success rate:
+ *    (successes + 1) / (runs + 1), so 1.0 with no evidence, 0.5 after one failure,
+ *    0.25 after three;
+ *  - a kernel-weighted nearest-failure term over points with the same categorical
+ *    levels and the same unset variables: (S + 1) / (S + F + 1), where S and F sum
+ *    exp(-d^2 / (2 h^2)) over distinct successful and failed points, d the Euclidean
+ *    distance of their ordinal coordinates (each in [0, 1]) and h = 0.15. A point one
+ *    buffer-size step (of 9) from a lone failure scores about 0.59; half the range
+ *    away, over 0.99. Points across categorical levels are left to the first term. */
+#include "prune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRUNE_DEFAULT_MIN_FAILURES 3
+#define FEAS_BANDWIDTH 0.15
+
+struct level_stats {
+	int runs, ok;
+	int fail_runs[OUTCOME_COUNT_];
+	int fail_points[OUTCOME_COUNT_];
+	bool pruned;
+};
+
+struct failed_point {
+	struct point p;
+	enum outcome_class cls;
+};
+
+struct prune {
+	const space *sp;
+	size_t dims;
+	int min_failures;
+	struct level_stats *lvl[SPACE_MAX_DIMS];   /* categorical dims only */
+	struct prune_rule *rules;
+	size_t nrules, caprules;
+	struct failed_point *fails;                /* distinct (point, class) */
+	size_t nfails, capfails;
+	struct point *oks;                         /* distinct successful points */
+	size_t noks, capoks;
+	struct point *banned;                      /* wrong sums */
+	size_t nbanned, capbanned;
+};
+
+static bool is_null(const space *sp, size_t d, uint32_t l)
+{
+	return space_level_text(sp, d, l) == NULL;
+}
+
+prune *prune_create(const space *sp, int min_failures)
+{
+	prune *pr = calloc(1, sizeof *pr);
+
+	if (!pr)
+		return NULL;
+	pr->sp = sp;
+	pr->dims = space_dims(sp);
+	pr->min_failures = min_failures > 0 ? min_failures : PRUNE_DEFAULT_MIN_FAILURES;
+	for (size_t d = 0; d < pr->dims; d++) {
+		if (!space_is_categorical(sp, d))
+			continue;
+		pr->lvl[d] = calloc(space_levels(sp, d), sizeof *pr->lvl[d]);
+		if (!pr->lvl[d])
+			goto oom;
+	}
+	return pr;
+oom:
+	prune_destroy(pr);
+	return NULL;
+}
+
+void prune_destroy(prune *pr)
+{
+	if (!pr)
+		return;
+	for (size_t d = 0; d < SPACE_MAX_DIMS; d++)
+		free(pr->lvl[d]);
+	free(pr->rules);
+	free(pr->fails);
+	free(pr->oks);
+	free(pr->banned);
+	free(pr);
+}
+
+/* Grow an array to hold one more element; false when out of memory. */
+static bool grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *na;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 16;
+	na = realloc(*arr, ncap * size);
+	if (!na)
+		return false;
+	*arr = na;
+	*cap = ncap;
+	return true;
+}
+
+static bool learns_from(enum outcome_class c)
+{
+	return c != OUTCOME_SPAWN && c != OUTCOME_ARGS && (unsigned)c < OUTCOME_COUNT_;
+}
+
+static void rule_text(const prune *pr, struct prune_rule *r)
+{
+	const char *t = space_level_text(pr->sp, r->dim, r->level);
+
+	snprintf(r->text, sizeof r->text, "%s=%s: %s in %d of %d runs; pruned",
+	         space_name(pr->sp, r->dim), t ? t : "(unset)", outcome_class_phrase(r->cls),
+	         r->failures, r->runs);
+}
+
+static struct prune_rule *rule_find(prune *pr, size_t d, size_t l)
+{
+	for (size_t i = 0; i < pr->nrules; i++) {
+		if (pr->rules[i].dim == d && pr->rules[i].level == l)
+			return &pr->rules[i];
+	}
+	return NULL;
+}
+
+static void rule_remove(prune *pr, size_t d, size_t l)
+{
+	struct prune_rule *r = rule_find(pr, d, l);
+	size_t i;
+
+	if (!r)
+		return;
+	i = (size_t)(r - pr->rules);
+	memmove(&pr->rules[i], &pr->rules[i + 1], (pr->nrules - i - 1) * sizeof *r);
+	pr->nrules--;
+	pr->lvl[d][l].pruned = false;
+}
+
+/* Create or refresh the rule for level (d, l) after an observation there. */
+static void level_update(prune *pr, size_t d, size_t l)
+{
+	struct level_stats *st = &pr->lvl[d][l];
+	struct prune_rule *r;
+
+	if (st->ok > 0) {
+		rule_remove(pr, d, l);
+		return;
+	}
+	r = rule_find(pr, d, l);
+	if (!r) {
+		int cls = -1;
+
+		for (int c = 0; c < OUTCOME_COUNT_; c++) {
+			if (st->fail_points[c] >= pr->min_failures &&
+			    (cls < 0 || st->fail_points[c] > st->fail_points[cls]))
+				cls = c;
+		}
+		if (cls < 0 || !grow((void **)&pr->rules, &pr->caprules, pr->nrules, sizeof *r))
+			return;
+		r = &pr->rules[pr->nrules++];
+		memset(r, 0, sizeof *r);
+		r->dim = d;
+		r->level = l;
+		r->cls = (enum outcome_class)cls;
+		st->pruned = true;
+	}
+	r->failures = st->fail_runs[r->cls];
+	r->runs = st->runs;
+	rule_text(pr, r);
+}
+
+static bool has_point(const struct point *arr, size_t n, const struct point *p, size_t dims)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (point_equal(&arr[i], p, dims))
+			return true;
+	}
+	return false;
+}
+
+void prune_observe(prune *pr, const struct point *p, const struct outcome *o)
+{
+	enum outcome_class c = o->cls;
+	bool new_fail = false;
+
+	if (!learns_from(c) || !space_allows(pr->sp, p))
+		return;
+	if (c == OUTCOME_OK) {
+		if (!has_point(pr->oks, pr->noks, p, pr->dims) &&
+		    grow((void **)&pr->oks, &pr->capoks, pr->noks, sizeof *pr->oks))
+			pr->oks[pr->noks++] = *p;
+	} else {
+		new_fail = true;
+		for (size_t i = 0; i < pr->nfails && new_fail; i++)
+			new_fail = !(pr->fails[i].cls == c && point_equal(&pr->fails[i].p, p, pr->dims));
+		if (new_fail && grow((void **)&pr->fails, &pr->capfails, pr->nfails, sizeof *pr->fails))
+			pr->fails[pr->nfails++] = (struct failed_point){*p, c};
+		if (c == OUTCOME_VERIFY && !has_point(pr->banned, pr->nbanned, p, pr->dims) &&
+		    grow((void **)&pr->banned, &pr->capbanned, pr->nbanned, sizeof *pr->banned))
+			pr->banned[pr->nbanned++] = *p;
+	}
+	for (size_t d = 0; d < pr->dims; d++) {
+		struct level_stats *st;
+
+		if (!pr->lvl[d])
+			continue;
+		st = &pr->lvl[d][p->lv[d]];
+		st->runs++;
+		if (c == OUTCOME_OK) {
+			st->ok++;
+		} else {
+			st->fail_runs[c]++;
+			st->fail_points[c] += new_fail;
+		}
+		level_update(pr, d, p->lv[d]);
+	}
+}
+
+bool prune_rejects(const prune *pr, const struct point *p)
+{
+	for (size_t d = 0; d < pr->dims; d++) {
+		if (pr->lvl[d] && p->lv[d] < space_levels(pr->sp, d) && pr->lvl[d][p->lv[d]].pruned)
+			return true;
+	}
+	return has_point(pr->banned, pr->nbanned, p, pr->dims);
+}
+
+/* Are a and b the same or one step apart (see the header comment)? */
+static bool near_point(const space *sp, const struct point *a, const struct point *b,
+                       size_t dims)
+{
+	size_t diff = 0;
+
+	for (size_t d = 0; d < dims; d++) {
+		uint32_t x = a->lv[d], y = b->lv[d];
+
+		if (x == y)
+			continue;
+		if (++diff > 1)
+			return false;
+		if (space_is_categorical(sp, d) || is_null(sp, d, x) || is_null(sp, d, y))
+			continue;
+		if ((x > y ? x - y : y - x) != 1)
+			return false;
+	}
+	return true;
+}
+
+bool prune_suspect(const prune *pr, const struct point *p)
+{
+	for (size_t i = 0; i < pr->nbanned; i++) {
+		if (near_point(pr->sp, p, &pr->banned[i], pr->dims))
+			return true;
+	}
+	return false;
+}
+
+/* exp(-d^2 / 2h^2) between points with the same categorical levels and unset
+ * variables; 0 across them. */
+static double local_kernel(const space *sp, const struct point *a, const struct point *b,
+                           size_t dims)
+{
+	double d2 = 0;
+
+	for (size_t d = 0; d < dims; d++) {
+		double x, y;
+
+		if (space_is_categorical(sp, d)) {
+			if (a->lv[d] != b->lv[d])
+				return 0;
+			continue;
+		}
+		x = space_coord(sp, d, a->lv[d]);
+		y = space_coord(sp, d, b->lv[d]);
+		if ((x < 0) != (y < 0))
+			return 0;
+		if (x >= 0)
+			d2 += (x - y) * (x - y);
+	}
+	return exp(-d2 / (2 * FEAS_BANDWIDTH * FEAS_BANDWIDTH));
+}
+
+double prune_feasibility(const prune *pr, const struct point *p)
+{
+	double f = 1.0, s = 0, fl = 0;
+
+	if (pr->nfails == 0)
+		return 1.0;
+	if (prune_rejects(pr, p))
+		return 0.0;
+	for (size_t d = 0; d < pr->dims; d++) {
+		const struct level_stats *st;
+
+		if (!pr->lvl[d])
+			continue;
+		st = &pr->lvl[d][p->lv[d]];
+		f *= (st->ok + 1.0) / (st->runs + 1.0);
+	}
+	for (size_t i = 0; i < pr->nfails; i++)
+		fl += local_kernel(pr->sp, p, &pr->fails[i].p, pr->dims);
+	if (fl > 0) {
+		for (size_t i = 0; i < pr->noks; i++)
+			s += local_kernel(pr->sp, p, &pr->oks[i], pr->dims);
+	}
+	return f * (s + 1.0) / (s + fl + 1.0);
+}
+
+size_t prune_rule_count(const prune *pr)
+{
+	return pr->nrules;
+}
+
+const struct prune_rule *prune_rule_at(const prune *pr, size_t i)
+{
+	return i < pr->nrules ? &pr->rules[i] : NULL;
+}
