@@ -1,0 +1,285 @@
+/* test_export.c - golden files for every export format, for `show` and for the error
+ * messages of hostile results files; the code lines of a hostile-but-accepted result;
+ * the refusals that do not depend on the loader.
+ *
+ * Regenerate the goldens after an intended change (then review the diff):
+ *   NCCLTUNE_UPDATE_GOLDEN=1 meson test -C BUILD workflows-export */
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "export.h"
+#include "fsutil.h"
+#include "nccltune.h"
+#include "summary.h"
+
+static char golden_dir[PATH_MAX];
+static bool update;
+
+struct fmt { const char *name, *ext; };
+static const struct fmt fmts[] = {
+	{ "sitecustomize", "sitecustomize.py" }, { "shell", "env.sh" }, { "dotenv", "nccl.env" },
+	{ "json", "env.json" }, { "nccl-tuner-csv", "tuner.csv" },
+};
+
+/* Compare `got` with golden/NAME, or rewrite it when updating. */
+static void golden(const char *name, const char *got, size_t len)
+{
+	char path[PATH_MAX + 64], err[1024];
+	char *want;
+	size_t wlen = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", golden_dir, name);
+	if (update) {
+		CHECK_INT(fs_write_atomic(path, got, len, 0644, err, sizeof(err)), 0);
+		return;
+	}
+	want = fs_read_file(path, 1 << 20, &wlen, err, sizeof(err));
+	if (!want) {
+		fprintf(stderr, "%s (regenerate with NCCLTUNE_UPDATE_GOLDEN=1)\n", err);
+		CHECK(want != NULL);
+		return;
+	}
+	if (wlen != len || memcmp(want, got, len) != 0) {
+		fprintf(stderr, "golden %s differs; got:\n%.*s\n", name, (int)len, got);
+		CHECK(!"output matches golden");
+	}
+	free(want);
+}
+
+/* Run one export through the public function into memory. */
+static int export_mem(const char *path, const char *format, char **text, size_t *len,
+                      char *err, size_t errlen)
+{
+	FILE *mem = open_memstream(text, len);
+	int rc;
+
+	if (!mem)
+		return -1;
+	rc = nccltune_export(path, format, mem, err, errlen);
+	fclose(mem);
+	return rc;
+}
+
+/* Every line is a comment, empty, or one of `allowed` code lines' shapes. */
+static void lines_safe(const char *text, const char *format)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		CHECK(nl != NULL);                 /* every line ends with a newline */
+		CHECK(n <= 202);                    /* the tuner plugin reads 256-byte lines */
+		for (size_t i = 0; i < n; i++)
+			CHECK((unsigned char)p[i] >= 0x20 && (unsigned char)p[i] < 0x7f);
+		if (n > 0 && p[0] != '#') {
+			char line[1024];
+
+			snprintf(line, sizeof(line), "%.*s", (int)(n < 1000 ? n : 1000), p);
+			if (strcmp(format, "shell") == 0) {
+				CHECK(strncmp(line, "export NCCL_", 12) == 0);
+				CHECK(strchr(line, '\'') != NULL);
+				/* exactly two single quotes: no quote inside the value */
+				CHECK(strchr(strchr(line, '\'') + 1, '\'') == strrchr(line, '\''));
+				CHECK(line[strlen(line) - 1] == '\'');
+				CHECK(!strchr(line, '`') && !strchr(line, '$') && !strchr(line, '"'));
+			} else if (strcmp(format, "sitecustomize") == 0) {
+				CHECK(!strchr(line, '`') && !strchr(line, '$') && !strchr(line, '\''));
+				CHECK(strcmp(line, "import os as _os") == 0 ||
+				      strncmp(line, "for _k, _v in [(\"NCCL_", 22) == 0 ||
+				      strcmp(line, "    if _k not in _os.environ: _os.environ[_k] = _v") == 0);
+			} else if (strcmp(format, "dotenv") == 0) {
+				CHECK(strncmp(line, "NCCL_", 5) == 0);
+				CHECK(!strpbrk(line, "`$'\"\\ #"));
+			}
+		}
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+static void test_goldens(void)
+{
+	static const char *const fixtures[][2] = {
+		{ "measured", "measured" }, { "model", "model" }, { "defaults-best", "defaults-best" },
+		{ "hostile/accepted.json", "accepted" },
+	};
+
+	for (size_t f = 0; f < sizeof(fixtures) / sizeof(fixtures[0]); f++) {
+		for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+			char *text = NULL, name[256], err[1024] = "";
+			size_t len = 0;
+			int rc = export_mem(fixtures[f][0], fmts[k].name, &text, &len, err, sizeof(err));
+
+			if (rc != NCCLTUNE_OK)
+				fprintf(stderr, "%s %s: %s\n", fixtures[f][0], fmts[k].name, err);
+			CHECK_INT(rc, NCCLTUNE_OK);
+			if (rc == NCCLTUNE_OK) {
+				snprintf(name, sizeof(name), "%s.%s", fixtures[f][1], fmts[k].ext);
+				golden(name, text, len);
+				lines_safe(text, fmts[k].name);
+			}
+			free(text);
+		}
+	}
+	for (size_t f = 0; f < 3; f++) {
+		char *text = NULL, name[256], err[1024] = "";
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+		static const char *const shows[] = { "measured", "model", "noconfig" };
+
+		CHECK_INT(nccltune_show(shows[f], mem, err, sizeof(err)), NCCLTUNE_OK);
+		fclose(mem);
+		snprintf(name, sizeof(name), "%s.show.txt", shows[f]);
+		golden(name, text, len);
+		free(text);
+	}
+}
+
+/* The accepted hostile file's code is exactly what its validated values give. */
+static void test_accepted_code(void)
+{
+	char *text = NULL, err[1024];
+	size_t len = 0;
+
+	CHECK_INT(export_mem("hostile/accepted.json", "sitecustomize", &text, &len, err,
+	                     sizeof(err)), NCCLTUNE_OK);
+	CHECK_CONTAINS(text, "import os as _os\nfor _k, _v in [(\"NCCL_ALGO\", "
+	               "\"ring;allreduce:^tree\"), (\"NCCL_PROTO\", \"LL\"), (\"NCCL_SOCKET_IFNAME\", "
+	               "\"=eth0,^docker\")]:\n    if _k not in _os.environ: _os.environ[_k] = _v\n"
+	               EXPORT_MARK_END "\n");
+	/* the hostile GPU name arrives as an inert comment */
+	CHECK_CONTAINS(text, "\n# machine: 1 x <script>alert(1)</script> \"GPU\" `id` $(id) + 1 x ");
+	free(text);
+	text = NULL;
+	CHECK_INT(export_mem("hostile/accepted.json", "nccl-tuner-csv", &text, &len, err,
+	                     sizeof(err)), NCCLTUNE_OK);
+	/* a list for NCCL_ALGO cannot be a row */
+	CHECK_CONTAINS(text, "# No rows: the tuned configuration has NCCL_ALGO=ring;allreduce:^tree");
+	CHECK(strstr(text, "\nallreduce,") == NULL);
+	free(text);
+}
+
+static void test_errors(void)
+{
+	struct dirent **list = NULL;
+	char *all = NULL;
+	size_t alen = 0;
+	FILE *mem = open_memstream(&all, &alen);
+	int n = scandir("hostile", &list, NULL, alphasort);
+
+	CHECK(n > 30);
+	for (int i = 0; i < n; i++) {
+		const char *f = list[i]->d_name;
+		char path[512], err[2048] = "", *text = NULL;
+		size_t len = 0;
+		int rc;
+
+		if (f[0] == '.' || strcmp(f, "accepted.json") == 0) {
+			free(list[i]);
+			continue;
+		}
+		snprintf(path, sizeof(path), "hostile/%s", f);
+		rc = export_mem(path, "shell", &text, &len, err, sizeof(err));
+		CHECK_INT(rc, NCCLTUNE_USAGE);
+		CHECK_INT(len, 0);                  /* nothing at all is written */
+		fprintf(mem, "%s: %d: %s\n", f, rc, err);
+		free(text);
+		free(list[i]);
+	}
+	free(list);
+	fclose(mem);
+	golden("errors.txt", all, alen);
+	free(all);
+}
+
+static void test_statuses(void)
+{
+	char *text = NULL, err[1024] = "";
+	size_t len = 0;
+
+	for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+		CHECK_INT(export_mem("noconfig", fmts[k].name, &text, &len, err, sizeof(err)),
+		          NCCLTUNE_NO_CONFIG);
+		CHECK_CONTAINS(err, "noconfig/results.json: no configuration worked");
+		CHECK_INT(len, 0);
+		free(text);
+		text = NULL;
+	}
+	CHECK_INT(export_mem("measured", "yaml", &text, &len, err, sizeof(err)), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(err, "unknown export format 'yaml'");
+	free(text);
+	text = NULL;
+	CHECK_INT(export_mem("no-such-session", "shell", &text, &len, err, sizeof(err)),
+	          NCCLTUNE_USAGE);
+	CHECK_CONTAINS(err, "no-such-session");
+	free(text);
+	/* the list of formats is what export_render accepts */
+	for (size_t k = 0; nccltune_export_formats[k]; k++)
+		CHECK_STR(nccltune_export_formats[k], fmts[k].name);
+}
+
+/* A summary built by hand (as a future caller might) with a value the loader would have
+ * refused: every format refuses it on its own. */
+static void test_defence_in_depth(void)
+{
+	static const char *const bad[] = { "LL'; id; '", "LL\nimport os", "$(id)", "a b", "`id`" };
+	struct summary s;
+	struct summary_var v;
+
+	for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+		memset(&s, 0, sizeof(s));
+		snprintf(s.origin, sizeof(s.origin), "crafted");
+		s.source = "measured";
+		s.fp.gpu_count = -1;
+		s.best.present = true;
+		v.name = "NCCL_SOCKET_IFNAME";
+		v.value = bad[b];
+		s.best.env.n = 1;
+		s.best.env.v = &v;
+		for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+			char *text = NULL, err[1024] = "";
+			size_t len = 0;
+
+			CHECK_INT(export_render_string(&s, fmts[k].name, &text, &len, err, sizeof(err)),
+			          NCCLTUNE_USAGE);
+			CHECK(text == NULL);
+			CHECK_CONTAINS(err, "crafted: best.env.NCCL_SOCKET_IFNAME");
+		}
+		v.name = "PATH";
+		v.value = "LL";
+		CHECK_INT(export_sitecustomize(&s, stdout, NULL, 0), NCCLTUNE_USAGE);
+	}
+}
+
+int main(void)
+{
+	const char *root = getenv("NCCLTUNE_SOURCE_ROOT");
+	char data[PATH_MAX];
+
+	if (!root) {
+		fprintf(stderr, "NCCLTUNE_SOURCE_ROOT is not set (run through meson test)\n");
+		return 1;
+	}
+	update = getenv("NCCLTUNE_UPDATE_GOLDEN") != NULL;
+	snprintf(golden_dir, sizeof(golden_dir), "%s/tests/workflows/golden", root);
+	snprintf(data, sizeof(data), "%s/tests/workflows/data", root);
+	/* relative paths keep the messages and headers in the goldens machine-independent */
+	if (chdir(data) != 0) {
+		perror(data);
+		return 1;
+	}
+	test_goldens();
+	test_accepted_code();
+	test_errors();
+	test_statuses();
+	test_defence_in_depth();
+	if (update)
+		fprintf(stderr, "goldens rewritten in %s: review the diff\n", golden_dir);
+	return check_status();
+}

@@ -1,0 +1,139 @@
+#!/bin/sh
+# test_install.sh - nccltune_install: merge into a sitecustomize.py that has other content
+# and an older nccltune block, twice; then Python itself shows that exactly the tuned
+# variables are set and a pinned one is left alone. Also: new file, symlink, broken
+# markers, and finding the target through the interpreter.
+set -eu
+TOOL=$1
+DATA=$NCCLTUNE_SOURCE_ROOT/tests/workflows/data
+command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
+PY=$(python3 -c 'import sys; print(sys.executable)')
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+T=$(cd "$T" && pwd -P)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# What Ubuntu ships (the apport hook), an older nccltune block, and code after it.
+cat > "$T/sitecustomize.py" <<'PYEOF'
+# install the apport exception handler if available
+try:
+    import apport_python_hook
+except ImportError:
+    pass
+else:
+    apport_python_hook.install()
+
+# >>> nccltune >>>
+# an older block
+import os as _os
+for _k, _v in [("NCCL_PROTO", "Simple"), ("NCCL_ALGO", "Tree")]:
+    if _k not in _os.environ: _os.environ[_k] = _v
+# <<< nccltune <<<
+X_AFTER = 1
+PYEOF
+chmod 0640 "$T/sitecustomize.py"
+cp "$T/sitecustomize.py" "$T/orig.py"
+
+"$TOOL" install "$DATA/measured" "$T/sitecustomize.py" > "$T/out1" || fail "first install"
+[ "$(cat "$T/out1")" = "$T/sitecustomize.py" ] || fail "written path: $(cat "$T/out1")"
+cp "$T/sitecustomize.py" "$T/after1.py"
+"$TOOL" install "$DATA/measured" "$T/sitecustomize.py" > "$T/out2" || fail "second install"
+cmp -s "$T/after1.py" "$T/sitecustomize.py" || fail "second install changed the file"
+[ "$(grep -c '^# >>> nccltune >>>$' "$T/sitecustomize.py")" = 1 ] || fail "start markers"
+[ "$(grep -c '^# <<< nccltune <<<$' "$T/sitecustomize.py")" = 1 ] || fail "end markers"
+# everything outside the block is kept byte for byte
+sed '/^# >>> nccltune >>>$/,/^# <<< nccltune <<<$/d' "$T/orig.py" > "$T/orig.rest"
+sed '/^# >>> nccltune >>>$/,/^# <<< nccltune <<<$/d' "$T/sitecustomize.py" > "$T/new.rest"
+cmp -s "$T/orig.rest" "$T/new.rest" || fail "content outside the block changed"
+# the block is the sitecustomize export, in place of the old one
+"$TOOL" export sitecustomize "$DATA/measured" > "$T/block.py"
+sed -n '/^# >>> nccltune >>>$/,/^# <<< nccltune <<<$/p' "$T/sitecustomize.py" > "$T/new.block"
+cmp -s "$T/block.py" "$T/new.block" || fail "installed block differs from the export"
+[ "$(tail -n 1 "$T/sitecustomize.py")" = "X_AFTER = 1" ] || fail "block not in place"
+# the backup holds the file before the last change; the mode is kept
+cmp -s "$T/orig.py" "$T/sitecustomize.py.nccltune-bak" || fail "backup"
+[ "$(stat -c %a "$T/sitecustomize.py")" = 640 ] || fail "mode $(stat -c %a "$T/sitecustomize.py")"
+ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind"
+
+# Python imports it: exactly the tuned variables, and a pinned one stays as it was.
+show_env='import os,json;print(json.dumps({k:v for k,v in os.environ.items() if k.startswith("NCCL_")}, sort_keys=True))'
+got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T" NCCL_NTHREADS=256 "$PY" -c "$show_env")
+want='{"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "131072", "NCCL_MAX_NCHANNELS": "2", "NCCL_NTHREADS": "256", "NCCL_PROTO": "LL"}'
+[ "$got" = "$want" ] || fail "python saw $got, want $want"
+got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T" "$PY" -c 'import sitecustomize; print(sitecustomize.X_AFTER)')
+[ "$got" = 1 ] || fail "the rest of sitecustomize.py no longer runs"
+
+# A new file: just the block, mode 0644, no backup. NCCL defaults best: sets nothing.
+mkdir "$T/fresh"
+"$TOOL" install "$DATA/defaults-best" "$T/fresh/sitecustomize.py" >/dev/null || fail "fresh"
+cmp -s "$T/fresh/sitecustomize.py" - <<EOF2 || fail "fresh file content"
+$("$TOOL" export sitecustomize "$DATA/defaults-best")
+EOF2
+[ "$(stat -c %a "$T/fresh/sitecustomize.py")" = 644 ] || fail "fresh mode"
+[ ! -e "$T/fresh/sitecustomize.py.nccltune-bak" ] || fail "backup of nothing"
+got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T/fresh" "$PY" -c "$show_env")
+[ "$got" = "{}" ] || fail "defaults-best set $got"
+
+# Through a symlink (Ubuntu: /usr/lib/python3.X/sitecustomize.py -> /etc/...): the target
+# is updated and the link stays a link.
+mkdir "$T/etc" "$T/lib"
+printf 'A = 1\n' > "$T/etc/sitecustomize.py"
+ln -s "$T/etc/sitecustomize.py" "$T/lib/sitecustomize.py"
+"$TOOL" install "$DATA/model" "$T/lib/sitecustomize.py" > "$T/out3" || fail "symlink"
+[ -L "$T/lib/sitecustomize.py" ] || fail "symlink replaced by a file"
+[ "$(cat "$T/out3")" = "$T/etc/sitecustomize.py" ] || fail "symlink written path"
+head -n 1 "$T/etc/sitecustomize.py" | grep -qx 'A = 1' || fail "symlink target content"
+grep -q 'source: model (pcie-gen5-8gpu) - not a measurement' "$T/etc/sitecustomize.py" ||
+	fail "model source line"
+
+# Broken marker pairs and two blocks are refused (status 2); the file is untouched.
+for case in start-only end-only two-blocks nested; do
+	case $case in
+	start-only) printf 'A = 1\n# >>> nccltune >>>\nB = 2\n' > "$T/bad.py"; want='start marker without an end marker' ;;
+	end-only) printf 'A = 1\n# <<< nccltune <<<\n' > "$T/bad.py"; want='end marker without a start marker' ;;
+	two-blocks) printf '# >>> nccltune >>>\n# <<< nccltune <<<\n# >>> nccltune >>>\n# <<< nccltune <<<\n' > "$T/bad.py"; want='a second nccltune block' ;;
+	nested) printf '# >>> nccltune >>>\n# >>> nccltune >>>\n# <<< nccltune <<<\n' > "$T/bad.py"; want='start marker inside the block' ;;
+	esac
+	cp "$T/bad.py" "$T/bad.orig"
+	rc=0
+	"$TOOL" install "$DATA/measured" "$T/bad.py" 2> "$T/err" >/dev/null || rc=$?
+	[ "$rc" = 2 ] || fail "$case: status $rc"
+	grep -q "$want" "$T/err" || fail "$case: message $(cat "$T/err")"
+	grep -q "$T/bad.py:[0-9]" "$T/err" || fail "$case: no file:line in $(cat "$T/err")"
+	cmp -s "$T/bad.py" "$T/bad.orig" || fail "$case: file changed"
+	[ ! -e "$T/bad.py.nccltune-bak" ] || fail "$case: backup written"
+done
+
+# No configuration worked: nothing to install (status 4), nothing written.
+rc=0
+"$TOOL" install "$DATA/noconfig" "$T/none.py" 2>/dev/null >/dev/null || rc=$?
+[ "$rc" = 4 ] || fail "noconfig status $rc"
+[ ! -e "$T/none.py" ] || fail "noconfig wrote a file"
+
+# Without a target the interpreter says which sitecustomize it imports. A PYTHONPATH
+# entry holding one comes first on sys.path, so that one is chosen and merged.
+mkdir "$T/pp"
+printf 'B = 2\n' > "$T/pp/sitecustomize.py"
+PYTHONPATH="$T/pp" "$TOOL" install "$DATA/measured" - "$PY" > "$T/out4" || fail "auto"
+[ "$(cat "$T/out4")" = "$T/pp/sitecustomize.py" ] || fail "auto chose $(cat "$T/out4")"
+grep -q '^# >>> nccltune >>>$' "$T/pp/sitecustomize.py" || fail "auto: no block"
+# A fresh virtual environment whose interpreter imports no sitecustomize: a new one in
+# its site-packages (skipped when the base interpreter has one, which we must not touch).
+if "$PY" -m venv --without-pip "$T/venv" 2>/dev/null &&
+   "$T/venv/bin/python" -c 'import importlib.util,sys; sys.exit(importlib.util.find_spec("sitecustomize") is not None)'; then
+	"$TOOL" install "$DATA/measured" - "$T/venv/bin/python" > "$T/out5" || fail "venv"
+	case $(cat "$T/out5") in
+	"$T"/venv/lib/python3*/site-packages/sitecustomize.py) ;;
+	*) fail "venv chose $(cat "$T/out5")" ;;
+	esac
+	got=$(env -i PATH="$PATH" HOME="${HOME:-/}" "$T/venv/bin/python" -c "$show_env")
+	case $got in *'"NCCL_PROTO": "LL"'*) ;; *) fail "venv python saw $got" ;; esac
+else
+	echo "note: venv part skipped (no venv, or the base interpreter has a sitecustomize)"
+fi
+# An interpreter that cannot run: status 1 and a message naming it.
+rc=0
+"$TOOL" install "$DATA/measured" - "$T/no-such-python" 2> "$T/err" >/dev/null || rc=$?
+[ "$rc" = 1 ] || fail "missing python status $rc"
+grep -q "no-such-python" "$T/err" || fail "missing python message $(cat "$T/err")"
+echo "install: ok"

@@ -1,0 +1,392 @@
+/* test_summary.c - the strict loader of results.json / journal.jsonl and the NCCL value
+ * checker: fixture sessions load with the right values, every hostile file is refused
+ * with a message naming the file and the key. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "nccltune.h"
+#include "summary.h"
+
+static char data_dir[PATH_MAX];
+
+static const char *fixture(const char *name)
+{
+	static char buf[PATH_MAX + 64];
+
+	snprintf(buf, sizeof(buf), "%s/%s", data_dir, name);
+	return buf;
+}
+
+static void test_names(void)
+{
+	CHECK(summary_name_ok("NCCL_PROTO"));
+	CHECK(summary_name_ok("NCCL_P2P_LEVEL"));
+	CHECK(!summary_name_ok("NCCL_"));
+	CHECK(!summary_name_ok("NCCL_proto"));
+	CHECK(!summary_name_ok("LD_PRELOAD"));
+	CHECK(!summary_name_ok("NCCL_X=1"));
+	CHECK(!summary_name_ok("NCCL_X Y"));
+	CHECK(!summary_name_ok(NULL));
+	CHECK(!summary_name_ok("NCCL_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
+}
+
+struct vcase { const char *name, *value; bool ok; const char *why; };
+
+static void test_values(void)
+{
+	static const struct vcase cases[] = {
+		{ "NCCL_PROTO", "LL", true, NULL },
+		{ "NCCL_PROTO", "ll128", true, NULL },          /* NCCL compares case-insensitively */
+		{ "NCCL_PROTO", "LL,Simple", true, NULL },
+		{ "NCCL_PROTO", "^LL128", true, NULL },
+		{ "NCCL_PROTO", "LL,Simple;allreduce:^LL", true, NULL },
+		{ "NCCL_PROTO", "LL256", false, "unknown item 'LL256'" },
+		{ "NCCL_PROTO", "LL,", false, "empty item" },
+		{ "NCCL_PROTO", "LL;Simple", false, "prefix" },
+		{ "NCCL_PROTO", "bogus:LL", false, "unknown collective prefix" },
+		{ "NCCL_PROTO", "allreduce:LL:Simple", false, "more than one ':'" },
+		{ "NCCL_ALGO", "Ring", true, NULL },
+		{ "NCCL_ALGO", "nvlstree", true, NULL },
+		{ "NCCL_ALGO", "ring;allreduce:tree,collnetdirect;broadcast:ring", true, NULL },
+		{ "NCCL_ALGO", "Warp", false, "NCCL knows Tree, Ring" },
+		{ "NCCL_MAX_NCHANNELS", "2", true, NULL },
+		{ "NCCL_MAX_NCHANNELS", "64", true, NULL },
+		{ "NCCL_MAX_NCHANNELS", "0", false, "[1, 64]" },
+		{ "NCCL_MAX_NCHANNELS", "65", false, "[1, 64]" },
+		{ "NCCL_MAX_NCHANNELS", "+2", false, "plain decimal" },
+		{ "NCCL_MAX_NCHANNELS", "0x2", false, "plain decimal" },
+		{ "NCCL_MAX_NCHANNELS", "02", false, "plain decimal" },
+		{ "NCCL_MAX_NCHANNELS", " 2", false, "plain decimal" },
+		{ "NCCL_NTHREADS", "64", true, NULL },
+		{ "NCCL_NTHREADS", "512", true, NULL },
+		{ "NCCL_NTHREADS", "100", false, "multiple of 32" },
+		{ "NCCL_NTHREADS", "1024", false, "multiple of 32" },
+		{ "NCCL_BUFFSIZE", "131072", true, NULL },
+		{ "NCCL_BUFFSIZE", "99999999999999999999", false, "plain decimal" },
+		{ "NCCL_BUFFSIZE", "4194304k", false, "plain decimal" },
+		{ "NCCL_P2P_LEVEL", "SYS", true, NULL },
+		{ "NCCL_P2P_LEVEL", "PIX", true, NULL },
+		{ "NCCL_P2P_LEVEL", "3", true, NULL },
+		{ "NCCL_P2P_LEVEL", "sys", false, "case-sensitive" },
+		{ "NCCL_P2P_LEVEL", "9", false, "path level" },
+		{ "NCCL_NVLS_ENABLE", "0", true, NULL },
+		{ "NCCL_NVLS_ENABLE", "3", false, "[0, 2]" },
+		{ "NCCL_LAUNCH_MODE", "group", true, NULL },
+		{ "NCCL_LAUNCH_MODE", "SERIAL", false, "words" },
+		{ "NCCL_SOCKET_IFNAME", "=eth0,^docker", true, NULL },
+		{ "NCCL_SOCKET_IFNAME", "eth0 eth1", false, "character ' '" },
+		{ "NCCL_SOCKET_IFNAME", "$(id)", false, "character '$'" },
+		{ "NCCL_SOCKET_IFNAME", "`id`", false, "character '`'" },
+		{ "NCCL_SOCKET_IFNAME", "a'b", false, "character '''" },
+		{ "NCCL_SOCKET_IFNAME", "a\"b", false, "character '\"'" },
+		{ "NCCL_SOCKET_IFNAME", "a\\b", false, "character '\\'" },
+		{ "NCCL_SOCKET_IFNAME", "a#b", false, "character '#'" },
+		{ "NCCL_PROTO", "LL\nx", false, "control" },
+		{ "NCCL_PROTO", "LL\x7f", false, "control" },
+		{ "NCCL_PROTO", "LL\xc3\xa9", false, "non-ASCII" },
+		{ "NCCL_PROTO", "", false, "empty value" },
+	};
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool ok;
+
+		why[0] = '\0';
+		ok = summary_value_ok(cases[i].name, cases[i].value, why, sizeof(why));
+		if (ok != cases[i].ok)
+			fprintf(stderr, "case %zu: %s=%s: got %d (%s)\n", i, cases[i].name, cases[i].value,
+			        ok, why);
+		CHECK(ok == cases[i].ok);
+		if (!cases[i].ok)
+			CHECK_CONTAINS(why, cases[i].why);
+	}
+	{
+		char big[400];
+
+		memset(big, 'a', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		CHECK(!summary_value_ok("NCCL_SOCKET_IFNAME", big, why, sizeof(why)));
+		CHECK_CONTAINS(why, "longer than");
+	}
+}
+
+static void test_measured(void)
+{
+	struct summary *s = NULL;
+	struct summary_family *f = NULL;
+	size_t nf = 0;
+	char err[1024] = "", buf[1024];
+
+	CHECK_INT(summary_load(fixture("measured"), SUMMARY_JOURNAL, &s, err, sizeof(err)), 0);
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	CHECK_STR(s->source, "measured");
+	CHECK(s->model == NULL);
+	CHECK_STR(s->tool_version, "0.1.0");
+	CHECK(s->best.present);
+	CHECK_INT(s->best.env.n, 5);
+	CHECK_STR(summary_env_get(&s->best.env, "NCCL_PROTO"), "LL");
+	CHECK_STR(summary_env_get(&s->best.env, "NCCL_NTHREADS"), "64");
+	CHECK(summary_env_get(&s->best.env, "NCCL_P2P_LEVEL") == NULL);
+	CHECK_STR(summary_env_get(&s->pinned, "NCCL_P2P_LEVEL"), "SYS");
+	CHECK_NEAR(s->best.objective_us, 2850.0, 1e-9);
+	CHECK(s->best.has_ci);
+	CHECK_NEAR(s->best.ci_lo, 2820.0, 1e-9);
+	CHECK_NEAR(s->baseline.objective_us, 24400.0, 1e-9);
+	CHECK(s->has_gain);
+	CHECK_NEAR(s->gain, 8.56, 1e-9);
+	CHECK_NEAR(s->gain_hi, 8.8, 1e-9);
+	CHECK_INT(s->nsizes, 1);
+	CHECK_INT(s->sizes[0].bytes, 43008);
+	CHECK_INT(s->ntop, 3);
+	CHECK_INT(s->top[2].repeats, 1);
+	CHECK_INT(s->nfailures, 1);
+	CHECK_STR(s->failures[0].stage, "capture");
+	CHECK_INT(s->failures[0].count, 11);
+	CHECK_INT(s->npruned, 1);
+	CHECK_INT(s->evaluations, 48);
+	CHECK_INT(s->budget, 40);
+	CHECK(s->workload.present);
+	CHECK_INT(s->workload.n, 1);
+	CHECK_INT(s->workload.c[0].bytes, 43008);
+	CHECK_INT(s->workload.c[0].count, 122);
+	CHECK(s->fp.present);
+	CHECK_INT(s->fp.gpu_count, 8);
+	CHECK_INT(s->fp.ngpus, 8);
+	CHECK_STR(s->fp.gpus[1].bus_id, "00000000:28:00.0");
+	CHECK_INT(s->fp.topo_n, 8);
+	CHECK_STR(s->fp.topology[0 * 8 + 7], "SYS");
+	CHECK_STR(s->fp.topology[1 * 8 + 2], "NODE");
+	/* the journal */
+	CHECK(s->has_journal);
+	CHECK_INT(s->nruns, 48);
+	CHECK_STR(s->runs[0].phase, "baseline");
+	CHECK_NEAR(s->runs[0].objective_us, 24400.0, 1e-9);
+	CHECK(s->probe_argv != NULL);
+	if (s->probe_argv) {
+		CHECK_STR(s->probe_argv[0], "nccltune-probe");
+		CHECK_STR(s->probe_argv[2], "threads");
+		CHECK(s->probe_argv[3] == NULL);
+	}
+	for (size_t i = 0; i < s->nruns; i++)
+		if (strcmp(s->runs[i].outcome, "ok") != 0)
+			CHECK(isnan(s->runs[i].objective_us));
+	/* human forms */
+	CHECK_STR(summary_describe_machine(&s->fp, buf, sizeof(buf)),
+	          "8 x NVIDIA RTX PRO 6000 Blackwell Server Edition, driver 580.159.04, CUDA 13.0, "
+	          "NCCL 2.28.9, host fixture-box");
+	CHECK_STR(summary_describe_workload(&s->workload, buf, sizeof(buf)),
+	          "122 x 43008 B all-reduce bf16 per step");
+	CHECK_STR(summary_describe_gain(s, buf, sizeof(buf)),
+	          "baseline 24.40 ms/step, tuned 2.85 ms/step: 8.56x faster (95% CI 8.30-8.80x)");
+	CHECK_STR(summary_describe_env(&s->top[1].env, buf, sizeof(buf)),
+	          "NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=1");
+	CHECK_STR(summary_format_us(412.04, buf, sizeof(buf)), "412.0 us");
+	/* families: best first; the LL / Ring family holds the best run */
+	CHECK_INT(summary_families(s, &f, &nf), 0);
+	CHECK(nf >= 4);
+	if (nf >= 1) {
+		CHECK_STR(f[0].label, "LL / Ring");
+		CHECK_NEAR(f[0].best, 2793.0, 1e-9);   /* the last final repeat: 2850 x 0.98 */
+	}
+	for (size_t k = 0; k < nf; k++) {
+		if (strstr(f[k].label, "Tree")) {
+			CHECK_INT(f[k].ok, 0);          /* Tree always failed at capture */
+			CHECK(isnan(f[k].best));
+			CHECK(k + 1 == nf || isnan(f[k + 1].best));   /* sorted last */
+		}
+	}
+	free(f);
+	summary_destroy(s);
+}
+
+static void test_model_and_noconfig(void)
+{
+	struct summary *s = NULL;
+	char err[1024] = "";
+
+	CHECK_INT(summary_load(fixture("model"), SUMMARY_JOURNAL, &s, err, sizeof(err)), 0);
+	if (s) {
+		CHECK_STR(s->source, "model");
+		CHECK_STR(s->model, "pcie-gen5-8gpu");
+		CHECK_STR(s->fp.model, "pcie-gen5-8gpu");
+		CHECK_INT(s->best.env.n, 2);
+		summary_destroy(s);
+	}
+	s = NULL;
+	CHECK_INT(summary_load(fixture("noconfig"), SUMMARY_JOURNAL, &s, err, sizeof(err)), 0);
+	if (s) {
+		CHECK(!s->best.present);
+		CHECK(!s->has_gain);
+		CHECK_INT(s->nfailures, 2);
+		summary_destroy(s);
+	}
+	s = NULL;
+	/* a results.json given directly has no journal */
+	CHECK_INT(summary_load(fixture("model/results.json"), SUMMARY_JOURNAL, &s, err,
+	                       sizeof(err)), 0);
+	if (s) {
+		CHECK(!s->has_journal);
+		CHECK_INT(s->nruns, 0);
+		CHECK_STR(s->dir, "");
+		summary_destroy(s);
+	}
+}
+
+static void test_partial(void)
+{
+	char dir[] = "/tmp/nccltune-wf-partial-XXXXXX", cmd[PATH_MAX * 2 + 64], err[1024] = "";
+	struct summary *s = NULL;
+
+	CHECK(mkdtemp(dir) != NULL);
+	/* no results.json: summary_load refuses, SUMMARY_PARTIAL reads the journal */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/'", fixture("measured/journal.jsonl"), dir);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(summary_load(dir, SUMMARY_JOURNAL, &s, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "no results.json");
+	CHECK_INT(summary_load(dir, SUMMARY_PARTIAL, &s, err, sizeof(err)), 0);
+	if (s) {
+		CHECK(s->fp.present);
+		CHECK_STR(s->fp.driver, "580.159.04");
+		CHECK(!s->best.present);
+		CHECK_INT(s->nruns, 48);
+		summary_destroy(s);
+	}
+	/* a damaged line before the last is an error naming the file and line */
+	snprintf(cmd, sizeof(cmd), "sed -i '3s/.*/{broken/' '%s/journal.jsonl'", dir);
+	CHECK_INT(system(cmd), 0);
+	s = NULL;
+	CHECK_INT(summary_load(dir, SUMMARY_PARTIAL, &s, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "journal.jsonl:3");
+	/* with results.json next to a damaged journal: exports (flags 0) never read it,
+	 * report and show (SOFT) drop the runs and say why, SUMMARY_JOURNAL refuses */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/'", fixture("measured/results.json"), dir);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(summary_load(dir, 0, &s, err, sizeof(err)), 0);
+	if (s) {
+		CHECK(!s->has_journal);
+		CHECK(s->best.present);
+		summary_destroy(s);
+	}
+	s = NULL;
+	CHECK_INT(summary_load(dir, SUMMARY_JOURNAL, &s, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "journal.jsonl:3");
+	CHECK_INT(summary_load(dir, SUMMARY_JOURNAL_SOFT, &s, err, sizeof(err)), 0);
+	if (s) {
+		CHECK(!s->has_journal);
+		CHECK_INT(s->nruns, 0);
+		CHECK_CONTAINS(s->journal_error, "journal.jsonl:3");
+		summary_destroy(s);
+	}
+	s = NULL;
+	snprintf(cmd, sizeof(cmd), "rm '%s/results.json'", dir);
+	CHECK_INT(system(cmd), 0);
+	/* a run record with a wrong type */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/' && sed -i '5s/\"run\": 4,/\"run\": \"four\",/' "
+	         "'%s/journal.jsonl'", fixture("measured/journal.jsonl"), dir, dir);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(summary_load(dir, SUMMARY_PARTIAL, &s, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "journal.jsonl: line 5.run: expected a number");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+struct hcase { const char *file, *want; };
+
+/* Every hostile file is refused, and the message names the file and the key. */
+static void test_hostile(void)
+{
+	static const struct hcase cases[] = {
+		{ "value-quote.json", "best.env.NCCL_PROTO: value" },
+		{ "value-newline.json", "best.env.NCCL_PROTO: value 'LL?import os' refused: control" },
+		{ "value-subshell.json", "best.env.NCCL_SOCKET_IFNAME: value '$(touch" },
+		{ "value-backtick.json", "best.env.NCCL_SOCKET_IFNAME: value '`id`' refused: character '`'" },
+		{ "value-single-quote.json", "best.env.NCCL_DEBUG_SUBSYS" },
+		{ "value-space.json", "character ' ' not allowed" },
+		{ "value-empty.json", "best.env.NCCL_PROTO: value '' refused: empty value" },
+		{ "value-long.json", "longer than 255 bytes" },
+		{ "value-unknown-algo.json", "unknown item 'Warp'" },
+		{ "value-octal.json", "best.env.NCCL_NTHREADS: value '0100' refused: not a plain decimal" },
+		{ "value-threads-range.json", "multiple of 32 in [64, 512]" },
+		{ "value-channels-range.json", "NCCL takes [1, 64]" },
+		{ "value-p2p-lowercase.json", "case-sensitive" },
+		{ "value-number.json", "best.env.NCCL_NTHREADS: expected a string value, got a number" },
+		{ "name-not-nccl.json", "best.env: 'LD_PRELOAD' is not an NCCL variable name" },
+		{ "name-lowercase.json", "'NCCL_proto' is not an NCCL variable name" },
+		{ "name-injection.json", "'NCCL_X=1 PATH' is not an NCCL variable name" },
+		{ "dup-key.json", "best.env: duplicate key 'NCCL_PROTO'" },
+		{ "wrong-type-objective.json", "best.objective_us: expected a number, got a string" },
+		{ "wrong-type-env.json", "best.env: expected an object, got an array" },
+		{ "wrong-type-evaluations.json", "evaluations: expected an integer, got 1.5" },
+		{ "huge-number.json", "best.objective_us: not a finite number" },
+		{ "nan.json", "not valid JSON" },
+		{ "negative.json", "best.objective_us: -5 is out of range" },
+		{ "truncated.json", "not valid JSON (truncated or corrupt" },
+		{ "empty.json", "not valid JSON" },
+		{ "trailing.json", "trailing data after the JSON object" },
+		{ "not-object.json", "expected a JSON object at the top level" },
+		{ "deep.json", "not valid JSON" },
+		{ "unknown-key.json", "unknown key 'exec'" },
+		{ "wrong-schema.json", "schema: expected \"nccltune-result/1\"" },
+		{ "model-without-name.json", "model: missing" },
+		{ "fp-control-char.json", "fingerprint: gpus[0].name: control character" },
+		{ "workload-negative.json", "workload.collectives[0].bytes: -1 is out of range" },
+		{ "ci-inverted.json", "best.ci95_us: low 3000 is above high 2000" },
+		{ "many-keys.json", "best.env: more than 1024 keys" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[PATH_MAX + 64], err[2048] = "";
+		struct summary *s = NULL;
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/hostile/%s", data_dir, cases[i].file);
+		rc = summary_load(path, 0, &s, err, sizeof(err));
+		if (rc != -1)
+			fprintf(stderr, "hostile %s was accepted\n", cases[i].file);
+		CHECK_INT(rc, -1);
+		CHECK(s == NULL);
+		CHECK_CONTAINS(err, cases[i].file);      /* the file is named */
+		CHECK_CONTAINS(err, cases[i].want);
+		/* messages never carry raw control characters from the file */
+		for (const char *p = err; *p; p++)
+			CHECK((unsigned char)*p >= 0x20);
+		summary_destroy(s);
+	}
+	{
+		/* accepted: hostile text where it is only shown */
+		struct summary *s = NULL;
+		char err[1024] = "";
+
+		CHECK_INT(summary_load(fixture("hostile/accepted.json"), 0, &s, err, sizeof(err)),
+		          0);
+		if (!s)
+			fprintf(stderr, "%s\n", err);
+		summary_destroy(s);
+	}
+}
+
+int main(void)
+{
+	const char *root = getenv("NCCLTUNE_SOURCE_ROOT");
+
+	if (!root) {
+		fprintf(stderr, "NCCLTUNE_SOURCE_ROOT is not set (run through meson test)\n");
+		return 1;
+	}
+	snprintf(data_dir, sizeof(data_dir), "%s/tests/workflows/data", root);
+	test_names();
+	test_values();
+	test_measured();
+	test_model_and_noconfig();
+	test_partial();
+	test_hostile();
+	return check_status();
+}

@@ -1,0 +1,189 @@
+/* summary.h - a session's outcome as one validated struct: results.json (and, when the
+ * folder has one, journal.jsonl) loaded strictly, for export, install, check, report and
+ * show. Also the checker of NCCL variable names and values that every export relies on.
+ *
+ * Nothing read from a results file reaches an export unless it passed these checks: the
+ * loader refuses a wrong type, an unknown key, a non-finite or out-of-range number, an
+ * environment name that is not NCCL_[A-Z0-9_]+ and a tuned value outside NCCL's syntax
+ * for its variable, with a message "FILE: key.path: reason". */
+#ifndef NCCLTUNE_SUMMARY_H
+#define NCCLTUNE_SUMMARY_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SUMMARY_NAME_MAX 64        /* longest NCCL variable name accepted */
+#define SUMMARY_VALUE_MAX 256      /* longest value accepted */
+#define SUMMARY_RESULTS_MAX (16u << 20)   /* results.json larger than this is refused */
+
+/* An environment: names and values borrowed from the loaded document (or, for journal
+ * runs, owned by the summary). Order is the file's order; names are unique. */
+struct summary_var { const char *name, *value; };
+struct summary_env { size_t n; struct summary_var *v; };
+
+struct summary_gpu { int index; const char *name, *bus_id, *uuid; };  /* strings may be NULL */
+
+/* The machine as a probe described it (docs/formats.md). Absent strings are NULL. */
+struct summary_fingerprint {
+	bool present;
+	const char *source, *model, *host, *kernel;
+	const char *driver, *cuda_runtime, *cuda_driver, *nccl_version;
+	int gpu_count;                    /* -1 when absent */
+	size_t ngpus;
+	struct summary_gpu *gpus;
+	size_t topo_n;                    /* topology is topo_n x topo_n (0: absent) */
+	const char **topology;            /* row-major cells */
+};
+
+struct summary_collective { const char *op; uint64_t bytes; long count; };
+
+struct summary_workload {
+	bool present;
+	const char *dtype;
+	const char *description;          /* NULL when absent */
+	size_t n;
+	struct summary_collective *c;
+};
+
+/* A measured configuration: baseline, best or one of the top ones. */
+struct summary_measure {
+	bool present;
+	struct summary_env env;
+	double objective_us;              /* time per workload step */
+	bool has_ci;
+	double ci_lo, ci_hi;
+	int repeats;                      /* 0 when absent */
+};
+
+struct summary_size { uint64_t bytes; double us; };
+struct summary_failure { struct summary_env env; const char *stage; long count; };
+struct summary_pruned { struct summary_env when; const char *reason; };
+
+/* One probe run from the journal. Strings are owned by the summary. */
+struct summary_run {
+	long run;
+	char phase[16];                   /* baseline, search, retry, warm, final */
+	char outcome[16];                 /* ok, capture, crash, ... */
+	double objective_us;              /* NAN unless outcome is ok */
+	struct summary_env env;
+};
+
+struct summary {
+	char origin[4096];                /* the results.json path, starts every message */
+	char dir[4096];                   /* the session folder ("" when given a results.json) */
+	cJSON *doc;                       /* the parsed results.json; strings point into it */
+	const char *tool_name, *tool_version, *created;   /* NULL when absent */
+	const char *source;               /* "measured" or "model" */
+	const char *model;                /* NULL unless source is "model" */
+	struct summary_fingerprint fp;
+	struct summary_workload workload;
+	const char *strategy;             /* NULL when absent */
+	bool has_seed;
+	double seed;
+	long budget;                      /* -1 when absent */
+	struct summary_env pinned;
+	struct summary_measure baseline, best;   /* best.present false: no config worked */
+	size_t nsizes;
+	struct summary_size *sizes;       /* best.per_size */
+	bool has_gain;
+	double gain, gain_lo, gain_hi;    /* gain_lo/hi NAN without an interval */
+	long evaluations;
+	size_t ntop, nfailures, npruned;
+	struct summary_measure *top;
+	struct summary_failure *failures;
+	struct summary_pruned *pruned;
+	/* From journal.jsonl, when the folder has one. */
+	bool has_journal;
+	size_t nruns;
+	struct summary_run *runs;
+	char **probe_argv;                /* the header's "probe", NULL-terminated, or NULL */
+	int journal_torn;                 /* torn last lines skipped */
+	char journal_error[512];          /* SUMMARY_JOURNAL_SOFT: why the runs are missing */
+	cJSON *jdoc;                      /* copies of journal parts the structs point into */
+};
+
+/* What summary_load reads besides results.json. */
+enum summary_flags {
+	SUMMARY_JOURNAL = 1,       /* journal.jsonl of a folder, when present; damaged: error */
+	SUMMARY_JOURNAL_SOFT = 2,  /* the same, but a damaged journal only drops the runs and
+	                            * leaves its message in journal_error (report, show) */
+	SUMMARY_PARTIAL = 4,       /* a folder without results.json (still running, or
+	                            * interrupted) loads from its journal alone: fingerprint,
+	                            * probe and runs, source "measured", no workload, no best */
+};
+
+/* Load `path`: a session folder (its results.json, and journal.jsonl as `flags` say) or
+ * a results.json file (never a journal). Exports pass 0: a damaged journal must not stop
+ * them. Returns 0 and a summary the caller frees with summary_destroy, or -1 with a
+ * message naming the file, the key and the reason in err. A folder without results.json
+ * is an error ("... no results.json: the session has not finished") unless
+ * SUMMARY_PARTIAL. */
+int summary_load(const char *path, unsigned flags, struct summary **out, char *err,
+                 size_t errlen);
+
+/* Load results from JSON text (len bytes); `origin` names it in messages. The summary
+ * has no journal. Same contract as summary_load. */
+int summary_parse(const char *text, size_t len, const char *origin, struct summary **out,
+                  char *err, size_t errlen);
+
+/* Read journal.jsonl at `path` into s: the runs, the probe argv of the header, and the
+ * header's fingerprint when results.json had none. Returns 0 or -1 with a message
+ * naming the file and line. */
+int summary_read_journal(struct summary *s, const char *path, char *err, size_t errlen);
+
+void summary_destroy(struct summary *s);   /* accepts NULL */
+
+/* Parse and validate a fingerprint object (known keys type-checked; other keys, which a
+ * probe may add, ignored). `where` prefixes messages ("results.json: fingerprint").
+ * Pointers borrow from `o`; free fp->gpus and fp->topology with
+ * summary_fingerprint_clear. Returns 0 or -1 with a message. */
+int summary_fingerprint_parse(const cJSON *o, const char *where, struct summary_fingerprint *fp,
+                              char *err, size_t errlen);
+void summary_fingerprint_clear(struct summary_fingerprint *fp);   /* accepts a zeroed one */
+
+/* Is `name` an NCCL variable name nccltune may set (NCCL_ followed by [A-Z0-9_], at most
+ * SUMMARY_NAME_MAX - 1 bytes)? Can't fail. */
+bool summary_name_ok(const char *name);
+
+/* Check `value` against NCCL's syntax for `name`: NCCL_ALGO/NCCL_PROTO lists (with ^ and
+ * func: prefixes, as NCCL parses them), integer variables and their ranges, P2P_LEVEL
+ * words, on/off switches; any other NCCL_ variable gets a conservative character set
+ * ([A-Za-z0-9_.,:;^+=/@%-]). Empty values and control characters are refused. Returns
+ * true, or false with the reason (no file or key) in why. */
+bool summary_value_ok(const char *name, const char *value, char *why, size_t whylen);
+
+/* The value of `name` in env, or NULL. */
+const char *summary_env_get(const struct summary_env *env, const char *name);
+
+/* Human forms shared by exports, report and show. Each writes into buf and returns it;
+ * can't fail (output is truncated to len). Strings from the file are passed through
+ * unchanged: callers escape or sanitise for their format. */
+char *summary_format_us(double us, char *buf, size_t len);            /* "2.85 ms", "412.0 us" */
+char *summary_describe_machine(const struct summary_fingerprint *fp, char *buf, size_t len);
+char *summary_describe_workload(const struct summary_workload *w, char *buf, size_t len);
+char *summary_describe_gain(const struct summary *s, char *buf, size_t len);
+char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B=2" */
+
+/* Runs of the journal grouped by protocol / algorithm ("LL / Ring"; an unset variable
+ * reads "default"), for report and show. */
+struct summary_family {
+	char label[80];
+	size_t runs, ok;                  /* all runs of the family, and those that measured */
+	double best, median;              /* over ok runs; NAN when none */
+};
+
+/* The family label of one environment. Returns buf; can't fail. */
+char *summary_family_label(const struct summary_env *env, char *buf, size_t len);
+
+/* Group s->runs (baseline-phase runs excluded) into families, best first, families
+ * without an ok run last. Returns 0 with a malloc'd array (NULL when there are no runs)
+ * the caller frees, or -1 when out of memory. */
+int summary_families(const struct summary *s, struct summary_family **out, size_t *n);
+
+/* Copy `in` into buf keeping printable ASCII and replacing anything else (control
+ * characters, bytes >= 0x7f) with '?', for comments and terminals. Returns buf. */
+char *summary_sanitize(const char *in, char *buf, size_t len);
+
+#endif
