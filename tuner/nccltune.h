@@ -58,6 +58,14 @@ int nccltune_session_resume(nccltune_session *s, const char *dir);
 /* The session folder (valid after run or resume started). */
 const char *nccltune_session_out_dir(const nccltune_session *s);
 
+/* The command line of nccltune's own probe, for nccltune_check or
+ * nccltune_session_set_probe: `model` NULL gives nccltune-probe, otherwise
+ * nccltune-model-probe --model MODEL; each found as a session finds it
+ * ($NCCLTUNE_PROBE / $NCCLTUNE_MODEL_PROBE, next to the running program, PATH) and
+ * quoted for a shell-like split. NCCLTUNE_OK, or NCCLTUNE_ERROR with a message saying
+ * where it looked. */
+int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, size_t errlen);
+
 /* ---- what users do with a result (tuner/export.c, check.c, report.c) ---- */
 
 /* Formats of nccltune_export, NULL-terminated. */

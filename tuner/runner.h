@@ -3,6 +3,7 @@
 #ifndef NCCLTUNE_RUNNER_H
 #define NCCLTUNE_RUNNER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "outcome.h"
@@ -13,6 +14,9 @@ struct runner_request {
 	double timeout_s;       /* > 0: SIGTERM to the process group, then SIGKILL after a grace */
 	size_t stdout_cap;      /* bytes kept of stdout (0: 1 MiB); the rest is drained */
 	size_t stderr_cap;      /* bytes kept of the END of stderr (0: 64 KiB) */
+	/* Optional: polled while the child runs; once it reads non-zero (e.g. set by a
+	 * SIGINT handler) the group is killed at once and res->cancelled is set. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct runner_result {
@@ -27,6 +31,7 @@ struct runner_result {
 	char *err;              /* the last stderr_cap bytes of stderr, NUL-terminated */
 	size_t err_len;
 	char spawn_error[256];
+	bool cancelled;         /* killed because *req->cancel was set: not an outcome */
 };
 
 /* Run one command to completion (or its deadline) in its own process group, reading

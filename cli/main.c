@@ -1,0 +1,653 @@
+/* main.c - the `nccltune` command: parse options and call libnccltune's public API.
+ *
+ * Table-driven: one table of subcommands, one option table per subcommand; the same
+ * tables drive getopt_long and generate --help, so the help can't miss an option.
+ * Exit codes are enum nccltune_status (listed by --help). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nccltune.h"
+#include "nccltune_config.h"
+
+enum opt_id {
+	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE,
+	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
+	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON,
+};
+
+struct opt {
+	const char *name;
+	int has_arg;            /* no_argument, required_argument, optional_argument */
+	const char *metavar;
+	int id;
+	const char *help;
+};
+
+struct command {
+	const char *name;
+	const char *operands;   /* synopsis after the options */
+	const char *summary;
+	const struct opt *opts;
+	int (*fn)(const struct command *cmd, int argc, char **argv);
+};
+
+static const struct opt run_opts[] = {
+	{"probe", required_argument, "CMD", O_PROBE,
+	 "probe command, split like a shell (no shell runs); e.g. 'mpirun -np 16 nccltune-probe'"},
+	{"model", required_argument, "NAME", O_MODEL,
+	 "tune a machine MODEL instead (nccltune-model-probe --model NAME); every figure is "
+	 "labelled MODEL"},
+	{"space", required_argument, "FILE", O_SPACE, "search space (nccltune-space/1); default: "
+	 "protocol, algorithm, channels, buffer size, threads"},
+	{"workload", required_argument, "FILE", O_WORKLOAD, "workload file (nccltune-workload/1)"},
+	{"bytes", required_argument, "LIST", O_BYTES, "message sizes per rank, e.g. 43008,64K "
+	 "(default 43008)"},
+	{"ops", required_argument, "K", O_OPS, "all-reduces of each size per step (default 122)"},
+	{"dtype", required_argument, "T", O_DTYPE, "bf16, f16 or f32 (default bf16)"},
+	{"budget", required_argument, "N", O_BUDGET, "probe runs in all, baseline, retries and "
+	 "final re-measurement included (default 60)"},
+	{"time-limit", required_argument, "DURATION", O_TIME_LIMIT, "stop searching in time to "
+	 "finish within DURATION (90s, 30m, 2h, 1h30m)"},
+	{"seed", required_argument, "N", O_SEED, "random seed (default 1); same seed, same session"},
+	{"strategy", required_argument, "S", O_STRATEGY, "bo (default), nm, random or grid"},
+	{"timeout", required_argument, "SEC", O_TIMEOUT, "per probe run (default: 5 x the "
+	 "baseline's time, at least 30 s; the baseline itself gets 300 s)"},
+	{"out", required_argument, "DIR", O_OUT, "session folder (default results/HOST-UTCSTAMP)"},
+	{"warm-start", required_argument, "DIR", O_WARM, "re-measure an old session's best "
+	 "configurations first (and, on the same GPUs, skip what failed there)"},
+	{"resume", required_argument, "DIR", O_RESUME, "continue an interrupted session; nothing "
+	 "measured is run again (takes no other option)"},
+	{"quiet", no_argument, NULL, O_QUIET, "no progress lines"},
+	{"help", no_argument, NULL, O_HELP, "this help"},
+	{NULL, 0, NULL, 0, NULL},
+};
+
+static const struct opt export_opts[] = {
+	{"format", required_argument, "F", O_FORMAT, NULL},   /* help built from the formats */
+	{"install", optional_argument, "PATH", O_INSTALL, "merge the sitecustomize block into "
+	 "PATH (default: PY's site-packages/sitecustomize.py), keeping a backup"},
+	{"python", required_argument, "PY", O_PYTHON, "the interpreter whose site-packages "
+	 "--install uses (default python3)"},
+	{"help", no_argument, NULL, O_HELP, "this help"},
+	{NULL, 0, NULL, 0, NULL},
+};
+
+static const struct opt check_opts[] = {
+	{"probe", required_argument, "CMD", O_PROBE, "probe to ask (default: the session's)"},
+	{"model", required_argument, "NAME", O_MODEL, "ask nccltune-model-probe --model NAME"},
+	{"help", no_argument, NULL, O_HELP, "this help"},
+	{NULL, 0, NULL, 0, NULL},
+};
+
+static const struct opt plain_opts[] = {
+	{"help", no_argument, NULL, O_HELP, "this help"},
+	{NULL, 0, NULL, 0, NULL},
+};
+
+static int cmd_run(const struct command *cmd, int argc, char **argv);
+static int cmd_export(const struct command *cmd, int argc, char **argv);
+static int cmd_check(const struct command *cmd, int argc, char **argv);
+static int cmd_show(const struct command *cmd, int argc, char **argv);
+static int cmd_report(const struct command *cmd, int argc, char **argv);
+
+static const struct command commands[] = {
+	{"run", "", "tune: run the probe per configuration, write the session folder", run_opts,
+	 cmd_run},
+	{"export", "SESSION_DIR|results.json", "print the tuned environment in a format, or "
+	 "install it", export_opts, cmd_export},
+	{"check", "SESSION_DIR", "is this still the machine the session tuned? (exit 3 if not)",
+	 check_opts, cmd_check},
+	{"show", "SESSION_DIR", "print a session's summary", plain_opts, cmd_show},
+	{"report", "SESSION_DIR", "write SESSION_DIR/report.html", plain_opts, cmd_report},
+	{NULL, NULL, NULL, NULL, NULL},
+};
+
+static const struct { int code; const char *meaning; } exit_codes[] = {
+	{NCCLTUNE_OK, "success"},
+	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started)"},
+	{NCCLTUNE_USAGE, "bad input: options, space, workload or results files"},
+	{NCCLTUNE_CHANGED, "check: the machine's fingerprint changed"},
+	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration"},
+	{NCCLTUNE_INTERRUPTED, "interrupted (SIGINT/SIGTERM); the session folder is resumable"},
+};
+
+static void print_exit_codes(FILE *f)
+{
+	fputs("\nExit codes:\n", f);
+	for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
+		fprintf(f, "  %3d  %s\n", exit_codes[i].code, exit_codes[i].meaning);
+}
+
+static void print_formats(FILE *f)
+{
+	for (size_t i = 0; nccltune_export_formats[i]; i++)
+		fprintf(f, "%s%s", i ? ", " : "", nccltune_export_formats[i]);
+}
+
+/* Print text in the help's right column (from column 27), wrapped at 79 columns. */
+static void print_wrapped(FILE *f, const char *text)
+{
+	const size_t indent = 27, width = 79;
+	size_t col = indent;
+	bool line_start = true;
+	const char *p = text;
+
+	while (*p) {
+		const char *sp = strchr(p, ' ');
+		size_t wl = sp ? (size_t)(sp - p) : strlen(p);
+
+		if (!line_start && col + 1 + wl > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+			line_start = true;
+		}
+		if (!line_start) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)wl, p);
+		col += wl;
+		line_start = false;
+		p += wl;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', f);
+}
+
+static void print_option(FILE *f, const struct opt *o)
+{
+	char left[64];
+
+	if (o->has_arg == required_argument)
+		snprintf(left, sizeof left, "--%s %s", o->name, o->metavar);
+	else if (o->has_arg == optional_argument)
+		snprintf(left, sizeof left, "--%s [%s]", o->name, o->metavar);
+	else
+		snprintf(left, sizeof left, "--%s", o->name);
+	fprintf(f, "  %-24s ", left);
+	if (o->id == O_FORMAT) {
+		char text[256] = "export format: ";
+		size_t used = strlen(text);
+
+		for (size_t i = 0; nccltune_export_formats[i]; i++) {
+			int k = snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "",
+			                 nccltune_export_formats[i]);
+
+			if (k < 0 || (size_t)k >= sizeof text - used)
+				break;
+			used += (size_t)k;
+		}
+		print_wrapped(f, text);
+	} else {
+		print_wrapped(f, o->help);
+	}
+}
+
+static void command_help(const struct command *cmd, FILE *f)
+{
+	fprintf(f, "Usage: nccltune %s [OPTIONS] %s\n%s.\n\nOptions:\n", cmd->name, cmd->operands,
+	        cmd->summary);
+	for (const struct opt *o = cmd->opts; o->name; o++)
+		print_option(f, o);
+	if (cmd->fn == cmd_run)
+		fputs("\nWith neither --probe nor --model, nccltune tunes the real GPUs with\n"
+		      "nccltune-probe when a GPU is visible (a /dev/nvidia* node or nvidia-smi -L);\n"
+		      "otherwise it says so loudly and tunes the built-in MODEL pcie-gen5-8gpu, a\n"
+		      "stand-in labelled MODEL in every output, never a measurement.\n"
+		      "--workload and --bytes/--ops/--dtype are exclusive; so are --probe and --model.\n"
+		      "Variables already set in your environment that the space searches or fixes\n"
+		      "are pinned: passed through, never overridden, dropped from the search.\n",
+		      f);
+	print_exit_codes(f);
+}
+
+static void main_help(FILE *f)
+{
+	fprintf(f, "Usage: nccltune COMMAND [OPTIONS] ...\n"
+	        "Tune NCCL's small all-reduce latency: run a probe per configuration, prune what\n"
+	        "crashes, hangs or computes wrong sums, and export the fastest environment.\n\n"
+	        "Commands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %-8s %s\n", c->name, c->summary);
+	fputs("\nGlobal options:\n  --help, -h               this help (nccltune COMMAND --help: "
+	      "the command's)\n  --version                the version\n", f);
+	fputs("\nExamples:\n  nccltune run --budget 60\n"
+	      "  nccltune run --model pcie-gen5-8gpu --budget 40 --out results/model-demo\n"
+	      "  nccltune run --resume results/model-demo\n"
+	      "  nccltune export --format shell results/model-demo\n", f);
+	for (const struct command *c = commands; c->name; c++) {
+		fputc('\n', f);
+		command_help(c, f);
+	}
+}
+
+static int usage_error(const struct command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_error(const struct command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nccltune%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'nccltune %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
+	return NCCLTUNE_USAGE;
+}
+
+/* Strict integer parsing: the whole string, within [lo, hi]. */
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "90", "90s", "30m", "2h", "1h30m", "1.5h", "1d" -> seconds. */
+static int parse_duration(const char *s, double *out)
+{
+	double total = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -1;
+	while (*p) {
+		char *end;
+		double v, mult = 1;
+
+		if (*p == '-' || *p == '+' || *p == ' ')
+			return -1;
+		errno = 0;
+		v = strtod(p, &end);
+		if (end == p || errno || !isfinite(v) || v < 0)
+			return -1;
+		switch (*end) {
+		case 's': mult = 1; end++; break;
+		case 'm': mult = 60; end++; break;
+		case 'h': mult = 3600; end++; break;
+		case 'd': mult = 86400; end++; break;
+		case '\0': if (p != s) return -1; break;   /* "1h30" is ambiguous */
+		default: return -1;
+		}
+		total += v * mult;
+		p = end;
+	}
+	if (total <= 0 || total > 365 * 86400.0)
+		return -1;
+	*out = total;
+	return 0;
+}
+
+/* getopt_long's table from ours. */
+static void long_options(const struct opt *opts, struct option *lo, size_t max)
+{
+	size_t n = 0;
+
+	for (const struct opt *o = opts; o->name && n + 1 < max; o++, n++) {
+		lo[n].name = o->name;
+		lo[n].has_arg = o->has_arg;
+		lo[n].flag = NULL;
+		lo[n].val = o->id;
+	}
+	memset(&lo[n], 0, sizeof lo[n]);
+}
+
+static const char *opt_name(const struct opt *opts, int id)
+{
+	for (const struct opt *o = opts; o->name; o++)
+		if (o->id == id)
+			return o->name;
+	return "?";
+}
+
+/* The options of one command line: values by id (the last occurrence wins) and how
+ * often each was given. */
+struct parsed {
+	const char *val[32];
+	int given[32];
+	int first_operand;
+};
+
+/* Parse the options of cmd (they may come before or after the operands). Returns -1
+ * after printing a usage error, 1 after printing --help, else 0. */
+static int parse_options(const struct command *cmd, int argc, char **argv, struct parsed *p)
+{
+	struct option lo[32];
+	char optstr[] = ":h";
+	int c;
+
+	memset(p, 0, sizeof *p);
+	long_options(cmd->opts, lo, sizeof lo / sizeof lo[0]);
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		c = getopt_long(argc, argv, optstr, lo, NULL);
+		if (c == -1)
+			break;
+		if (c == 'h' || c == O_HELP) {
+			command_help(cmd, stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':') {
+			const char *bad = argv[optind - 1];
+
+			if (optopt && optopt >= O_HELP)
+				usage_error(cmd, "option --%s needs a value", opt_name(cmd->opts, optopt));
+			else if (optopt)
+				usage_error(cmd, "unknown option '-%c'", optopt);
+			else
+				usage_error(cmd, "unknown option '%s'", bad);
+			return -1;
+		}
+		p->val[c - O_HELP] = optarg;
+		p->given[c - O_HELP]++;
+	}
+	p->first_operand = optind;
+	return 0;
+}
+
+#define GIVEN(p, id) ((p)->given[(id) - O_HELP] > 0)
+#define VAL(p, id) ((p)->val[(id) - O_HELP])
+
+static int finish(nccltune_session *s, int rc)
+{
+	if (rc == NCCLTUNE_INTERRUPTED)
+		fprintf(stderr, "%s\n", nccltune_session_error(s));
+	else if (rc != NCCLTUNE_OK)
+		fprintf(stderr, "nccltune: %s\n", nccltune_session_error(s));
+	nccltune_session_destroy(s);
+	return rc;
+}
+
+/* The options of `run` that pass a string straight to a setter, in the order applied. */
+static const struct {
+	int id;
+	int (*set)(nccltune_session *s, const char *value);
+} run_string_setters[] = {
+	{O_PROBE, nccltune_session_set_probe},
+	{O_MODEL, nccltune_session_set_model},
+	{O_SPACE, nccltune_session_set_space_file},
+	{O_WORKLOAD, nccltune_session_set_workload_file},
+	{O_STRATEGY, nccltune_session_set_strategy},
+	{O_OUT, nccltune_session_set_out_dir},
+	{O_WARM, nccltune_session_set_warm_start},
+};
+
+/* The numeric options of `run`: parsed here (a usage error names the option and the
+ * value), range-checked by the library's setters. */
+static int apply_numbers(const struct command *cmd, const struct parsed *p, nccltune_session *s)
+{
+	long n, ops = 122;
+	double d;
+	int rc = NCCLTUNE_OK;
+
+	if (GIVEN(p, O_BYTES) || GIVEN(p, O_OPS) || GIVEN(p, O_DTYPE)) {
+		if (GIVEN(p, O_OPS) && parse_long(VAL(p, O_OPS), 1, 1000000, &ops) != 0)
+			return usage_error(cmd, "--ops: '%s' is not an integer in 1..1000000",
+			                   VAL(p, O_OPS));
+		rc = nccltune_session_set_workload(s, VAL(p, O_BYTES), (int)ops, VAL(p, O_DTYPE));
+	}
+	if (rc == NCCLTUNE_OK && GIVEN(p, O_BUDGET)) {
+		if (parse_long(VAL(p, O_BUDGET), INT_MIN, INT_MAX, &n) != 0)
+			return usage_error(cmd, "--budget: '%s' is not an integer", VAL(p, O_BUDGET));
+		rc = nccltune_session_set_budget(s, (int)n);
+	}
+	if (rc == NCCLTUNE_OK && GIVEN(p, O_TIME_LIMIT)) {
+		if (parse_duration(VAL(p, O_TIME_LIMIT), &d) != 0)
+			return usage_error(cmd, "--time-limit: '%s' is not a duration (e.g. 90s, 30m, 2h, "
+			                   "1h30m)", VAL(p, O_TIME_LIMIT));
+		rc = nccltune_session_set_time_limit(s, d);
+	}
+	if (rc == NCCLTUNE_OK && GIVEN(p, O_SEED)) {
+		const char *v = VAL(p, O_SEED);
+		char *end;
+		unsigned long long u;
+
+		errno = 0;
+		u = strtoull(v, &end, 10);
+		if (!*v || *end || errno || v[0] == '-' || u > ULONG_MAX)
+			return usage_error(cmd, "--seed: '%s' is not a non-negative integer", v);
+		rc = nccltune_session_set_seed(s, (unsigned long)u);
+	}
+	if (rc == NCCLTUNE_OK && GIVEN(p, O_TIMEOUT)) {
+		if (parse_duration(VAL(p, O_TIMEOUT), &d) != 0)
+			return usage_error(cmd, "--timeout: '%s' is not a number of seconds",
+			                   VAL(p, O_TIMEOUT));
+		rc = nccltune_session_set_timeout(s, d);
+	}
+	if (rc != NCCLTUNE_OK)
+		fprintf(stderr, "nccltune: %s\n", nccltune_session_error(s));
+	return rc;
+}
+
+static int cmd_run(const struct command *cmd, int argc, char **argv)
+{
+	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS,
+	                               O_DTYPE, O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY,
+	                               O_TIMEOUT, O_OUT, O_WARM};
+	struct parsed p;
+	nccltune_session *s;
+	int rc = parse_options(cmd, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	if (p.first_operand < argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[p.first_operand]);
+	if (GIVEN(&p, O_PROBE) && GIVEN(&p, O_MODEL))
+		return usage_error(cmd, "--probe and --model are exclusive");
+	if (GIVEN(&p, O_WORKLOAD) && (GIVEN(&p, O_BYTES) || GIVEN(&p, O_OPS) || GIVEN(&p, O_DTYPE)))
+		return usage_error(cmd, "--workload and --bytes/--ops/--dtype are exclusive");
+	for (size_t i = 0; GIVEN(&p, O_RESUME) && i < sizeof settings / sizeof settings[0]; i++)
+		if (GIVEN(&p, settings[i]))
+			return usage_error(cmd, "--resume takes no --%s: the journal holds the "
+			                   "session's settings", opt_name(cmd->opts, settings[i]));
+	s = nccltune_session_create();
+	if (!s) {
+		fputs("nccltune: out of memory\n", stderr);
+		return NCCLTUNE_ERROR;
+	}
+	if (GIVEN(&p, O_QUIET))
+		nccltune_session_set_progress(s, NULL);
+	if (GIVEN(&p, O_RESUME)) {
+		rc = nccltune_session_resume(s, VAL(&p, O_RESUME));
+	} else {
+		for (size_t i = 0; i < sizeof run_string_setters / sizeof run_string_setters[0]; i++)
+			if (rc == NCCLTUNE_OK && GIVEN(&p, run_string_setters[i].id))
+				rc = run_string_setters[i].set(s, VAL(&p, run_string_setters[i].id));
+		if (rc == NCCLTUNE_OK) {
+			rc = apply_numbers(cmd, &p, s);
+			if (rc != NCCLTUNE_OK) {
+				/* apply_numbers has said why */
+				nccltune_session_destroy(s);
+				return rc;
+			}
+		}
+	}
+	if (rc == NCCLTUNE_OK)
+		rc = nccltune_session_run(s);
+	return finish(s, rc);
+}
+
+/* The single SESSION_DIR operand of a command. */
+static int one_operand(const struct command *cmd, int argc, char **argv, int first,
+                       const char **out)
+{
+	if (first >= argc)
+		return usage_error(cmd, "missing %s", cmd->operands);
+	if (first + 1 < argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[first + 1]);
+	*out = argv[first];
+	return NCCLTUNE_OK;
+}
+
+static int report_error(int rc, const char *err)
+{
+	if (rc != NCCLTUNE_OK && rc != NCCLTUNE_CHANGED)
+		fprintf(stderr, "nccltune: %s\n", err[0] ? err : "failed");
+	return rc;
+}
+
+static int cmd_export(const struct command *cmd, int argc, char **argv)
+{
+	struct parsed p;
+	const char *fmt, *path, *target = NULL;
+	char err[2048] = "", written[4096] = "";
+	bool known = false;
+	int rc = parse_options(cmd, argc, argv, &p), first;
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	fmt = VAL(&p, O_FORMAT);
+	first = p.first_operand;
+	if (GIVEN(&p, O_INSTALL)) {
+		if (fmt && strcmp(fmt, "sitecustomize") != 0)
+			return usage_error(cmd, "--install writes the sitecustomize block; --format %s "
+			                   "cannot be installed", fmt);
+		target = VAL(&p, O_INSTALL);
+		/* "--install PATH SESSION": getopt only attaches an optional value given as
+		 * --install=PATH, so take PATH from the operands when there are two. */
+		if (!target && argc - first == 2)
+			target = argv[first++];
+	} else if (GIVEN(&p, O_PYTHON)) {
+		return usage_error(cmd, "--python only goes with --install");
+	} else if (!fmt) {
+		fprintf(stderr, "nccltune export: missing --format (one of ");
+		print_formats(stderr);
+		fprintf(stderr, ")\nTry 'nccltune export --help'.\n");
+		return NCCLTUNE_USAGE;
+	}
+	if (fmt) {
+		for (size_t i = 0; nccltune_export_formats[i] && !known; i++)
+			known = strcmp(fmt, nccltune_export_formats[i]) == 0;
+		if (!known) {
+			fprintf(stderr, "nccltune export: unknown format '%s' (one of ", fmt);
+			print_formats(stderr);
+			fprintf(stderr, ")\n");
+			return NCCLTUNE_USAGE;
+		}
+	}
+	rc = one_operand(cmd, argc, argv, first, &path);
+	if (rc)
+		return rc;
+	if (GIVEN(&p, O_INSTALL)) {
+		rc = nccltune_install(path, target, VAL(&p, O_PYTHON), written, sizeof written, err,
+		                      sizeof err);
+		if (rc == NCCLTUNE_OK)
+			printf("installed the tuned environment into %s\n", written);
+		return report_error(rc, err);
+	}
+	rc = nccltune_export(path, fmt, stdout, err, sizeof err);
+	if (fflush(stdout) != 0 && rc == NCCLTUNE_OK) {
+		snprintf(err, sizeof err, "writing to stdout failed: %s", strerror(errno));
+		rc = NCCLTUNE_ERROR;
+	}
+	return report_error(rc, err);
+}
+
+static int cmd_check(const struct command *cmd, int argc, char **argv)
+{
+	struct parsed p;
+	const char *dir, *probe = NULL;
+	char err[2048] = "", model_cmd[PATH_MAX + 256];
+	int rc = parse_options(cmd, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	if (GIVEN(&p, O_PROBE) && GIVEN(&p, O_MODEL))
+		return usage_error(cmd, "--probe and --model are exclusive");
+	rc = one_operand(cmd, argc, argv, p.first_operand, &dir);
+	if (rc)
+		return rc;
+	if (GIVEN(&p, O_PROBE))
+		probe = VAL(&p, O_PROBE);
+	if (GIVEN(&p, O_MODEL)) {
+		rc = nccltune_probe_command(VAL(&p, O_MODEL), model_cmd, sizeof model_cmd, err,
+		                            sizeof err);
+		if (rc)
+			return report_error(rc, err);
+		probe = model_cmd;
+	}
+	rc = nccltune_check(dir, probe, stdout, err, sizeof err);
+	fflush(stdout);
+	return report_error(rc, err);
+}
+
+static int cmd_show(const struct command *cmd, int argc, char **argv)
+{
+	struct parsed p;
+	const char *dir;
+	char err[2048] = "";
+	int rc = parse_options(cmd, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	rc = one_operand(cmd, argc, argv, p.first_operand, &dir);
+	if (rc)
+		return rc;
+	rc = nccltune_show(dir, stdout, err, sizeof err);
+	fflush(stdout);
+	return report_error(rc, err);
+}
+
+static int cmd_report(const struct command *cmd, int argc, char **argv)
+{
+	struct parsed p;
+	const char *dir;
+	char err[2048] = "";
+	int rc = parse_options(cmd, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	rc = one_operand(cmd, argc, argv, p.first_operand, &dir);
+	if (rc)
+		return rc;
+	rc = nccltune_report_write(dir, err, sizeof err);
+	if (rc == NCCLTUNE_OK)
+		printf("wrote %s/report.html\n", dir);
+	return report_error(rc, err);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error(NULL, "missing command (run, export, check, show, report)");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			for (const struct command *c = commands; c->name; c++) {
+				if (strcmp(c->name, argv[2]) == 0) {
+					command_help(c, stdout);
+					return NCCLTUNE_OK;
+				}
+			}
+			return usage_error(NULL, "unknown command '%s'", argv[2]);
+		}
+		main_help(stdout);
+		return NCCLTUNE_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("nccltune %s\n", NCCLTUNE_VERSION);
+		return NCCLTUNE_OK;
+	}
+	for (const struct command *c = commands; c->name; c++)
+		if (strcmp(c->name, argv[1]) == 0)
+			return c->fn(c, argc - 1, argv + 1);
+	return usage_error(NULL, "unknown command '%s' (run, export, check, show, report)", argv[1]);
+}

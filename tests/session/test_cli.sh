@@ -1,0 +1,135 @@
+#!/bin/bash
+# test_cli.sh - the nccltune command line: option errors exit 2 with a clear message,
+# --help lists every option, a session through the CLI with show/export/report, and
+# SIGINT/SIGTERM -> exit 130 with a resumable folder.
+# Usage: test_cli.sh NCCLTUNE FAKEPROBE
+set -u
+NT=$1
+FAKE=$2
+failures=0
+tmp=$(mktemp -d /tmp/nccltune-cli-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+# expect CODE NEEDLE ARGS...: exit status CODE and NEEDLE in stderr+stdout.
+expect() {
+	local code=$1 needle=$2
+	shift 2
+	local out rc
+	out=$("$NT" "$@" 2>&1)
+	rc=$?
+	[ "$rc" -eq "$code" ] || fail "nccltune $*: exit $rc, want $code; output: $out"
+	case "$out" in
+	*"$needle"*) ;;
+	*) fail "nccltune $*: output lacks '$needle': $out" ;;
+	esac
+}
+
+# Option errors: exit 2 and a message naming the option.
+expect 2 "missing command"
+expect 2 "unknown command 'frobnicate'" frobnicate
+expect 2 "unknown option '--bogus'" run --bogus
+expect 2 "option --budget needs a value" run --budget
+expect 2 "--budget: 'abc' is not an integer" run --budget abc
+expect 2 "--budget: 1 is not in 2..100000" run --budget 1 --probe "$FAKE"
+expect 2 "--probe and --model are exclusive" run --probe x --model y
+expect 2 "--workload and --bytes/--ops/--dtype are exclusive" run --workload w.json --bytes 1024
+expect 2 "--time-limit: '5x' is not a duration" run --time-limit 5x
+expect 2 "--timeout: 'soon'" run --timeout soon
+expect 2 "--ops: '0'" run --ops 0
+expect 2 "--bytes: 'lots' is not a byte count" run --bytes lots
+expect 2 "--dtype: 'int8'" run --dtype int8
+expect 2 "unknown strategy 'magic'" run --strategy magic
+expect 2 "--seed: '-1'" run --seed -1
+expect 2 "--resume takes no --budget" run --resume "$tmp/x" --budget 5
+expect 2 "/nonexistent/space.json" run --space /nonexistent/space.json
+expect 2 "unexpected argument 'extra'" run extra
+expect 2 "--probe: unterminated single quote" run --probe "probe 'x"
+expect 2 "no journal.jsonl" run --resume "$tmp/nothing-here"
+expect 2 "missing --format" export "$tmp/s"
+expect 2 "unknown format 'pdf'" export --format pdf "$tmp/s"
+expect 2 "missing SESSION_DIR" show
+expect 2 "unexpected argument 'b'" report a b
+expect 2 "--install writes the sitecustomize block" export --format shell --install "$tmp/s"
+
+# --help lists every option of every command, and the exit codes.
+help=$("$NT" --help)
+[ $? -eq 0 ] || fail "--help: non-zero exit"
+for o in probe model space workload bytes ops dtype budget time-limit seed strategy timeout \
+         out warm-start resume quiet format install python; do
+	case "$help" in
+	*"--$o "*) ;;
+	*) fail "--help does not list --$o" ;;
+	esac
+done
+for c in run export check show report 130; do
+	case "$help" in *"$c"*) ;; *) fail "--help does not mention $c" ;; esac
+done
+expect 0 "when a GPU is visible" run --help
+expect 0 "Exit codes" export --help
+expect 0 "nccltune 0." --version
+
+# A whole session through the CLI, then what users do with it.
+out=$("$NT" run --probe "$FAKE" --budget 12 --strategy random --seed 2 --out "$tmp/s" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "run: exit $rc: $out"
+case "$out" in *"nccltune export --format shell $tmp/s"*) ;; *) fail "run: no export hint: $out" ;; esac
+[ -f "$tmp/s/results.json" ] || fail "run: no results.json"
+expect 0 "export NCCL_" export --format shell "$tmp/s"
+expect 0 "NCCL_" export --format json "$tmp/s/results.json"
+expect 0 "" show "$tmp/s"
+expect 0 "report.html" report "$tmp/s"
+expect 2 "already holds a session" run --probe "$FAKE" --budget 4 --out "$tmp/s"
+
+# Without --out the session goes to results/HOST-UTCSTAMP under the current folder.
+(cd "$tmp" && "$NT" run --probe "$FAKE" --budget 4 --quiet) || fail "run without --out failed"
+ls "$tmp"/results/*-[0-9]*-[0-9]*/results.json >/dev/null 2>&1 ||
+	fail "no results/HOST-STAMP/results.json: $(ls -R "$tmp/results" 2>&1)"
+
+# A probe that fails every run: exit 4, and the probe command is split like a shell.
+expect 4 "no configuration worked" run --probe "'$FAKE' --bogus yes" --budget 4 --quiet \
+	--out "$tmp/none"
+# A probe that cannot start: exit 1 before anything runs.
+expect 1 "cannot start the probe" run --probe /nonexistent/probe --out "$tmp/nostart" --quiet
+
+# SIGINT and SIGTERM: exit 130, journal intact, resumable to the end of the budget.
+for sig in INT TERM; do
+	dir="$tmp/sig-$sig"
+	FAKEPROBE_SLEEP_MS=80 "$NT" run --probe "$FAKE" --budget 30 --strategy random \
+		--out "$dir" --quiet 2>"$tmp/sig.err" &
+	pid=$!
+	# Interrupt once a run is recorded, whatever the machine's speed.
+	for _ in $(seq 1 600); do
+		grep -q '"type":"run"' "$dir/journal.jsonl" 2>/dev/null && break
+		sleep 0.05
+	done
+	kill -s "$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	[ $rc -eq 130 ] || fail "SIG$sig: exit $rc, want 130"
+	grep -q "interrupted; resume with: nccltune run --resume $dir" "$tmp/sig.err" ||
+		fail "SIG$sig: no resume hint: $(cat "$tmp/sig.err")"
+	[ -f "$dir/results.json" ] && fail "SIG$sig: results.json written by an interrupted session"
+	# Intact: ends with a newline, starts with the header, 1..29 run records.
+	[ "$(tail -c 1 "$dir/journal.jsonl" | od -An -c | tr -d ' ')" = '\n' ] ||
+		fail "SIG$sig: journal's last line is not terminated"
+	head -n 1 "$dir/journal.jsonl" | grep -q '"type":"session"' ||
+		fail "SIG$sig: journal has no header"
+	n=$(grep -c '"type":"run"' "$dir/journal.jsonl")
+	[ "$n" -ge 1 ] && [ "$n" -lt 30 ] || fail "SIG$sig: $n runs recorded"
+	# Resuming reads the journal strictly, runs the rest, writes the results.
+	"$NT" run --resume "$dir" --quiet || fail "SIG$sig: resume failed"
+	n=$(grep -c '"type":"run"' "$dir/journal.jsonl")
+	[ "$n" -le 30 ] || fail "SIG$sig: $n runs, over the budget of 30"
+	grep -q "\"evaluations\":[[:space:]]*$n," "$dir/results.json" ||
+		fail "SIG$sig: results.json does not count the $n runs"
+	[ "$(grep -o '"run":[0-9]*' "$dir/journal.jsonl" | cut -d: -f2 | tr '\n' ' ')" = \
+	  "$(seq -s ' ' 1 "$n") " ] || fail "SIG$sig: run numbers are not 1..$n"
+done
+
+[ $failures -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "all CLI checks passed"

@@ -1,0 +1,64 @@
+#!/bin/bash
+# test_models.sh - end-to-end sessions against every built-in machine model, through the
+# CLI (which finds nccltune-model-probe in the build tree). Every output must say MODEL;
+# on the PCIe Gen5 box the session must prune NCCL_ALGO=Tree (it fails at graph capture
+# there) and beat NCCL's defaults with an interval above 1.
+# Usage: test_models.sh NCCLTUNE. Exit 77 (skipped) when the model probe is not built.
+set -u
+NT=$1
+probe="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
+if [ ! -x "$probe" ]; then
+	echo "skipped: $probe is not built"
+	exit 77
+fi
+failures=0
+tmp=$(mktemp -d /tmp/nccltune-models-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+# The number after "key": in the object that follows "section" in results.json.
+field() {
+	grep -A6 "\"$2\":" "$1/results.json" | grep -m1 "\"$3\":" | grep -oE -- '-?[0-9][0-9.e+-]*' |
+		head -1
+}
+
+session() {
+	local model=$1 strategy=$2 budget=$3 dir="$tmp/$1-$2" out rc
+	out=$("$NT" run --model "$model" --strategy "$strategy" --budget "$budget" --seed 1 \
+		--out "$dir" 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] || { fail "$model: exit $rc: $out"; return 1; }
+	case "$out" in *"[MODEL $model]"*) ;; *) fail "$model: progress not labelled MODEL" ;; esac
+	case "$out" in *"MODEL $model: every figure"*) ;; *) fail "$model: summary not labelled" ;; esac
+	grep -q '"source":[[:space:]]*"model"' "$dir/results.json" || fail "$model: source not model"
+	grep -q "\"model\":[[:space:]]*\"$model\"" "$dir/results.json" || fail "$model: model name"
+	grep -q '"best":[[:space:]]*{' "$dir/results.json" || fail "$model: no best configuration"
+	[ "$(grep -c '"type":"run"' "$dir/journal.jsonl")" -le "$budget" ] ||
+		fail "$model: more runs than the budget"
+	"$NT" show "$dir" >/dev/null || fail "$model: show failed on the session"
+	return 0
+}
+
+for m in nvlink-h200-8gpu pcie-4gpu-switch pcie-2x4-islands; do
+	session "$m" bo 16
+done
+
+if session pcie-gen5-8gpu random 40; then
+	dir="$tmp/pcie-gen5-8gpu-random"
+	grep -A3 '"pruned":' "$dir/results.json" | grep -q '"NCCL_ALGO":[[:space:]]*"Tree"' ||
+		fail "pcie-gen5-8gpu: NCCL_ALGO=Tree was not pruned"
+	grep -A4 '"best":' "$dir/results.json" | grep -q '"NCCL_ALGO":[[:space:]]*"Tree"' &&
+		fail "pcie-gen5-8gpu: Tree recommended"
+	ratio=$(field "$dir" gain ratio)
+	low=$(grep -A3 '"gain":' "$dir/results.json" |
+		sed -n 's/.*"ci95":[^[]*\[[[:space:]]*\([0-9.e+-]*\),.*/\1/p')
+	awk -v r="$ratio" -v l="$low" 'BEGIN { exit !(r > 1.2 && l > 1.0) }' ||
+		fail "pcie-gen5-8gpu: did not beat the default (gain $ratio, 95% low $low)"
+fi
+
+[ $failures -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "all model sessions passed"

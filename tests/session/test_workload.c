@@ -1,0 +1,156 @@
+/* test_workload.c - workload files and options, probe arguments, the objective. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "workload.h"
+
+static int parse(const char *text, struct workload *w, char *err, size_t len)
+{
+	return workload_parse(text, strlen(text), "w.json", w, err, len);
+}
+
+static void test_parse_ok(void)
+{
+	struct workload w;
+	char err[512] = "";
+
+	CHECK_INT(parse("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"f16\", \"collectives\": ["
+	                "{\"op\": \"allreduce\", \"bytes\": 43008, \"count\": 122},"
+	                "{\"op\": \"allreduce\", \"bytes\": 1024, \"count\": 2},"
+	                "{\"op\": \"allreduce\", \"bytes\": 43008, \"count\": 8}], \"iters\": 50}",
+	                &w, err, sizeof err), 0);
+	CHECK_STR(err, "");
+	CHECK_INT(w.dtype, PROTO_DTYPE_F16);
+	CHECK_INT(w.n, 2);                  /* equal sizes merged */
+	CHECK_INT(w.e[0].bytes, 43008);
+	CHECK_INT(w.e[0].count, 130);
+	CHECK_INT(w.e[1].bytes, 1024);
+	CHECK_INT(w.e[1].count, 2);
+	CHECK_INT(w.iters, 50);
+	CHECK_INT(w.warmup, 20);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+	struct workload w;
+	char err[512] = "";
+
+	CHECK_INT(parse(text, &w, err, sizeof err), -1);
+	CHECK_CONTAINS(err, needle);
+	CHECK_CONTAINS(err, "w.json");
+}
+
+static void test_parse_errors(void)
+{
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 43008, \"count\": 1}], \"colour\": 1}",
+	             "colour: unknown key");
+	expect_error("{\"dtype\": \"bf16\", \"collectives\": [{\"op\": \"allreduce\", \"bytes\": 8, "
+	             "\"count\": 1}]}", "missing \"schema\"");
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"int8\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 8, \"count\": 1}]}", "dtype");
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 8, \"count\": 0}]}",
+	             "collectives[0].count");
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 8, \"count\": 1}, {\"op\": \"allreduce\", "
+	             "\"bytes\": 1.5, \"count\": 1}]}", "collectives[1].bytes");
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
+	             "[{\"op\": \"broadcast\", \"bytes\": 8, \"count\": 1}]}", "collectives[0].op");
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": []}",
+	             "collectives");
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"f32\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 6, \"count\": 1}]}", "whole number");
+	expect_error("{\"schema\": \"nccltune-workload/1\"", "not valid JSON");
+	expect_error("{\"schema\": \"nccltune-workload/2\", \"dtype\": \"bf16\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 8, \"count\": 1}]}", "schema");
+}
+
+static void test_options(void)
+{
+	struct workload w;
+	char err[512] = "";
+
+	CHECK_INT(workload_from_options("43008,64K", 10, "f32", &w, err, sizeof err), 0);
+	CHECK_INT(w.n, 2);
+	CHECK_INT(w.e[1].bytes, 65536);
+	CHECK_INT(w.e[1].count, 10);
+	CHECK_INT(w.dtype, PROTO_DTYPE_F32);
+	CHECK_INT(workload_from_options(NULL, 7, NULL, &w, err, sizeof err), 0);
+	CHECK_INT(w.n, 1);
+	CHECK_INT(w.e[0].bytes, 43008);
+	CHECK_INT(w.e[0].count, 7);
+	CHECK_INT(workload_from_options("43008,x", 1, NULL, &w, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "--bytes");
+	CHECK_INT(workload_from_options("1024,1024", 1, NULL, &w, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "twice");
+	CHECK_INT(workload_from_options("1024", 0, NULL, &w, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "--ops");
+	CHECK_INT(workload_from_options("1024", 1, "fp8", &w, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "--dtype");
+}
+
+static void test_args_and_objective(void)
+{
+	struct workload w;
+	struct proto_report r;
+	char *args[12], err[256];
+	double obj = 0;
+	int n;
+
+	CHECK_INT(workload_from_options("43008,1024", 2000, NULL, &w, err, sizeof err), 0);
+	n = workload_probe_args(&w, args, 12);
+	CHECK_INT(n, 10);
+	if (n == 10) {
+		CHECK_STR(args[0], "--bytes");
+		CHECK_STR(args[1], "43008,1024");
+		CHECK_STR(args[2], "--ops");
+		CHECK_STR(args[3], "1024");   /* capped */
+		CHECK_STR(args[5], "bf16");
+		CHECK_STR(args[7], "200");
+		CHECK_STR(args[9], "20");
+		for (int i = 0; i < n; i++)
+			free(args[i]);
+	}
+	memset(&r, 0, sizeof r);
+	r.ok = true;
+	r.nresults = 2;
+	r.results[0].bytes = 1024;
+	r.results[0].us.median = 5.0;
+	r.results[1].bytes = 43008;
+	r.results[1].us.median = 20.0;
+	CHECK_INT(workload_objective(&w, &r, &obj, err, sizeof err), 0);
+	CHECK_NEAR(obj, 2000 * 20.0 + 2000 * 5.0, 1e-9);
+	r.nresults = 1;
+	CHECK_INT(workload_objective(&w, &r, &obj, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "43008");
+}
+
+static void test_json_round_trip(void)
+{
+	struct workload w, back;
+	char err[256];
+	cJSON *j;
+
+	CHECK_INT(workload_from_options("4096,8192", 3, "f16", &w, err, sizeof err), 0);
+	j = workload_to_json(&w);
+	CHECK(j != NULL);
+	CHECK_INT(workload_from_json(j, "json", &back, err, sizeof err), 0);
+	CHECK_INT(back.n, 2);
+	CHECK_INT(back.e[1].bytes, 8192);
+	CHECK_INT(back.e[1].count, 3);
+	CHECK_INT(back.dtype, PROTO_DTYPE_F16);
+	cJSON_Delete(j);
+}
+
+int main(void)
+{
+	test_parse_ok();
+	test_parse_errors();
+	test_options();
+	test_args_and_objective();
+	test_json_round_trip();
+	return check_status();
+}

@@ -1,0 +1,71 @@
+/* result.h - the statistics of the end-of-session re-measurement and the results.json
+ * document (docs/formats.md, "nccltune-result/1").
+ *
+ * Intervals: the final phase measures the baseline and each finalist in rounds
+ * (B c1 c2 c3, B c1 c2 c3, ...), so drift of the machine hits both sides of a round
+ * alike. The gain of a finalist is exp(mean of log(baseline_r / candidate_r)) over the
+ * rounds r, with a 95% Student-t interval on that mean of log ratios; an objective's
+ * interval is the t-interval of the mean of its repeats. No interval with one repeat. */
+#ifndef NCCLTUNE_RESULT_H
+#define NCCLTUNE_RESULT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RESULT_SCHEMA "nccltune-result/1"
+
+/* Mean of x[0..n-1] and, for n >= 2, its 95% t-interval (lo, hi are NAN for n < 2).
+ * n must be >= 1. Can't fail. */
+void result_mean_ci(const double *x, size_t n, double *mean, double *lo, double *hi);
+
+/* Paired gain of a candidate over the baseline from n rounds (base[i], cand[i] > 0):
+ * ratio = exp(mean log(base/cand)); lo, hi its 95% interval (NAN for n < 2).
+ * n must be >= 1. Can't fail. */
+void result_paired_gain(const double *base, const double *cand, size_t n, double *ratio,
+                        double *lo, double *hi);
+
+/* A measured configuration of the result. */
+struct result_config {
+	cJSON *env;             /* the variables to set (borrowed) */
+	double objective_us;
+	double ci_lo, ci_hi;    /* NAN: no interval */
+	int repeats;            /* 0: leave out */
+};
+
+struct result_size { size_t bytes; double us; };
+
+/* Everything results.json holds; cJSON members are borrowed (copied into the document). */
+struct result_input {
+	const char *created;            /* ISO 8601 UTC */
+	const cJSON *fingerprint;       /* NULL: null */
+	const char *source;             /* "measured" or "model" */
+	const char *model;              /* required when source is "model" */
+	const cJSON *workload;
+	const char *strategy;
+	unsigned long seed;
+	int budget;
+	const cJSON *pinned;
+	bool has_baseline;
+	struct result_config baseline;
+	bool has_best;                  /* false: "best": null */
+	struct result_config best;
+	size_t nsizes;
+	const struct result_size *sizes; /* best.per_size */
+	bool has_gain;
+	double gain, gain_lo, gain_hi;  /* gain_lo/hi NAN: no interval */
+	size_t ntop;
+	const struct result_config *top;
+	int evaluations;
+	const cJSON *failures;          /* array, as in the format */
+	const cJSON *pruned;            /* array, as in the format */
+};
+
+/* Build the results.json document. NULL when out of memory. */
+cJSON *result_build(const struct result_input *in);
+
+/* Write the document to dir/results.json atomically (pretty-printed, newline at the
+ * end). Returns 0, or -1 with a message naming the file. */
+int result_write(const char *dir, const cJSON *doc, char *err, size_t errlen);
+
+#endif

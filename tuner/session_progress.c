@@ -1,0 +1,251 @@
+/* session_progress.c - what a session tells the user: a line per run (or one updating
+ * line on a terminal), notes, and the summary at the end. Everything a model produced
+ * is labelled MODEL, so a modelled figure is never read as a measurement. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session_priv.h"
+
+static char *fmt_us(double us, char *buf, size_t len)
+{
+	if (!isfinite(us))
+		snprintf(buf, len, "-");
+	else if (us >= 1000.0)
+		snprintf(buf, len, "%.2f ms", us / 1000.0);
+	else
+		snprintf(buf, len, "%.1f us", us);
+	return buf;
+}
+
+static char *fmt_duration(double s, char *buf, size_t len)
+{
+	if (s < 60)
+		snprintf(buf, len, "%.0fs", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+	else
+		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+	return buf;
+}
+
+static void clear_line(nccltune_session *s)
+{
+	if (s->line_active) {
+		fputs("\r\033[K", s->progress);
+		s->line_active = false;
+	}
+}
+
+void session_progress_note(nccltune_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->progress)
+		return;
+	clear_line(s);
+	fputs("nccltune: ", s->progress);
+	va_start(ap, fmt);
+	vfprintf(s->progress, fmt, ap);
+	va_end(ap);
+	fputc('\n', s->progress);
+	fflush(s->progress);
+}
+
+static const char *label(const nccltune_session *s, char *buf, size_t len)
+{
+	if (session_is_model(s))
+		snprintf(buf, len, "[MODEL %s] ", s->model_name[0] ? s->model_name : "?");
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+void session_progress_run(nccltune_session *s, const struct session_run *r)
+{
+	char lab[96], a[32], b[32], eta[32], env[512];
+	double best = NAN, base = NAN, wall = 0;
+	size_t failures = 0, left = s->nruns < (size_t)s->budget ? (size_t)s->budget - s->nruns : 0;
+
+	if (!s->progress)
+		return;
+	for (size_t i = 0; i < s->nruns; i++) {
+		const struct session_run *q = &s->runs[i];
+
+		wall += q->o.wall_s;
+		if (q->o.cls != OUTCOME_OK)
+			failures++;
+		else if (!q->has_point && q->phase == PHASE_BASELINE)
+			base = q->o.objective_us;
+	}
+	session_point_best(s, &best, NULL);
+	fmt_duration(s->nruns ? wall / (double)s->nruns * (double)left : 0, eta, sizeof eta);
+	label(s, lab, sizeof lab);
+	if (s->progress_tty) {
+		clear_line(s);
+		fprintf(s->progress, "%srun %zu/%d  best %s", lab, s->nruns, s->budget,
+		        fmt_us(best, a, sizeof a));
+		if (isfinite(best) && isfinite(base) && best > 0)
+			fprintf(s->progress, " (%.2fx)", base / best);
+		fprintf(s->progress, "  failures %zu  ETA %s", failures, eta);
+		fflush(s->progress);
+		s->line_active = true;
+		return;
+	}
+	if (r->has_point)
+		space_point_describe(s->sp, &r->p, env, sizeof env);
+	else
+		snprintf(env, sizeof env, "(NCCL defaults)");
+	fprintf(s->progress, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, s->nruns, s->budget,
+	        session_phase_name(r->phase), outcome_class_name(r->o.cls),
+	        r->o.cls == OUTCOME_OK ? fmt_us(r->o.objective_us, a, sizeof a) : "",
+	        env[0] ? env : "(all searched variables unset)");
+	if (r->o.cls != OUTCOME_OK)
+		fprintf(s->progress, " (%.80s)", r->o.error);
+	fprintf(s->progress, " | best %s", fmt_us(best, b, sizeof b));
+	if (isfinite(best) && isfinite(base) && best > 0)
+		fprintf(s->progress, " (%.2fx)", base / best);
+	fprintf(s->progress, " | %zu failed | ETA %s\n", failures, eta);
+	fflush(s->progress);
+}
+
+void session_progress_end(nccltune_session *s)
+{
+	if (s->progress && s->line_active) {
+		fputc('\n', s->progress);
+		fflush(s->progress);
+		s->line_active = false;
+	}
+}
+
+/* "NCCL_A=1 NCCL_B=2" from an env object, or "(NCCL defaults)". */
+static char *env_text(const cJSON *env, char *buf, size_t len)
+{
+	const cJSON *it;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, env) {
+		int k = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", it->string,
+		                 cJSON_IsString(it) ? it->valuestring : "null");
+
+		if (k < 0 || (size_t)k >= len - used)
+			break;
+		used += (size_t)k;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "(NCCL defaults: nothing to set)");
+	return buf;
+}
+
+static char *ci_text(const cJSON *cfg, const char *key, bool us, char *buf, size_t len)
+{
+	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(cfg, key);
+	char a[32], b[32];
+
+	if (cJSON_GetArraySize(ci) != 2) {
+		buf[0] = '\0';
+		return buf;
+	}
+	if (us)
+		snprintf(buf, len, " [95%% %s .. %s]", fmt_us(ci->child->valuedouble, a, sizeof a),
+		         fmt_us(ci->child->next->valuedouble, b, sizeof b));
+	else
+		snprintf(buf, len, " [95%% %.2fx .. %.2fx]", ci->child->valuedouble,
+		         ci->child->next->valuedouble);
+	return buf;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
+}
+
+void session_print_summary(nccltune_session *s, const cJSON *doc)
+{
+	FILE *f = s->progress;
+	const cJSON *base, *best, *gain, *top, *it;
+	char a[32], ci[96], env[1024], desc[256];
+	int counts[OUTCOME_COUNT_] = {0}, nfail = 0, n = 0;
+	static const char *const stop_words[] = {
+		[STOP_NONE] = "", [STOP_BUDGET] = "budget spent",
+		[STOP_TIME] = "time limit reached", [STOP_EXHAUSTED] = "every allowed configuration tried",
+		[STOP_STUCK] = "the strategy kept proposing measured configurations",
+	};
+
+	if (!f || !doc)
+		return;
+	clear_line(s);
+	base = cJSON_GetObjectItemCaseSensitive(doc, "baseline");
+	best = cJSON_GetObjectItemCaseSensitive(doc, "best");
+	gain = cJSON_GetObjectItemCaseSensitive(doc, "gain");
+	top = cJSON_GetObjectItemCaseSensitive(doc, "top");
+	fputc('\n', f);
+	if (session_is_model(s))
+		fprintf(f, "MODEL %s: every figure below comes from a machine model, not a "
+		        "measurement%s\n", s->model_name[0] ? s->model_name : "",
+		        s->auto_model ? " (no GPU was visible)" : "");
+	fprintf(f, "session:  %s\n", s->dir);
+	fprintf(f, "workload: %s per step\n", workload_describe(&s->wl, desc, sizeof desc));
+	if (cJSON_IsObject(base))
+		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
+		        fmt_us(num(base, "objective_us"), a, sizeof a),
+		        ci_text(base, "ci95_us", true, ci, sizeof ci), (int)num(base, "repeats"));
+	else
+		fprintf(f, "baseline: failed (NCCL's defaults did not run; see the journal)\n");
+	if (cJSON_IsObject(best)) {
+		fprintf(f, "best:     %s per step%s  %s\n", fmt_us(num(best, "objective_us"), a, sizeof a),
+		        ci_text(best, "ci95_us", true, ci, sizeof ci),
+		        env_text(cJSON_GetObjectItemCaseSensitive(best, "env"), env, sizeof env));
+		if (cJSON_IsObject(gain))
+			fprintf(f, "gain:     %.2fx vs the baseline%s%s\n", num(gain, "ratio"),
+			        ci_text(gain, "ci95", false, ci, sizeof ci),
+			        num(gain, "ratio") <= 1.0 ? " (nothing beat NCCL's defaults)" : "");
+	} else {
+		fprintf(f, "best:     none: no configuration worked\n");
+	}
+	if (cJSON_GetArraySize(top) > 0) {
+		fprintf(f, "top %d:\n", cJSON_GetArraySize(top));
+		cJSON_ArrayForEach(it, top) {
+			int rep = (int)num(it, "repeats");
+
+			fprintf(f, "  %d. %-10s%-27s  %s%s\n", ++n, fmt_us(num(it, "objective_us"), a, sizeof a),
+			        ci_text(it, "ci95_us", true, ci, sizeof ci),
+			        env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env),
+			        rep > 1 ? "" : "  (measured once)");
+		}
+	}
+	for (size_t i = 0; i < prune_rule_count(s->pr); i++)
+		fprintf(f, "%s %s\n", i ? "         " : "pruned:  ", prune_rule_at(s->pr, i)->text);
+	for (size_t i = 0; i < s->nruns; i++) {
+		if (s->runs[i].o.cls != OUTCOME_OK) {
+			counts[s->runs[i].o.cls]++;
+			nfail++;
+		}
+	}
+	fprintf(f, "runs:     %zu of a budget of %d", s->nruns, s->budget);
+	if (s->stop != STOP_NONE)
+		fprintf(f, " (search ended: %s)", stop_words[s->stop]);
+	fputc('\n', f);
+	if (nfail) {
+		bool first = true;
+
+		fprintf(f, "failures: %d:", nfail);
+		for (int c = 0; c < OUTCOME_COUNT_; c++) {
+			if (!counts[c])
+				continue;
+			fprintf(f, "%s %d %s", first ? "" : ",", counts[c], outcome_class_phrase((enum outcome_class)c));
+			first = false;
+		}
+		fputc('\n', f);
+	}
+	if (cJSON_IsObject(best)) {
+		fprintf(f, "use it:   nccltune export --format shell %s\n", s->dir);
+		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", s->dir);
+		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", s->dir, s->dir);
+	}
+	fflush(f);
+}

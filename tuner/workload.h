@@ -1,0 +1,71 @@
+/* workload.h - what one step of the user's program does (docs/formats.md,
+ * "nccltune-workload/1"): message sizes, how often each runs, the data type; the probe
+ * arguments that measure it and the objective (time per step) computed from a report. */
+#ifndef NCCLTUNE_WORKLOAD_H
+#define NCCLTUNE_WORKLOAD_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include "proto.h"
+
+#define WORKLOAD_SCHEMA "nccltune-workload/1"
+#define WORKLOAD_MAX_ENTRIES PROTO_MAX_SIZES
+#define WORKLOAD_MAX_COUNT 1000000L   /* all-reduces of one size per step */
+#define WORKLOAD_OPS_CAP 1024         /* --ops passed to the probe at most */
+
+struct workload_entry {
+	size_t bytes;     /* per rank, all-reduce */
+	long count;       /* all-reduces of this size per step */
+};
+
+struct workload {
+	enum proto_dtype dtype;
+	size_t n;
+	struct workload_entry e[WORKLOAD_MAX_ENTRIES];
+	int iters;        /* --iters for the probe (graph replays timed) */
+	int warmup;       /* --warmup for the probe */
+};
+
+/* The seed story's step: 122 all-reduces of 43008 bytes bf16, 200 iterations, 20
+ * warm-up replays. Can't fail. */
+void workload_default(struct workload *w);
+
+/* Parse the JSON text of a workload file. `origin` (a file name) starts every message,
+ * which names the key at fault ("w.json: collectives[1].bytes: must be an integer in
+ * 1..17179869184"). Unknown keys are errors. Entries of equal size are merged (counts
+ * added). Returns 0, or -1 with the message in err (w is then unspecified). */
+int workload_parse(const char *text, size_t len, const char *origin, struct workload *w,
+                   char *err, size_t errlen);
+
+/* Build a workload from command-line options: every size of `bytes_list` (as --bytes:
+ * "43008,64K") runs `ops` times per step, in `dtype` (NULL: bf16). Returns 0, or -1 with
+ * a message naming the option at fault. */
+int workload_from_options(const char *bytes_list, int ops, const char *dtype,
+                          struct workload *w, char *err, size_t errlen);
+
+/* The workload as a JSON object in the workload file format (with iters and warmup).
+ * NULL when out of memory; the caller deletes it. */
+cJSON *workload_to_json(const struct workload *w);
+
+/* Parse a workload JSON object already in memory (e.g. a journal header), as
+ * workload_parse does. */
+int workload_from_json(const cJSON *obj, const char *origin, struct workload *w,
+                       char *err, size_t errlen);
+
+/* The probe's workload options: "--bytes" "B1,B2" "--ops" "K" "--dtype" "T" "--iters" "N"
+ * "--warmup" "M" (ops = the largest count, capped at WORKLOAD_OPS_CAP: the probe reports
+ * the latency of one all-reduce, so the count only scales the objective). Writes at most
+ * `max` malloc'd strings to args and returns how many, or -1 when out of memory or
+ * `max` is too small (nothing left allocated). The caller frees each string. */
+int workload_probe_args(const struct workload *w, char **args, size_t max);
+
+/* Time per step in microseconds: the sum over entries of count x median latency of
+ * that size in `r` (a successful report). Returns 0 with *objective_us set, or -1 with
+ * a message naming the size missing from the report. */
+int workload_objective(const struct workload *w, const struct proto_report *r,
+                       double *objective_us, char *err, size_t errlen);
+
+/* "122 x 43008 B bf16" (sizes joined with " + "), for progress lines. Returns buf. */
+char *workload_describe(const struct workload *w, char *buf, size_t len);
+
+#endif
