@@ -492,6 +492,11 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 		if (strcmp(out->source, "model") == 0 &&
 		    get_string(root, "model", "report", out->model, sizeof out->model, err, errlen))
 			goto out;
+		/* a model probe names its model; an empty name would not survive formatting */
+		if (strcmp(out->source, "model") == 0 && !out->model[0]) {
+			fs_errf(err, errlen, "report: 'model' is empty");
+			goto out;
+		}
 		results = get(root, "results", "report", cJSON_Array, "an array", err, errlen);
 		if (!results)
 			goto out;
