@@ -71,7 +71,8 @@ static void usage(FILE *f)
 	        "\n\nWithout --seed the noise is seeded from the clock and the process id (each run\n"
 	        "differs, as on a real machine); with --seed N it is seeded from N, the model, the\n"
 	        "NCCL_* variables and the workload, so a run repeats exactly and two configurations\n"
-	        "never share a noise stream.\n"
+	        "never share a noise stream. NCCLTUNE_RUN (the tuner's run number, set by nccltune)\n"
+	        "is mixed into --seed, so repeats within a session differ but replay exactly.\n"
 	        "exit status: 0 report ok, 1 failure report (stage says where), 2 bad arguments\n");
 }
 
@@ -189,6 +190,19 @@ static void explain(const struct model *m, const struct model_eval_result *res,
 		fprintf(stderr, "  fails at %s: %s\n", proto_stage_name(res->stage), res->error);
 }
 
+/* With --seed, a tuner's run number (NCCLTUNE_RUN, set by nccltune for every probe
+ * run) is mixed in, so repeated runs of one configuration in a session differ the way
+ * real repeats do, and the whole session still replays exactly for the same seed. */
+static unsigned long run_seed(unsigned long seed)
+{
+	const char *run = getenv("NCCLTUNE_RUN");
+	unsigned long n;
+
+	if (!run || parse_ulong(run, &n) != 0)
+		return seed;
+	return seed ^ (n * 0x9E3779B97F4A7C15ul + 0x7f4a7c15ul);
+}
+
 /* Without --seed, runs differ as on a real machine: seed from the clock and the pid. */
 static unsigned long clock_seed(void)
 {
@@ -257,7 +271,7 @@ int main(int argc, char **argv)
 			rc = PROTO_EXIT_FAILED;
 			goto out;
 		}
-		gsl_rng_set(rng, model_noise_seed(m, &env, &a.w, a.have_seed ? a.seed : clock_seed()));
+		gsl_rng_set(rng, model_noise_seed(m, &env, &a.w, a.have_seed ? run_seed(a.seed) : clock_seed()));
 	}
 	if (model_report(m, &res, &a.w, a.noise, rng, &report, err, sizeof err) != 0)
 		fprintf(stderr, "nccltune-model-probe: %s\n", err);

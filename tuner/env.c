@@ -365,6 +365,34 @@ oom:
 	return NULL;
 }
 
+int env_add_run(char ***env, size_t run)
+{
+	static const char prefix[] = "NCCLTUNE_RUN=";
+	char item[64], **e = *env, **grown;
+	size_t n = 0, keep = 0;
+
+	snprintf(item, sizeof item, "%s%zu", prefix, run);
+	while (e[n])
+		n++;
+	grown = realloc(e, (n + 2) * sizeof *grown);
+	if (!grown)
+		return -1;
+	*env = grown;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(grown[i], prefix, sizeof prefix - 1) == 0)
+			free(grown[i]);
+		else
+			grown[keep++] = grown[i];
+	}
+	grown[keep] = strdup(item);
+	if (!grown[keep]) {
+		grown[keep] = NULL;
+		return -1;
+	}
+	grown[keep + 1] = NULL;
+	return 0;
+}
+
 cJSON *env_point_to_json(const space *sp, const struct point *p)
 {
 	cJSON *o = cJSON_CreateObject();

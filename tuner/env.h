@@ -60,6 +60,12 @@ char **env_build(char *const *user_env, const space *sp, const struct env_pins *
                  const struct point *p, char *err, size_t errlen);
 void env_free(char **env);   /* accepts NULL */
 
+/* Append NCCLTUNE_RUN=<run> (the run's number in the journal) to a built environment,
+ * replacing any inherited value. Probes may ignore it; the model probe mixes it into
+ * its --seed so that repeated runs of one configuration differ, reproducibly. Returns
+ * 0, or -1 when out of memory (env is then unchanged). */
+int env_add_run(char ***env, size_t run);
+
 /* The variables a candidate sets, as {"NCCL_PROTO": "LL", ...} (unset levels left
  * out; NULL p: the baseline, {}). NULL when out of memory. */
 cJSON *env_point_to_json(const space *sp, const struct point *p);

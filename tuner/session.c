@@ -364,14 +364,17 @@ static bool gpu_visible(void)
 }
 
 /* s->probe_argv = {a, b, c} (b, c may be NULL). */
-static int set_argv(nccltune_session *s, const char *a, const char *b, const char *c)
+/* Set the probe's argv to the given words (a NULL ends the list early). */
+static int set_argv(nccltune_session *s, const char *a, const char *b, const char *c,
+                    const char *d, const char *e)
 {
-	const char *words[] = {a, b, c};
+	const char *words[] = {a, b, c, d, e};
+	size_t n = sizeof words / sizeof words[0];
 
-	s->probe_argv = calloc(4, sizeof *s->probe_argv);
+	s->probe_argv = calloc(n + 1, sizeof *s->probe_argv);
 	if (!s->probe_argv)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
-	for (size_t i = 0; i < 3 && words[i]; i++) {
+	for (size_t i = 0; i < n && words[i]; i++) {
 		s->probe_argv[i] = strdup(words[i]);
 		if (!s->probe_argv[i])
 			return setf(s, NCCLTUNE_ERROR, "out of memory");
@@ -381,7 +384,7 @@ static int set_argv(nccltune_session *s, const char *a, const char *b, const cha
 
 static int resolve_probe(nccltune_session *s)
 {
-	char path[PATH_MAX], e[2048];
+	char path[PATH_MAX], e[2048], seed[32];
 	const char *model = s->model;
 
 	if (s->probe_cmd) {
@@ -395,7 +398,7 @@ static int resolve_probe(nccltune_session *s)
 				return setf(s, NCCLTUNE_ERROR, "a GPU is visible but %s; build the probe "
 				            "(meson setup -Dprobe=enabled) or pass --probe CMD or --model NAME",
 				            e);
-			return set_argv(s, path, NULL, NULL);
+			return set_argv(s, path, NULL, NULL, NULL, NULL);
 		}
 		model = "pcie-gen5-8gpu";
 		s->auto_model = true;
@@ -407,7 +410,10 @@ static int resolve_probe(nccltune_session *s)
 	}
 	if (runner_find_tool("nccltune-model-probe", path, sizeof path, e, sizeof e) != 0)
 		return setf(s, NCCLTUNE_ERROR, "--model %s: %s", model, e);
-	if (set_argv(s, path, "--model", model) != NCCLTUNE_OK)
+	/* The session's seed makes a model session reproducible run for run: the model
+	 * probe mixes it with NCCLTUNE_RUN (env_add_run) and the configuration. */
+	snprintf(seed, sizeof seed, "%lu", s->seed);
+	if (set_argv(s, path, "--model", model, "--seed", seed) != NCCLTUNE_OK)
 		return NCCLTUNE_ERROR;
 	snprintf(s->source, sizeof s->source, "model");
 	snprintf(s->model_name, sizeof s->model_name, "%s", model);
@@ -776,7 +782,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 	memset(&run, 0, sizeof run);
 	argv = probe_command(s, NULL);
 	env = env_build(s->user_env, s->sp, &s->pins, p, e, sizeof e);
-	if (!argv || !env) {
+	if (!argv || !env || env_add_run(&env, s->nruns) != 0) {
 		status = setf(s, NCCLTUNE_ERROR, "out of memory building a probe run");
 		goto out;
 	}

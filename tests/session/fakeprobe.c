@@ -170,6 +170,11 @@ int main(int argc, char **argv)
 			i++;
 			continue;
 		}
+		if (strcmp(a, "--seed") == 0 && i + 1 < argc) {
+			/* the model probe's noise seed: nothing to seed here */
+			i++;
+			continue;
+		}
 		if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
 			proto_report_fail(&r, PROTO_STAGE_ARGS, "bad argument '%s'", a);
 			proto_report_write(&r, stdout);

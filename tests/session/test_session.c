@@ -694,7 +694,7 @@ static void test_default_model(void)
 	free(text);
 	snprintf(jpath, sizeof jpath, "%s/journal.jsonl", out);
 	hdr = fs_read_file(jpath, 1 << 24, &len, err, sizeof err);
-	CHECK_CONTAINS(hdr, "\"--model\",\"pcie-gen5-8gpu\"");
+	CHECK_CONTAINS(hdr, "\"--model\",\"pcie-gen5-8gpu\",\"--seed\",\"1\"");
 	free(hdr);
 }
 
