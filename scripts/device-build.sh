@@ -8,7 +8,9 @@
 #   .carry/probe/bin/nccltune-probe        with the MPI launch mode (needs libmpi.so.40)
 #   .carry/probe/bin/nccltune-probe-nompi  without it, for machines without Open MPI
 #   .carry/probe/bin/probe_parse_report    the tuner's strict parser, for the GPU tests
-#   .carry/probe/lib/libcjson.so.1
+#   .carry/probe/bin/nccltune              the tuner, to run whole sessions there
+#   .carry/probe/bin/nccltune-model-probe  (the tuner looks for its probes beside itself)
+#   .carry/probe/lib/libcjson.so.1, libgsl.so.27, libgslcblas.so.0, libnlopt.so.0
 #   .carry/probe/BUILD-INFO                what was built from what
 #
 # usage: scripts/device-build.sh [SOURCE_DIR]   (default: this checkout)
@@ -23,7 +25,7 @@ mkdir -p "$root/.carry"
 meson setup "$build" "$src" -Dprobe=enabled -Dmpi=enabled -Dwerror=true \
 	-Dbuildtype=debugoptimized >"$root/.carry/build-device.log" 2>&1 ||
 	{ tail -20 "$root/.carry/build-device.log"; exit 1; }
-meson compile -C "$build" nccltune-probe probe_parse_report
+meson compile -C "$build" nccltune-probe probe_parse_report cli/nccltune:executable nccltune-model-probe
 meson setup "$build-nompi" "$src" -Dprobe=enabled -Dmpi=disabled -Dwerror=true \
 	-Dbuildtype=debugoptimized >>"$root/.carry/build-device.log" 2>&1 ||
 	{ tail -20 "$root/.carry/build-device.log"; exit 1; }
@@ -33,8 +35,15 @@ mkdir -p "$out/bin" "$out/lib"
 cp "$build/probe/nccltune-probe" "$out/bin/nccltune-probe"
 cp "$build-nompi/probe/nccltune-probe" "$out/bin/nccltune-probe-nompi"
 cp "$build/tests/probe/probe_parse_report" "$out/bin/probe_parse_report"
+cp "$build/cli/nccltune" "$build/models/nccltune-model-probe" "$out/bin/"
 cjson_dir=$(pkg-config --variable=libdir libcjson)
 cp -L "$cjson_dir/libcjson.so.1" "$out/lib/libcjson.so.1"
+# The tuner's own libraries: the GPU machine has none of them and no package registry.
+for lib in libgsl.so.27 libgslcblas.so.0 libnlopt.so.0; do
+	path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+	[ -n "$path" ] || { echo "device-build.sh: $lib not found here (scripts/deps.sh installs it)" >&2; exit 1; }
+	cp -L "$path" "$out/lib/$lib"
+done
 {
 	echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n) ($(. /etc/os-release && echo "$PRETTY_NAME"))"
 	echo "source: $src"
