@@ -325,7 +325,7 @@ static int check_token_list(const char *value, const char *const *words, const c
 	const char *p = value;
 
 	words_list(words, allowed, sizeof allowed);
-	for (;;) {
+	for (bool first = true;; first = false) {
 		const char *end = strchr(p, ';');
 		size_t elen = end ? (size_t)(end - p) : strlen(p);
 		char *q, *colon;
@@ -345,6 +345,10 @@ static int check_token_list(const char *value, const char *const *words, const c
 			if (!known)
 				return errf(why, whylen, "'%s': unknown collective '%s'", value, q);
 			q = colon + 1;
+		} else if (!first) {
+			/* NCCL's parseList: only the first list may go without a "func:" prefix */
+			return errf(why, whylen, "'%s': entry '%s' after ';' needs a collective prefix "
+			            "(e.g. allreduce:)", value, entry);
 		}
 		if (*q == '^')
 			q++;

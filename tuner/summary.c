@@ -21,6 +21,7 @@
 #include "fsutil.h"
 #include "journal.h"
 #include "proto.h"
+#include "space.h"
 
 #define PATH_KEY_MAX 256
 #define LENIENT_VALUE_MAX 1024   /* values only shown (pinned, failures): longer refused */
@@ -118,167 +119,9 @@ bool summary_name_ok(const char *name)
 	return true;
 }
 
-static const char *const algo_words[] = {
-	"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT", NULL };
-static const char *const proto_words[] = { "LL", "LL128", "Simple", NULL };
-static const char *const func_words[] = {
-	"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce", NULL };
-static const char *const level_words[] = {
-	"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", NULL };
-static const char *const launch_words[] = { "PARALLEL", "GROUP", NULL };
-
-enum vkind { V_LIST, V_INT, V_LEVEL, V_WORD };
-
-struct vrule {
-	const char *name;
-	enum vkind kind;
-	long lo, hi, multiple;           /* V_INT (and the legacy numbers of V_LEVEL) */
-	const char *const *words;        /* V_LIST, V_LEVEL, V_WORD */
-	bool nocase;                     /* words compared case-insensitively */
-};
-
-/* Variables whose syntax we know (nccl-facts.md: NCCL's param.h, tuning.cc, paths.cc).
- * Ranges are what NCCL honours; outside them NCCL silently substitutes a default, so
- * exporting such a value would not do what the result claims. */
-static const struct vrule vrules[] = {
-	{ "NCCL_ALGO", V_LIST, 0, 0, 0, algo_words, true },
-	{ "NCCL_PROTO", V_LIST, 0, 0, 0, proto_words, true },
-	{ "NCCL_MIN_NCHANNELS", V_INT, 1, 64, 1, NULL, false },
-	{ "NCCL_MAX_NCHANNELS", V_INT, 1, 64, 1, NULL, false },
-	{ "NCCL_MIN_CTAS", V_INT, 1, 64, 1, NULL, false },
-	{ "NCCL_MAX_CTAS", V_INT, 1, 64, 1, NULL, false },
-	{ "NCCL_NTHREADS", V_INT, 64, 512, 32, NULL, false },
-	{ "NCCL_LL128_NTHREADS", V_INT, 64, 640, 32, NULL, false },
-	{ "NCCL_BUFFSIZE", V_INT, 1, INT_MAX, 1, NULL, false },
-	{ "NCCL_LL_BUFFSIZE", V_INT, 1, INT_MAX, 1, NULL, false },
-	{ "NCCL_LL128_BUFFSIZE", V_INT, 1, INT_MAX, 1, NULL, false },
-	{ "NCCL_P2P_LEVEL", V_LEVEL, 0, 5, 1, level_words, false },
-	{ "NCCL_NET_GDR_LEVEL", V_LEVEL, 0, 5, 1, level_words, false },
-	{ "NCCL_NVLS_ENABLE", V_INT, 0, 2, 1, NULL, false },
-	{ "NCCL_P2P_DISABLE", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_SHM_DISABLE", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_P2P_USE_CUDA_MEMCPY", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_CUMEM_ENABLE", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_GRAPH_MIXING_SUPPORT", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_GRAPH_REGISTER", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_LOCAL_REGISTER", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_NVB_DISABLE", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_PXN_DISABLE", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_IB_DISABLE", V_INT, 0, 1, 1, NULL, false },
-	{ "NCCL_LAUNCH_MODE", V_WORD, 0, 0, 0, launch_words, true },
-};
-
-static bool word_in(const char *s, size_t n, const char *const *words, bool nocase)
-{
-	for (size_t i = 0; words[i]; i++) {
-		if (strlen(words[i]) != n)
-			continue;
-		if (nocase ? strncasecmp(s, words[i], n) == 0 : strncmp(s, words[i], n) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* A decimal integer as NCCL's strtoll(..., 0) would read it the same way: no sign
- * unless negative, no leading zero, no hex, no spaces. */
-static bool parse_plain_int(const char *s, long *out)
-{
-	const char *p = s;
-	char *end;
-	long v;
-
-	if (*p == '-')
-		p++;
-	if (!isdigit((unsigned char)*p) || (p[0] == '0' && p[1] != '\0'))
-		return false;
-	for (const char *q = p; *q; q++)
-		if (!isdigit((unsigned char)*q))
-			return false;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* NCCL_ALGO / NCCL_PROTO: "a,b", "^a", "a;allreduce:b", as tuning.cc's parseList takes
- * them, minus what strtok would silently drop (empty items, a second ':'). */
-static bool list_ok(const char *v, const char *const *words, char *why, size_t whylen)
-{
-	const char *sec = v;
-	bool first = true;
-
-	for (;;) {
-		const char *semi = strchr(sec, ';');
-		size_t slen = semi ? (size_t)(semi - sec) : strlen(sec);
-		const char *colon = memchr(sec, ':', slen);
-		const char *items = sec;
-		size_t ilen = slen;
-
-		if (slen == 0) {
-			fs_errf(why, whylen, "empty item in the list");
-			return false;
-		}
-		if (colon) {
-			size_t plen = (size_t)(colon - sec);
-
-			if (!word_in(sec, plen, func_words, true)) {
-				fs_errf(why, whylen, "unknown collective prefix '%.*s' (Broadcast, Reduce, "
-				        "AllGather, ReduceScatter, AllReduce)", (int)plen, sec);
-				return false;
-			}
-			items = colon + 1;
-			ilen = slen - plen - 1;
-			if (memchr(items, ':', ilen)) {
-				fs_errf(why, whylen, "more than one ':' in '%.*s'", (int)slen, sec);
-				return false;
-			}
-		} else if (!first) {
-			fs_errf(why, whylen, "every entry after the first needs a 'function:' prefix");
-			return false;
-		}
-		if (ilen > 0 && items[0] == '^') {
-			items++;
-			ilen--;
-		}
-		for (;;) {
-			const char *comma = memchr(items, ',', ilen);
-			size_t tlen = comma ? (size_t)(comma - items) : ilen;
-
-			if (tlen == 0) {
-				fs_errf(why, whylen, "empty item in the list");
-				return false;
-			}
-			if (!word_in(items, tlen, words, true)) {
-				char known[160] = "";
-				size_t off = 0;
-
-				for (size_t i = 0; words[i] && off < sizeof(known); i++)
-					off += (size_t)snprintf(known + off, sizeof(known) - off, "%s%s",
-					                        i ? ", " : "", words[i]);
-				fs_errf(why, whylen, "unknown item '%.*s' (NCCL knows %s)", (int)tlen, items,
-				        known);
-				return false;
-			}
-			if (!comma)
-				break;
-			ilen -= tlen + 1;
-			items = comma + 1;
-		}
-		if (!semi)
-			break;
-		sec = semi + 1;
-		first = false;
-	}
-	return true;
-}
-
 bool summary_value_ok(const char *name, const char *value, char *why, size_t whylen)
 {
-	const struct vrule *r = NULL;
 	size_t n;
-	long iv;
 
 	if (!value || !*value) {
 		fs_errf(why, whylen, "empty value (leave the variable out instead)");
@@ -298,56 +141,9 @@ bool summary_value_ok(const char *name, const char *value, char *why, size_t why
 			return false;
 		}
 	}
-	for (size_t i = 0; i < sizeof(vrules) / sizeof(vrules[0]); i++)
-		if (strcmp(vrules[i].name, name) == 0)
-			r = &vrules[i];
-	if (!r) {
-		/* Unknown to us: accept only characters that mean the same thing in Python,
-		 * sh, docker env files and systemd EnvironmentFile= (the set space.c allows). */
-		for (size_t i = 0; i < n; i++) {
-			char ch = value[i];
-
-			if (!(isalnum((unsigned char)ch) || strchr("_.,:;^+=/@%-", ch))) {
-				fs_errf(why, whylen, "character '%c' not allowed in the value of a variable "
-				        "nccltune does not know (allowed: A-Z a-z 0-9 _ . , : ; ^ + = / @ %% -)",
-				        ch);
-				return false;
-			}
-		}
-		return true;
-	}
-	switch (r->kind) {
-	case V_LIST:
-		return list_ok(value, r->words, why, whylen);
-	case V_WORD:
-		if (word_in(value, n, r->words, r->nocase))
-			return true;
-		fs_errf(why, whylen, "not one of the words NCCL accepts for %s", name);
-		return false;
-	case V_LEVEL:
-		if (word_in(value, n, r->words, false))
-			return true;
-		if (parse_plain_int(value, &iv) && iv >= r->lo && iv <= r->hi)
-			return true;
-		fs_errf(why, whylen, "not a path level NCCL accepts (LOC NVL NVB C2C PIX PXB P2C PXN "
-		        "PHB SYS, case-sensitive, or %ld..%ld)", r->lo, r->hi);
-		return false;
-	case V_INT:
-		if (!parse_plain_int(value, &iv)) {
-			fs_errf(why, whylen, "not a plain decimal integer");
-			return false;
-		}
-		if (iv < r->lo || iv > r->hi || iv % r->multiple != 0) {
-			if (r->multiple > 1)
-				fs_errf(why, whylen, "out of range: NCCL takes a multiple of %ld in [%ld, %ld]",
-				        r->multiple, r->lo, r->hi);
-			else
-				fs_errf(why, whylen, "out of range: NCCL takes [%ld, %ld]", r->lo, r->hi);
-			return false;
-		}
-		return true;
-	}
-	return false;
+	/* One table of NCCL's value syntax for the whole tool: the space parser's. Values
+	 * it accepts mean the same thing in Python, sh, env files and systemd. */
+	return space_value_check(name, value, why, whylen) == 0;
 }
 
 const char *summary_env_get(const struct summary_env *env, const char *name)
