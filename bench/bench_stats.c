@@ -1,0 +1,65 @@
+/* bench_stats.c - clocks, medians and option parsing shared by the benchmarks. */
+#include "bench_stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+	if (clock_gettime(id, &ts) != 0)
+		return NAN;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double bench_thread_cpu_s(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
+}
+
+double bench_wall_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof *v, cmp_double);
+	if (n % 2)
+		return v[n / 2];
+	/* the mean of two middle values, except that inf + finite stays inf */
+	if (isinf(v[n / 2]))
+		return v[n / 2];
+	return 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int bench_parse_count(const char *opt, const char *arg, long lo, long hi, long *out,
+                      char *err, size_t errlen)
+{
+	char *end = NULL;
+	long v;
+
+	if (!arg) {
+		snprintf(err, errlen, "%s: missing value", opt);
+		return -1;
+	}
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || v < lo || v > hi) {
+		snprintf(err, errlen, "%s: '%s' is not an integer in %ld..%ld", opt, arg, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}

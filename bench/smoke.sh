@@ -1,0 +1,45 @@
+#!/bin/sh
+# smoke.sh SEARCH_EFFICIENCY OVERHEAD SPACE - the bench-smoke test: both benchmark programs run
+# a tiny configuration, exit 0 and print their tables. No timing is checked: benchmark
+# numbers belong in results/bench-<date>.md (bench/run.sh), not in a pass/fail test.
+set -u
+search=$1 overhead=$2 small_space=$3
+out=$(mktemp) || exit 1
+trap 'rm -f "$out"' EXIT
+fail=0
+
+expect() {   # expect TEXT: the last program's output contains TEXT
+	if ! grep -qF -- "$1" "$out"; then
+		echo "bench-smoke: expected '$1' in the output:" >&2
+		cat "$out" >&2
+		fail=1
+	fi
+}
+
+if ! "$search" --model pcie-gen5-8gpu --strategy random --strategy bo --seeds 1 \
+		--space "$small_space" \
+		--budget 20 >"$out"; then
+	echo "bench-smoke: $search failed" >&2
+	exit 1
+fi
+expect "| pcie-gen5-8gpu | bo |"
+expect "| pcie-gen5-8gpu | random |"
+expect "Regret ratio against random"
+expect "MODEL numbers"
+
+if ! "$overhead" --strategy random --strategy bo --obs 20 --reps 1 --session-budget 5 \
+		--eval-reps 10 >"$out"; then
+	echo "bench-smoke: $overhead failed" >&2
+	exit 1
+fi
+expect "| random |"
+expect "| bo |"
+expect "MEASURED on this CPU"
+expect "The model's own cost in-process"
+
+if "$search" --seeds 0 >"$out" 2>&1; then
+	echo "bench-smoke: --seeds 0 was accepted" >&2
+	fail=1
+fi
+expect "--seeds: '0' is not an integer in 1..1000"
+exit $fail
