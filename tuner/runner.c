@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -147,7 +148,7 @@ static int keep_tail(char **buf, size_t *len, size_t cap, const char *data, size
 
 /* The child side between fork and exec: only async-signal-safe calls. */
 static void child_exec(const char *path, char *const *argv, char *const *envp, int out_fd,
-                       int err_fd, int status_fd)
+                       int err_fd, int status_fd, pid_t parent)
 {
 	static const int reset[] = {SIGINT, SIGTERM, SIGQUIT, SIGPIPE, SIGCHLD, SIGHUP};
 	struct sigaction sa;
@@ -155,6 +156,11 @@ static void child_exec(const char *path, char *const *argv, char *const *envp, i
 	int devnull, e;
 
 	setpgid(0, 0);
+	/* A tuner killed outright (SIGKILL, OOM) must not leave its probe holding GPUs:
+	 * the probe dies with it. Checked again after the call, in case the tuner died
+	 * between fork and here. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(127);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
 	for (size_t i = 0; i < sizeof reset / sizeof reset[0]; i++)
@@ -187,7 +193,7 @@ int runner_run(const struct runner_request *req, struct runner_result *res,
 	size_t out_alloc = 0;
 	double start, deadline, term_at = -1, exit_at = -1;
 	bool exited = false, killed = false;
-	pid_t pid = -1;
+	pid_t pid = -1, parent;
 	int rc = -1, status = 0, child_errno = 0;
 	ssize_t n;
 	char *chunk = NULL;
@@ -213,6 +219,7 @@ int runner_run(const struct runner_request *req, struct runner_result *res,
 		goto out;
 	}
 	start = now_s();
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		fs_errf(err, errlen, "runner: fork failed: %s", strerror(errno));
@@ -220,7 +227,7 @@ int runner_run(const struct runner_request *req, struct runner_result *res,
 	}
 	if (pid == 0)
 		child_exec(path, req->argv, req->envp ? req->envp : (char *const[]){NULL}, outp[1],
-		           errp[1], statp[1]);
+		           errp[1], statp[1], parent);
 	/* Also here, so the group exists before any killpg whatever the scheduling. */
 	if (setpgid(pid, pid) != 0 && errno != EACCES && errno != ESRCH) {
 		/* EACCES: the child already exec'd, having made the group itself */
