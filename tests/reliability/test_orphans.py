@@ -15,10 +15,18 @@ tag = unique_tag("orphans")
 cmd = probe(tag, os.path.join(work, "probe.log"), mode="hang")
 tuner = start_tuner(["run", "--probe", cmd, "--budget", "4", "--timeout", "60",
                      "--out", os.path.join(work, "session"), "--seed", "1"], env=clean_env())
+# Wait for the hanging run itself, not the short --fingerprint run before it: the same
+# probe process alive for a whole second.
 deadline = time.time() + 20
-while not tagged_pids(tag) and time.time() < deadline:
+seen, since = None, time.time()
+while time.time() < deadline:
+    pids = tagged_pids(tag)
+    if pids and pids == seen and time.time() - since >= 1.0:
+        break
+    if pids != seen:
+        seen, since = pids, time.time()
     time.sleep(0.05)
-check(tagged_pids(tag), "the hanging probe never started")
+check(seen and tagged_pids(tag) == seen, "the hanging probe never started")
 os.kill(tuner.pid, signal.SIGKILL)
 tuner.wait(timeout=10)
 check(tuner.returncode == -signal.SIGKILL, "tuner was not killed", tuner.returncode)
