@@ -19,8 +19,11 @@
 enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
-	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON,
+	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE,
 };
+
+/* Options that may be given more than once; every occurrence is kept, in order. */
+static const int repeatable[] = {O_TRY, O_TRY_FILE};
 
 struct opt {
 	const char *name;
@@ -62,6 +65,12 @@ static const struct opt run_opts[] = {
 	{"out", required_argument, "DIR", O_OUT, "session folder (default results/HOST-UTCSTAMP)"},
 	{"warm-start", required_argument, "DIR", O_WARM, "re-measure an old session's best "
 	 "configurations first (and, on the same GPUs, skip what failed there)"},
+	{"try", required_argument, "CONFIG", O_TRY, "also measure your own configuration, e.g. "
+	 "'NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=2': right after the baseline and "
+	 "again in the final rounds, so results.json gives its ratio to the baseline and to the "
+	 "tuned best (repeatable; counts against the budget)"},
+	{"try-file", required_argument, "FILE", O_TRY_FILE, "configurations to --try, one per "
+	 "line ('#' starts a comment)"},
 	{"resume", required_argument, "DIR", O_RESUME, "continue an interrupted session; nothing "
 	 "measured is run again (takes no other option)"},
 	{"quiet", no_argument, NULL, O_QUIET, "no progress lines"},
@@ -204,7 +213,9 @@ static void command_help(const struct command *cmd, FILE *f)
 		      "stand-in labelled MODEL in every output, never a measurement.\n"
 		      "--workload and --bytes/--ops/--dtype are exclusive; so are --probe and --model.\n"
 		      "Variables already set in your environment that the space searches or fixes\n"
-		      "are pinned: passed through, never overridden, dropped from the search.\n",
+		      "are pinned: passed through, never overridden, dropped from the search.\n"
+		      "A --try outside the space (a variable it does not search, a value that is\n"
+		      "not one of its levels) runs with exactly its variables; it may win.\n",
 		      f);
 	print_exit_codes(f);
 }
@@ -323,6 +334,8 @@ struct parsed {
 	const char *val[32];
 	int given[32];
 	int first_operand;
+	struct { int id; const char *val; } seq[64];   /* repeatable options, in order */
+	int nseq;
 };
 
 /* Parse the options of cmd (they may come before or after the operands). Returns -1
@@ -358,6 +371,16 @@ static int parse_options(const struct command *cmd, int argc, char **argv, struc
 		}
 		p->val[c - O_HELP] = optarg;
 		p->given[c - O_HELP]++;
+		for (size_t i = 0; i < sizeof repeatable / sizeof repeatable[0]; i++) {
+			if (c != repeatable[i])
+				continue;
+			if (p->nseq == (int)(sizeof p->seq / sizeof p->seq[0])) {
+				usage_error(cmd, "--%s: given too many times", opt_name(cmd->opts, c));
+				return -1;
+			}
+			p->seq[p->nseq].id = c;
+			p->seq[p->nseq++].val = optarg;
+		}
 	}
 	p->first_operand = optind;
 	return 0;
@@ -441,7 +464,7 @@ static int cmd_run(const struct command *cmd, int argc, char **argv)
 {
 	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS,
 	                               O_DTYPE, O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY,
-	                               O_TIMEOUT, O_OUT, O_WARM};
+	                               O_TIMEOUT, O_OUT, O_WARM, O_TRY, O_TRY_FILE};
 	struct parsed p;
 	nccltune_session *s;
 	int rc = parse_options(cmd, argc, argv, &p);
@@ -471,6 +494,10 @@ static int cmd_run(const struct command *cmd, int argc, char **argv)
 		for (size_t i = 0; i < sizeof run_string_setters / sizeof run_string_setters[0]; i++)
 			if (rc == NCCLTUNE_OK && GIVEN(&p, run_string_setters[i].id))
 				rc = run_string_setters[i].set(s, VAL(&p, run_string_setters[i].id));
+		/* --try and --try-file in command-line order */
+		for (int i = 0; rc == NCCLTUNE_OK && i < p.nseq; i++)
+			rc = p.seq[i].id == O_TRY ? nccltune_session_add_try(s, p.seq[i].val)
+			                          : nccltune_session_add_try_file(s, p.seq[i].val);
 		if (rc == NCCLTUNE_OK) {
 			rc = apply_numbers(cmd, &p, s);
 			if (rc != NCCLTUNE_OK) {

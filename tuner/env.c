@@ -84,6 +84,13 @@ int env_pins_collect(char *const *user_env, const space *sp, struct env_pins *ou
 	return 0;
 }
 
+int env_pins_add(struct env_pins *pins, const char *name, const char *value)
+{
+	if (env_pins_get(pins, name))
+		return 0;
+	return pins_add(pins, name, strlen(name), value, false);
+}
+
 const char *env_pins_get(const struct env_pins *pins, const char *name)
 {
 	for (size_t i = 0; pins && i < pins->n; i++)

@@ -33,6 +33,11 @@ int env_pins_collect(char *const *user_env, const space *sp, struct env_pins *ou
                      char *err, size_t errlen);
 void env_pins_free(struct env_pins *pins);   /* accepts a zeroed struct */
 
+/* Pin `name` to `value` (not searched) unless it is pinned already: a variable a --try
+ * sets that the user's environment already sets (the user's value wins). Returns 0, or
+ * -1 when out of memory. */
+int env_pins_add(struct env_pins *pins, const char *name, const char *value);
+
 /* The value pinned for `name`, or NULL. */
 const char *env_pins_get(const struct env_pins *pins, const char *name);
 

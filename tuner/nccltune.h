@@ -43,6 +43,13 @@ int nccltune_session_set_strategy(nccltune_session *s, const char *name);
 int nccltune_session_set_timeout(nccltune_session *s, double seconds);    /* per probe run */
 int nccltune_session_set_out_dir(nccltune_session *s, const char *dir);
 int nccltune_session_set_warm_start(nccltune_session *s, const char *session_dir);
+/* A configuration of your own ("NCCL_PROTO=LL NCCL_ALGO=Ring ...") to measure in the
+ * session: right after the baseline, and again in the final rounds next to the tuned
+ * finalists, so results.json's "tries" gives its ratio to the baseline and to the tuned
+ * best. Each item is validated (NCCLTUNE_USAGE names the bad one); at most 16 in all.
+ * add_try_file reads one configuration per line ('#' comments). */
+int nccltune_session_add_try(nccltune_session *s, const char *config);
+int nccltune_session_add_try_file(nccltune_session *s, const char *path);
 /* Where progress goes (default stderr; NULL for silence). */
 void nccltune_session_set_progress(nccltune_session *s, FILE *f);
 

@@ -159,6 +159,7 @@ static const char *phase_color(const char *phase)
 	if (strcmp(phase, "warm") == 0) return "#8250df";
 	if (strcmp(phase, "retry") == 0) return "#bc4c00";
 	if (strcmp(phase, "final") == 0) return "#1a7f37";
+	if (strcmp(phase, "try") == 0) return "#d4a72c";
 	return "#0969da";
 }
 
@@ -212,7 +213,7 @@ static void svg_convergence(FILE *o, const struct summary *s)
 	bool started = false;
 	static const char *const phases[][2] = {
 		{ "baseline", "baseline run" }, { "search", "search" }, { "warm", "warm start" },
-		{ "retry", "retry" }, { "final", "final re-measurement" },
+		{ "retry", "retry" }, { "final", "final re-measurement" }, { "try", "your --try" },
 	};
 
 	for (size_t i = 0; i < s->nruns; i++) {
@@ -514,6 +515,44 @@ static void section_top(FILE *o, const struct summary *s)
 	fputs("</table></section>", o);
 }
 
+/* The user's own configurations (--try), when the session had any. */
+static void section_tries(FILE *o, const struct summary *s)
+{
+	if (s->ntries == 0)
+		return;
+	fputs("<section><h2>Your configurations (--try)</h2>"
+	      "<table><tr><th class=\"num\">#</th><th class=\"num\">time per step</th>"
+	      "<th class=\"num\">95% interval</th><th class=\"num\">vs baseline</th>"
+	      "<th class=\"num\">tuned best vs it</th><th>outcome</th><th>environment</th></tr>",
+	      o);
+	for (size_t i = 0; i < s->ntries; i++) {
+		const struct summary_try *t = &s->tries[i];
+
+		fprintf(o, "<tr><td class=\"num\">%zu</td><td class=\"num\">", i + 1);
+		if (t->m.present)
+			esc_us(o, t->m.objective_us);
+		fputs("</td><td class=\"num\">", o);
+		if (t->m.has_ci) {
+			esc_us(o, t->m.ci_lo);
+			fputs(" &#8211; ", o);
+			esc_us(o, t->m.ci_hi);
+		}
+		fputs("</td><td class=\"num\">", o);
+		if (t->has_ratio)
+			fprintf(o, "%.2f&#215;", t->ratio);
+		fputs("</td><td class=\"num\">", o);
+		if (t->has_tuned)
+			fprintf(o, "%.2f&#215;", t->tuned);
+		fputs("</td><td>", o);
+		esc(o, t->outcome);
+		fputs(t->in_space ? "" : " (outside the space)", o);
+		fputs("</td><td>", o);
+		esc_env(o, &t->m.env);
+		fputs("</td></tr>", o);
+	}
+	fputs("</table></section>", o);
+}
+
 static void section_failures(FILE *o, const struct summary *s)
 {
 	fputs("<section><h2>Failures and pruned regions</h2>", o);
@@ -659,6 +698,7 @@ static void render(FILE *o, const struct summary *s, const struct summary_family
 		fputs("<p class=\"dim\">No runs to show.</p>", o);
 	fputs("</section>\n", o);
 	section_top(o, s);
+	section_tries(o, s);
 	section_failures(o, s);
 	section_machine(o, &s->fp);
 	section_workload(o, s);

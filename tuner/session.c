@@ -1,9 +1,10 @@
 /* session.c - a tuning session (the session API of nccltune.h): the loop that ties the
  * space, the strategy, the pruner, the runner and the journal together.
  *
- * Order of a session: fingerprint, baseline (every searched variable unset), warm-start
- * candidates, the strategy's suggestions, then the final phase that re-measures the
- * finalists interleaved with the baseline and picks the winner on those repeats. Every
+ * Order of a session: fingerprint, baseline (every searched variable unset), the user's
+ * own configurations (--try), warm-start candidates, the strategy's suggestions, then
+ * the final phase that re-measures the finalists and the tries interleaved with the
+ * baseline and picks the winner on those repeats. Every
  * probe run counts against the budget. A run that crashed, hung or printed garbage is
  * run once more to tell a flake from a rule; only the last outcome is learned from.
  *
@@ -101,6 +102,9 @@ void nccltune_session_destroy(nccltune_session *s)
 	runner_free_argv(s->probe_argv);
 	cJSON_Delete(s->fingerprint);
 	cJSON_Delete(s->warm);
+	for (size_t i = 0; i < s->ntries; i++)
+		tryconf_clear(&s->tries[i]);
+	free(s->tries);
 	free(s->runs);
 	free(s->queue);
 	free(s->probe_cmd);
@@ -331,6 +335,62 @@ int nccltune_session_set_warm_start(nccltune_session *s, const char *session_dir
 	return set_string(s, &s->warm_dir, session_dir);
 }
 
+/* Room for one more try, or NCCLTUNE_USAGE naming `what`. */
+static int tries_room(nccltune_session *s, const char *what)
+{
+	struct tryconf *nv;
+
+	if (s->ntries >= TRYCONF_MAX)
+		return setf(s, NCCLTUNE_USAGE, "%s: more than %d configurations to try", what,
+		            TRYCONF_MAX);
+	nv = realloc(s->tries, (s->ntries + 1) * sizeof *nv);
+	if (!nv)
+		return setf(s, NCCLTUNE_ERROR, "out of memory");
+	s->tries = nv;
+	return NCCLTUNE_OK;
+}
+
+int nccltune_session_add_try(nccltune_session *s, const char *config)
+{
+	char origin[128], e[1024];
+	int rc = refuse(s, "--try");
+
+	if (rc)
+		return rc;
+	rc = tries_room(s, "--try");
+	if (rc)
+		return rc;
+	snprintf(origin, sizeof origin, "--try '%.60s%s'", config ? config : "",
+	         config && strlen(config) > 60 ? "..." : "");
+	if (tryconf_parse(config, origin, &s->tries[s->ntries], e, sizeof e) != 0)
+		return setf(s, NCCLTUNE_USAGE, "%s", e);
+	s->ntries++;
+	return NCCLTUNE_OK;
+}
+
+int nccltune_session_add_try_file(nccltune_session *s, const char *path)
+{
+	char e[1024];
+	size_t len, before = s->ntries;
+	char *text;
+	int rc = refuse(s, "--try-file");
+
+	if (rc)
+		return rc;
+	text = fs_read_file(path, 1 << 20, &len, e, sizeof e);
+	if (!text)
+		return setf(s, NCCLTUNE_USAGE, "--try-file: %s", e);
+	rc = tryconf_parse_file(text, len, path, &s->tries, &s->ntries, TRYCONF_MAX, e, sizeof e);
+	free(text);
+	if (rc != 0) {
+		/* all or nothing: drop what this file added */
+		while (s->ntries > before)
+			tryconf_clear(&s->tries[--s->ntries]);
+		return setf(s, NCCLTUNE_USAGE, "--try-file: %s", e);
+	}
+	return NCCLTUNE_OK;
+}
+
 void nccltune_session_set_progress(nccltune_session *s, FILE *f)
 {
 	s->progress = f;
@@ -430,6 +490,56 @@ static void describe_pins(nccltune_session *s)
 		                      p->searched ? "dropped from the search, kept for every run"
 		                                  : "fixed by the space; your value is used");
 	}
+}
+
+/* Place every try in the space searched (after pins), refusing what cannot be tried
+ * and duplicates. Used by new and resumed sessions alike. */
+static int resolve_tries(nccltune_session *s)
+{
+	char e[1024], desc[512];
+
+	for (size_t i = 0; i < s->ntries; i++) {
+		struct tryconf *t = &s->tries[i];
+
+		if (tryconf_resolve(t, s->sp, &s->pins, t->origin, e, sizeof e) != 0)
+			return setf(s, NCCLTUNE_USAGE, "%s", e);
+		for (size_t j = 0; j < i; j++)
+			if (tryconf_same(&s->tries[j], t, space_dims(s->sp)))
+				return setf(s, NCCLTUNE_USAGE, "%s: the same configuration as %s", t->origin,
+				            s->tries[j].origin);
+	}
+	for (size_t i = 0; i < s->ntries && !s->resumed; i++) {
+		const struct tryconf *t = &s->tries[i];
+
+		for (size_t k = 0; k < t->n; k++)
+			if (t->pinned[k] && strcmp(env_pins_get(&s->pins, t->name[k]), t->value[k]) != 0)
+				session_progress_note(s, "try %zu: %s=%s is overridden by your environment's "
+				                      "%s=%s (pinned: your values win; unset it to try %s)",
+				                      i + 1, t->name[k], t->value[k], t->name[k],
+				                      env_pins_get(&s->pins, t->name[k]), t->value[k]);
+		session_progress_note(s, "try %zu: %s (%s%s%s)", i + 1,
+		                      tryconf_describe(t, s->sp, desc, sizeof desc),
+		                      t->in_space ? "a point of the space: the search learns from it"
+		                                  : "outside the space: ",
+		                      t->in_space ? "" : t->why,
+		                      t->in_space ? "" : "; run with exactly these variables");
+	}
+	return NCCLTUNE_OK;
+}
+
+/* A variable a try sets that the user's environment already sets is pinned like the
+ * space's: the user's value wins, and the journal records it. */
+static int pin_try_vars(nccltune_session *s)
+{
+	for (size_t i = 0; i < s->ntries; i++) {
+		for (size_t k = 0; k < s->tries[i].n; k++) {
+			const char *now = getenv(s->tries[i].name[k]);
+
+			if (now && env_pins_add(&s->pins, s->tries[i].name[k], now) != 0)
+				return setf(s, NCCLTUNE_ERROR, "out of memory");
+		}
+	}
+	return NCCLTUNE_OK;
 }
 
 static int make_out_dir(nccltune_session *s)
@@ -585,6 +695,11 @@ static int prepare_new(nccltune_session *s)
 		s->sp = s->space_full;
 		s->space_full = NULL;
 	}
+	rc = pin_try_vars(s);
+	if (rc == NCCLTUNE_OK)
+		rc = resolve_tries(s);
+	if (rc)
+		return rc;
 	rc = make_out_dir(s);
 	if (rc)
 		return rc;
@@ -625,6 +740,13 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 	if (rc)
 		return rc;
 	s->resumed = true;
+	rc = resolve_tries(s);
+	if (rc) {
+		char e2[sizeof s->err];
+
+		snprintf(e2, sizeof e2, "%s", s->err);
+		return setf(s, NCCLTUNE_USAGE, "%s/journal.jsonl: header: %s", dir, e2);
+	}
 	snprintf(s->dir, sizeof s->dir, "%s", dir);
 	s->user_env = environ;
 	for (size_t i = 0; i < s->pins.n; i++) {
@@ -705,10 +827,13 @@ static int push_run(nccltune_session *s, const struct session_run *r)
 	return NCCLTUNE_OK;
 }
 
-static bool same_point(const struct session_run *r, const struct point *p, size_t dims)
+/* Is r a run of the configuration (p, try_no)? A point is a point whoever asked for it
+ * (search or try); without a point, try_no tells an off-space try from the baseline. */
+static bool same_config(const struct session_run *r, const struct point *p, size_t try_no,
+                        size_t dims)
 {
 	if (!p)
-		return !r->has_point;
+		return !r->has_point && r->try_no == try_no;
 	return r->has_point && point_equal(&r->p, p, dims);
 }
 
@@ -738,7 +863,8 @@ static int diverge(nccltune_session *s)
 		if (push_run(s, r) != NCCLTUNE_OK)
 			return NCCLTUNE_ERROR;
 		if (r->has_point && !superseded &&
-		    (r->phase == PHASE_SEARCH || r->phase == PHASE_WARM || r->phase == PHASE_RETRY))
+		    (r->phase == PHASE_SEARCH || r->phase == PHASE_WARM || r->phase == PHASE_RETRY ||
+		     r->phase == PHASE_TRY))
 			observe(s, &r->p, &r->o);
 	}
 	s->qpos = s->nqueue;
@@ -750,11 +876,12 @@ static bool replaying(const nccltune_session *s)
 	return s->qpos < s->nqueue;
 }
 
-/* Run p (NULL: the baseline) once in `phase`, or take the journal's record of it when
- * resuming. Returns 0 with *o, NCCLTUNE_INTERRUPTED when interrupted (nothing recorded),
- * or NCCLTUNE_ERROR on a failure of the tuner itself, message in s->err. */
+/* Run p (NULL: the baseline, or the off-space try try_no) once in `phase`, or take the
+ * journal's record of it when resuming; try_no (1-based, 0: none) marks a try's runs.
+ * Returns 0 with *o, NCCLTUNE_INTERRUPTED when interrupted (nothing recorded), or
+ * NCCLTUNE_ERROR on a failure of the tuner itself, message in s->err. */
 static int execute(nccltune_session *s, enum session_phase phase, const struct point *p,
-                   struct outcome *o)
+                   size_t try_no, struct outcome *o)
 {
 	struct runner_request req;
 	struct runner_result res;
@@ -766,7 +893,8 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 	if (replaying(s)) {
 		const struct session_run *r = &s->queue[s->qpos];
 
-		if (r->phase == phase && same_point(r, p, space_dims(s->sp))) {
+		if (r->phase == phase && r->try_no == try_no &&
+		    same_config(r, p, try_no, space_dims(s->sp))) {
 			*o = r->o;
 			s->qpos++;
 			return push_run(s, r) == NCCLTUNE_OK ? 0 : NCCLTUNE_ERROR;
@@ -781,7 +909,9 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 	memset(&res, 0, sizeof res);
 	memset(&run, 0, sizeof run);
 	argv = probe_command(s, NULL);
-	env = env_build(s->user_env, s->sp, &s->pins, p, e, sizeof e);
+	env = try_no ? tryconf_env_build(&s->tries[try_no - 1], s->user_env, s->sp, &s->pins, e,
+	                                 sizeof e)
+	             : env_build(s->user_env, s->sp, &s->pins, p, e, sizeof e);
 	if (!argv || !env || env_add_run(&env, s->nruns) != 0) {
 		status = setf(s, NCCLTUNE_ERROR, "out of memory building a probe run");
 		goto out;
@@ -818,6 +948,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		}
 	}
 	run.phase = phase;
+	run.try_no = try_no;
 	run.has_point = p != NULL;
 	if (p)
 		run.p = *p;
@@ -845,12 +976,19 @@ out:
 	return status;
 }
 
-/* Runs reserved for the final re-measurement. */
+/* Runs reserved for the final re-measurement: min(12, budget / 5), plus three rounds'
+ * worth for each try, but never so many that the baseline and the tries cannot run. */
 static int final_reserve(const nccltune_session *s)
 {
 	int r = s->budget / SESSION_FINAL_RESERVE_DIV;
+	int cap = s->budget - 1 - (int)s->ntries;
 
-	return r < SESSION_FINAL_RESERVE_MAX ? r : SESSION_FINAL_RESERVE_MAX;
+	if (r > SESSION_FINAL_RESERVE_MAX)
+		r = SESSION_FINAL_RESERVE_MAX;
+	r += SESSION_TRY_ROUNDS * (int)s->ntries;
+	if (r > cap)
+		r = cap;
+	return r > 0 ? r : 0;
 }
 
 /* Runs the baseline, warm start and search may use. */
@@ -861,10 +999,11 @@ static size_t search_limit(const nccltune_session *s)
 
 /* Run once, and once more if the outcome may be a flake; *o is the last outcome. */
 static int measure(nccltune_session *s, enum session_phase phase, const struct point *p,
-                   struct outcome *o)
+                   size_t try_no, struct outcome *o)
 {
-	size_t limit = phase == PHASE_BASELINE ? (size_t)s->budget : search_limit(s);
-	int rc = execute(s, phase, p, o);
+	size_t limit = phase == PHASE_BASELINE || phase == PHASE_TRY ? (size_t)s->budget
+	                                                             : search_limit(s);
+	int rc = execute(s, phase, p, try_no, o);
 
 	if (rc)
 		return rc;
@@ -873,7 +1012,7 @@ static int measure(nccltune_session *s, enum session_phase phase, const struct p
 
 		if (!again)
 			return setf(s, NCCLTUNE_ERROR, "out of memory");
-		rc = execute(s, PHASE_RETRY, p, again);
+		rc = execute(s, PHASE_RETRY, p, try_no, again);
 		if (rc == 0)
 			*o = *again;
 		free(again);
@@ -900,6 +1039,28 @@ static bool ever_wrong(const nccltune_session *s, const struct point *p)
 	for (size_t i = 0; i < s->nruns; i++)
 		if (s->runs[i].has_point && s->runs[i].o.cls == OUTCOME_VERIFY &&
 		    point_equal(&s->runs[i].p, p, space_dims(s->sp)))
+			return true;
+	return false;
+}
+
+/* The last outcome of try try_no's own runs (try, retry), or NULL when it never ran. */
+static const struct outcome *try_outcome(const nccltune_session *s, size_t try_no)
+{
+	for (size_t i = s->nruns; i-- > 0;) {
+		const struct session_run *r = &s->runs[i];
+
+		if (r->try_no == try_no && (r->phase == PHASE_TRY || r->phase == PHASE_RETRY))
+			return &r->o;
+	}
+	return NULL;
+}
+
+/* Did the configuration (p, try_no) ever compute a wrong sum? */
+static bool config_ever_wrong(const nccltune_session *s, const struct point *p, size_t try_no)
+{
+	for (size_t i = 0; i < s->nruns; i++)
+		if (s->runs[i].o.cls == OUTCOME_VERIFY &&
+		    same_config(&s->runs[i], p, try_no, space_dims(s->sp)))
 			return true;
 	return false;
 }
@@ -1004,10 +1165,33 @@ static int run_warm(nccltune_session *s, struct outcome *o)
 		if (env_point_levels_from_json(s->sp, c, &p) != 0 || !space_allows(s->sp, &p) ||
 		    prune_rejects(s->pr, &p) || known_outcome(s, &p))
 			continue;
-		rc = measure(s, PHASE_WARM, &p, o);
+		rc = measure(s, PHASE_WARM, &p, 0, o);
 		if (rc)
 			return rc;
 		observe(s, &p, o);
+	}
+	return 0;
+}
+
+/* The user's own configurations, right after the baseline: each counts against the
+ * budget, is retried once on a flake like any run, and teaches the strategy when it is
+ * a point of the space. */
+static int run_tries(nccltune_session *s, struct outcome *o)
+{
+	for (size_t i = 0; i < s->ntries; i++) {
+		const struct tryconf *t = &s->tries[i];
+		int rc;
+
+		if (s->nruns >= (size_t)s->budget) {
+			session_progress_note(s, "warning: the budget is spent: %zu configuration(s) "
+			                      "of --try not run", s->ntries - i);
+			break;
+		}
+		rc = measure(s, PHASE_TRY, t->in_space ? &t->p : NULL, i + 1, o);
+		if (rc)
+			return rc;
+		if (t->in_space)
+			observe(s, &t->p, o);
 	}
 	return 0;
 }
@@ -1040,7 +1224,7 @@ static int run_search(nccltune_session *s, struct outcome *o)
 			continue;
 		}
 		s->duplicates = 0;
-		rc = measure(s, PHASE_SEARCH, &p, o);
+		rc = measure(s, PHASE_SEARCH, &p, 0, o);
 		if (rc)
 			return rc;
 		observe(s, &p, o);
@@ -1052,9 +1236,12 @@ static int run_search(nccltune_session *s, struct outcome *o)
 
 struct finalist {
 	struct point p;
-	double search_us;        /* what the search measured */
+	bool has_point;          /* false: an off-space try */
+	size_t try_no;           /* a --try (1-based) in its own slot; 0: a search candidate */
+	double search_us;        /* what the search (or the try's own run) measured */
 	double *us;              /* per round; NAN where the run failed or did not happen */
 	int ok, failed;
+	enum outcome_class fail_cls;   /* of the first failed repeat */
 	double mean, lo, hi, gain, gain_lo, gain_hi;
 	bool qualified;
 };
@@ -1063,6 +1250,9 @@ struct final_state {
 	struct finalist *c;
 	size_t nc;               /* candidates (ranked), of which k are finalists */
 	size_t k, rounds;
+	struct finalist *t;      /* tries re-measured in a slot of their own */
+	size_t nt;
+	struct finalist **of_try;  /* per --try: its slot, or the finalist it is; NULL: none */
 	double *base_us;         /* per round */
 	int base_ok;
 };
@@ -1071,7 +1261,11 @@ static void final_free(struct final_state *f)
 {
 	for (size_t i = 0; i < f->nc; i++)
 		free(f->c[i].us);
+	for (size_t i = 0; i < f->nt; i++)
+		free(f->t[i].us);
 	free(f->c);
+	free(f->t);
+	free(f->of_try);
 	free(f->base_us);
 	memset(f, 0, sizeof *f);
 }
@@ -1109,6 +1303,7 @@ static int rank_candidates(nccltune_session *s, struct final_state *f)
 		    prune_suspect(s->pr, &r->p) || prune_rejects(s->pr, &r->p))
 			continue;
 		f->c[f->nc].p = r->p;
+		f->c[f->nc].has_point = true;
 		f->c[f->nc].search_us = last->objective_us;
 		f->nc++;
 	}
@@ -1123,16 +1318,64 @@ static const struct outcome *baseline_outcome(const nccltune_session *s)
 	const struct outcome *o = NULL;
 
 	for (size_t i = 0; i < s->nruns; i++)
-		if (!s->runs[i].has_point &&
+		if (!s->runs[i].has_point && s->runs[i].try_no == 0 &&
 		    (s->runs[i].phase == PHASE_BASELINE || s->runs[i].phase == PHASE_RETRY))
 			o = &s->runs[i].o;
 	return o;
 }
 
+/* Did try try_no run ok (its last own outcome), without ever giving a wrong sum? */
+static const struct outcome *try_ok(const nccltune_session *s, size_t try_no)
+{
+	const struct tryconf *t = &s->tries[try_no - 1];
+	const struct outcome *o = try_outcome(s, try_no);
+
+	if (!o || o->cls != OUTCOME_OK ||
+	    config_ever_wrong(s, t->in_space ? &t->p : NULL, try_no))
+		return NULL;
+	return o;
+}
+
+/* Give every try that ran ok a place in the final rounds: the finalist it is, when it
+ * is one of the first k candidates, else a slot of its own. */
+static int place_tries(nccltune_session *s, struct final_state *f)
+{
+	f->of_try = calloc(s->ntries + 1, sizeof *f->of_try);
+	f->t = calloc(s->ntries + 1, sizeof *f->t);
+	if (!f->of_try || !f->t)
+		return setf(s, NCCLTUNE_ERROR, "out of memory");
+	for (size_t i = 0; i < s->ntries; i++) {
+		const struct tryconf *t = &s->tries[i];
+		const struct outcome *o = try_ok(s, i + 1);
+		struct finalist *x;
+
+		if (!o)
+			continue;
+		for (size_t j = 0; j < f->k && t->in_space && !f->of_try[i]; j++)
+			if (point_equal(&f->c[j].p, &t->p, space_dims(s->sp)))
+				f->of_try[i] = &f->c[j];
+		if (f->of_try[i])
+			continue;
+		x = &f->t[f->nt++];
+		x->has_point = t->in_space;
+		x->p = t->p;
+		x->try_no = i + 1;
+		x->search_us = o->objective_us;
+		f->of_try[i] = x;
+	}
+	return NCCLTUNE_OK;
+}
+
+/* The finalist or try slot at rotation position j. */
+static struct finalist *final_entry(struct final_state *f, size_t j)
+{
+	return j < f->k ? &f->c[j] : &f->t[j - f->k];
+}
+
 static int run_final(nccltune_session *s, struct final_state *f)
 {
 	size_t remaining = s->nruns < (size_t)s->budget ? (size_t)s->budget - s->nruns : 0;
-	size_t R = (size_t)final_reserve(s), per;
+	size_t R = (size_t)final_reserve(s), per, ne, tries_ok = 0;
 	const struct outcome *b = baseline_outcome(s);
 	struct outcome *o;
 	bool out_of_time = false;
@@ -1142,18 +1385,26 @@ static int run_final(nccltune_session *s, struct final_state *f)
 		R = remaining;
 	f->base_ok = b && b->cls == OUTCOME_OK;
 	f->k = f->nc < SESSION_FINALISTS ? f->nc : SESSION_FINALISTS;
-	if (f->k == 0)
-		return 0;
-	per = f->k + (size_t)f->base_ok;
-	f->rounds = R / per;
+	for (size_t i = 0; i < s->ntries; i++)
+		tries_ok += try_ok(s, i + 1) != NULL;
+	per = f->k + tries_ok + (size_t)f->base_ok;
+	f->rounds = per ? R / per : 0;
 	if (f->rounds < 2 && f->k > 1) {
-		/* Two rounds of fewer finalists beat one round of more: an interval needs two. */
-		size_t k = R / 2 > (size_t)f->base_ok ? R / 2 - (size_t)f->base_ok : 1;
+		/* Two rounds of fewer finalists beat one round of more: an interval needs two.
+		 * The user's tries always stay. */
+		size_t fixed = (size_t)f->base_ok + tries_ok;
+		size_t k = R / 2 > fixed ? R / 2 - fixed : 1;
 
 		f->k = k < f->k ? k : f->k;
-		per = f->k + (size_t)f->base_ok;
-		f->rounds = R / per;
 	}
+	rc = place_tries(s, f);
+	if (rc)
+		return rc;
+	ne = f->k + f->nt;
+	if (ne == 0)
+		return 0;
+	per = ne + (size_t)f->base_ok;
+	f->rounds = R / per;
 	if (f->rounds == 0)
 		return 0;
 	f->base_us = malloc(f->rounds * sizeof *f->base_us);
@@ -1164,23 +1415,27 @@ static int run_final(nccltune_session *s, struct final_state *f)
 	}
 	for (size_t r = 0; r < f->rounds; r++)
 		f->base_us[r] = NAN;
-	for (size_t j = 0; j < f->k; j++) {
-		f->c[j].us = malloc(f->rounds * sizeof *f->c[j].us);
-		if (!f->c[j].us) {
+	for (size_t j = 0; j < ne; j++) {
+		struct finalist *x = final_entry(f, j);
+
+		x->us = malloc(f->rounds * sizeof *x->us);
+		if (!x->us) {
 			free(o);
 			return setf(s, NCCLTUNE_ERROR, "out of memory");
 		}
 		for (size_t r = 0; r < f->rounds; r++)
-			f->c[j].us[r] = NAN;
+			x->us[r] = NAN;
 	}
 	if (!replaying(s))
-		session_progress_note(s, "final: re-measuring %zu finalist(s) %zu time(s) each, "
-		                      "interleaved with the baseline", f->k, f->rounds);
+		session_progress_note(s, "final: re-measuring %zu finalist(s) and %zu more of your "
+		                      "--try %zu time(s) each, interleaved with the baseline", f->k,
+		                      f->nt, f->rounds);
 	for (size_t r = 0; r < f->rounds && rc == 0 && !out_of_time; r++) {
 		for (size_t j = 0; j < per; j++) {
-			/* Rotating the finalists' order spreads drift over all of them. */
+			/* Rotating the entries' order spreads drift over all of them. */
 			bool is_base = f->base_ok && j == 0;
-			struct finalist *c = is_base ? NULL : &f->c[(j - (size_t)f->base_ok + r) % f->k];
+			struct finalist *c = is_base ? NULL
+			                   : final_entry(f, (j - (size_t)f->base_ok + r) % ne);
 
 			if (!replaying(s) && (s->nruns >= (size_t)s->budget ||
 			    (s->time_limit_s > 0 && session_elapsed(s) >= s->time_limit_s))) {
@@ -1189,7 +1444,8 @@ static int run_final(nccltune_session *s, struct final_state *f)
 				out_of_time = true;
 				break;
 			}
-			rc = execute(s, PHASE_FINAL, c ? &c->p : NULL, o);
+			rc = execute(s, PHASE_FINAL, c && c->has_point ? &c->p : NULL, c ? c->try_no : 0,
+			             o);
 			if (rc)
 				break;
 			if (is_base) {
@@ -1198,8 +1454,10 @@ static int run_final(nccltune_session *s, struct final_state *f)
 				c->us[r] = o->objective_us;
 				c->ok++;
 			} else {
+				if (c->failed == 0)
+					c->fail_cls = o->cls;
 				c->failed++;
-				if (o->cls == OUTCOME_VERIFY)
+				if (o->cls == OUTCOME_VERIFY && c->has_point)
 					prune_observe(s->pr, &c->p, o);
 			}
 		}
@@ -1226,42 +1484,56 @@ static size_t finite_stats(const double *x, size_t n, double *mean, double *lo, 
 	return m;
 }
 
-static void score_finalists(nccltune_session *s, struct final_state *f)
+/* Paired ratio of a over b, exp(mean log(a_r / b_r)), over the rounds where both ran.
+ * Returns how many rounds that was (0: ratio NAN). */
+static size_t paired_ratio(const double *a, const double *b, size_t rounds, double *ratio,
+                           double *lo, double *hi)
 {
-	double *b = malloc((f->rounds ? f->rounds : 1) * sizeof *b);
-	double *c = malloc((f->rounds ? f->rounds : 1) * sizeof *c);
+	double *x = malloc((rounds ? rounds : 1) * sizeof *x);
+	double *y = malloc((rounds ? rounds : 1) * sizeof *y);
+	size_t n = 0;
 
-	for (size_t j = 0; j < f->k && f->rounds; j++) {
-		struct finalist *x = &f->c[j];
-		size_t n = 0;
-
-		x->gain = x->gain_lo = x->gain_hi = NAN;
-		finite_stats(x->us, f->rounds, &x->mean, &x->lo, &x->hi);
-		x->qualified = x->ok > 0 && x->failed == 0 && !ever_wrong(s, &x->p) &&
-		               !prune_suspect(s->pr, &x->p);
-		for (size_t r = 0; b && c && r < f->rounds; r++) {
-			if (!isnan(f->base_us[r]) && !isnan(x->us[r]) && x->us[r] > 0) {
-				b[n] = f->base_us[r];
-				c[n++] = x->us[r];
-			}
+	*ratio = *lo = *hi = NAN;
+	for (size_t r = 0; x && y && a && b && r < rounds; r++) {
+		if (!isnan(a[r]) && !isnan(b[r]) && a[r] > 0 && b[r] > 0) {
+			x[n] = a[r];
+			y[n++] = b[r];
 		}
-		if (n > 0)
-			result_paired_gain(b, c, n, &x->gain, &x->gain_lo, &x->gain_hi);
 	}
-	free(b);
-	free(c);
+	if (n > 0)
+		result_paired_gain(x, y, n, ratio, lo, hi);
+	free(x);
+	free(y);
+	return n;
 }
 
-/* Median over the runs of p (NULL: the baseline) in the final phase, or else in any
- * phase, of each workload size's median latency. */
-static size_t per_size(const nccltune_session *s, const struct point *p, struct result_size *out)
+static void score_one(nccltune_session *s, struct final_state *f, struct finalist *x)
+{
+	x->gain = x->gain_lo = x->gain_hi = NAN;
+	finite_stats(x->us, f->rounds, &x->mean, &x->lo, &x->hi);
+	x->qualified = x->ok > 0 && x->failed == 0 &&
+	               !config_ever_wrong(s, x->has_point ? &x->p : NULL, x->try_no) &&
+	               !(x->has_point && prune_suspect(s->pr, &x->p));
+	paired_ratio(f->base_us, x->us, f->rounds, &x->gain, &x->gain_lo, &x->gain_hi);
+}
+
+static void score_finalists(nccltune_session *s, struct final_state *f)
+{
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++)
+		score_one(s, f, final_entry(f, j));
+}
+
+/* Median over the runs of the configuration (p, try_no) in the final phase, or else in
+ * any phase, of each workload size's median latency. */
+static size_t per_size(const nccltune_session *s, const struct point *p, size_t try_no,
+                       struct result_size *out)
 {
 	bool use_final = false;
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->nruns && !use_final; i++)
 		use_final = s->runs[i].phase == PHASE_FINAL && s->runs[i].o.cls == OUTCOME_OK &&
-		            same_point(&s->runs[i], p, space_dims(s->sp));
+		            same_config(&s->runs[i], p, try_no, space_dims(s->sp));
 	for (size_t w = 0; w < s->wl.n; w++) {
 		double v[256];
 		size_t m = 0;
@@ -1269,7 +1541,7 @@ static size_t per_size(const nccltune_session *s, const struct point *p, struct 
 		for (size_t i = 0; i < s->nruns && m < 256; i++) {
 			const struct session_run *r = &s->runs[i];
 
-			if (r->o.cls != OUTCOME_OK || !same_point(r, p, space_dims(s->sp)) ||
+			if (r->o.cls != OUTCOME_OK || !same_config(r, p, try_no, space_dims(s->sp)) ||
 			    (use_final && r->phase != PHASE_FINAL))
 				continue;
 			for (size_t j = 0; j < r->o.report.nresults; j++)
@@ -1292,6 +1564,26 @@ static size_t per_size(const nccltune_session *s, const struct point *p, struct 
 	return n;
 }
 
+/* What run r sets, as an env object; NULL when out of memory. */
+static cJSON *session_env_json(const nccltune_session *s, const struct session_run *r)
+{
+	if (r->try_no && !r->has_point)
+		return tryconf_env_json(&s->tries[r->try_no - 1], s->sp);
+	return env_point_to_json(s->sp, r->has_point ? &r->p : NULL);
+}
+
+char *session_run_describe(const nccltune_session *s, const struct session_run *r, char *buf,
+                           size_t len)
+{
+	if (r->try_no && !r->has_point)
+		return tryconf_describe(&s->tries[r->try_no - 1], s->sp, buf, len);
+	if (r->has_point)
+		return space_point_describe(s->sp, &r->p, buf, len);
+	if (len)
+		buf[0] = '\0';
+	return buf;
+}
+
 /* Failures grouped by configuration and class, as results.json lists them. */
 static cJSON *failures_json(const nccltune_session *s)
 {
@@ -1311,7 +1603,7 @@ static cJSON *failures_json(const nccltune_session *s)
 			const struct session_run *q = &s->runs[j];
 
 			if (!done[j] && q->o.cls == r->o.cls &&
-			    same_point(q, r->has_point ? &r->p : NULL, space_dims(s->sp))) {
+			    same_config(q, r->has_point ? &r->p : NULL, r->try_no, space_dims(s->sp))) {
 				done[j] = true;
 				count++;
 			}
@@ -1321,7 +1613,7 @@ static cJSON *failures_json(const nccltune_session *s)
 			cJSON_Delete(f);
 			goto fail;
 		}
-		if (!cJSON_AddItemToObject(f, "env", env_point_to_json(s->sp, r->has_point ? &r->p : NULL)) ||
+		if (!cJSON_AddItemToObject(f, "env", session_env_json(s, r)) ||
 		    !cJSON_AddStringToObject(f, "stage", outcome_class_name(r->o.cls)) ||
 		    !cJSON_AddNumberToObject(f, "count", count))
 			goto fail;
@@ -1359,6 +1651,114 @@ fail:
 	return NULL;
 }
 
+/* {"ratio": r, "ci95": [lo, hi]} (no interval when lo/hi are NAN) under key. */
+static bool add_ratio(cJSON *o, const char *key, double r, double lo, double hi)
+{
+	cJSON *g = cJSON_AddObjectToObject(o, key);
+
+	if (!g || !cJSON_AddNumberToObject(g, "ratio", round(r * 1e4) / 1e4))
+		return false;
+	if (!isnan(lo) && !isnan(hi)) {
+		double v[2] = {round(lo * 1e4) / 1e4, round(hi * 1e4) / 1e4};
+		cJSON *ci = cJSON_CreateDoubleArray(v, 2);
+
+		if (!ci || !cJSON_AddItemToObject(g, "ci95", ci)) {
+			cJSON_Delete(ci);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* One --try in results.json: what it sets, how it ended, and its speed against the
+ * baseline and the tuned best from the same final rounds (or, without them, from its
+ * single run). `win` is the best's entry (NULL: the baseline is the best, or none). */
+static cJSON *try_json(const nccltune_session *s, const struct final_state *f, size_t i,
+                       const struct finalist *win, double best_us, double base_us)
+{
+	const struct tryconf *t = &s->tries[i];
+	const struct outcome *own = try_outcome(s, i + 1);
+	const struct finalist *x = f->of_try ? f->of_try[i] : NULL;
+	const char *outcome = "ok";
+	double mean = NAN, lo = NAN, hi = NAN, r = NAN, rlo = NAN, rhi = NAN;
+	double tr = NAN, tlo = NAN, thi = NAN;
+	int repeats = 0;
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	if (!own)
+		outcome = "not_run";
+	else if (own->cls != OUTCOME_OK)
+		outcome = outcome_class_name(own->cls);
+	else if (x && x->failed)
+		outcome = outcome_class_name(x->fail_cls);
+	else if (config_ever_wrong(s, t->in_space ? &t->p : NULL, i + 1))
+		outcome = outcome_class_name(OUTCOME_VERIFY);
+	if (x && f->rounds && x->ok > 0) {
+		mean = x->mean;
+		lo = x->lo;
+		hi = x->hi;
+		repeats = x->ok;
+		r = x->gain;
+		rlo = x->gain_lo;
+		rhi = x->gain_hi;
+		if (x == win)
+			tr = 1.0;
+		else
+			paired_ratio(x->us, win ? win->us : f->base_us, f->rounds, &tr, &tlo, &thi);
+	} else if (own && own->cls == OUTCOME_OK) {
+		mean = own->objective_us;
+		repeats = 1;
+		r = base_us / mean;
+		tr = x && x == win ? 1.0 : mean / best_us;
+	}
+	if (!cJSON_AddItemToObject(o, "env", tryconf_env_json(t, s->sp)) ||
+	    !cJSON_AddBoolToObject(o, "in_space", t->in_space) ||
+	    !cJSON_AddStringToObject(o, "outcome", outcome))
+		goto fail;
+	if (repeats > 0) {
+		if (!cJSON_AddNumberToObject(o, "objective_us", round(mean * 1e4) / 1e4))
+			goto fail;
+		if (!isnan(lo) && !isnan(hi)) {
+			double v[2] = {round(fmax(0.0, lo) * 1e4) / 1e4, round(hi * 1e4) / 1e4};
+			cJSON *ci = cJSON_CreateDoubleArray(v, 2);
+
+			if (!ci || !cJSON_AddItemToObject(o, "ci95_us", ci)) {
+				cJSON_Delete(ci);
+				goto fail;
+			}
+		}
+		if (!cJSON_AddNumberToObject(o, "repeats", repeats))
+			goto fail;
+		if (isfinite(r) && !add_ratio(o, "ratio_vs_baseline", r, rlo, rhi))
+			goto fail;
+		if (isfinite(tr) && !add_ratio(o, "tuned_vs_try", tr, tlo, thi))
+			goto fail;
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+static cJSON *tries_json(const nccltune_session *s, const struct final_state *f,
+                         const struct finalist *win, double best_us, double base_us)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; arr && i < s->ntries; i++) {
+		cJSON *t = try_json(s, f, i, win, best_us, base_us);
+
+		if (!t || !cJSON_AddItemToArray(arr, t)) {
+			cJSON_Delete(t);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
 /* Build and write results.json; *best_found tells whether a configuration worked. */
 static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc_out)
 {
@@ -1382,10 +1782,11 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 		bmean = b->objective_us;
 		nb = 1;
 	}
-	/* The winner: a clean finalist with the best paired gain (or mean without a
-	 * baseline); without a final phase, the best candidate of the search. */
-	for (size_t j = 0; j < f->k && f->rounds; j++) {
-		struct finalist *x = &f->c[j];
+	/* The winner: a clean finalist or try with the best paired gain (or mean without a
+	 * baseline); without a final phase, the best candidate of the search or a try. An
+	 * off-space try that wins is the best like any other: its variables are best.env. */
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
+		struct finalist *x = final_entry(f, j);
 
 		if (!x->qualified)
 			continue;
@@ -1393,8 +1794,14 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 		                                                   : x->mean < win->mean))
 			win = x;
 	}
-	if (!f->rounds && f->nc > 0) {
-		win = &f->c[0];
+	if (!f->rounds && f->k + f->nt > 0) {
+		for (size_t j = 0; j < f->k + f->nt; j++) {
+			/* f->k is 0 or more; without a final, c[0] is the search's best */
+			struct finalist *x = final_entry(f, j);
+
+			if (!win || x->search_us < win->search_us)
+				win = x;
+		}
 		win->mean = win->search_us;
 		win->lo = win->hi = NAN;
 		win->ok = 1;
@@ -1436,7 +1843,8 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 		in.baseline.repeats = (int)nb;
 	}
 	if (win && (!nb || isnan(win->gain) || win->gain > 1.0)) {
-		best_env = env_point_to_json(s->sp, &win->p);
+		best_env = win->has_point ? env_point_to_json(s->sp, &win->p)
+		                          : tryconf_env_json(&s->tries[win->try_no - 1], s->sp);
 		if (!best_env) {
 			setf(s, NCCLTUNE_ERROR, "out of memory");
 			goto out;
@@ -1447,7 +1855,7 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 		in.best.ci_lo = win->lo;
 		in.best.ci_hi = win->hi;
 		in.best.repeats = win->ok;
-		in.nsizes = per_size(s, &win->p, sizes);
+		in.nsizes = per_size(s, win->has_point ? &win->p : NULL, win->try_no, sizes);
 		in.sizes = sizes;
 		if (!isnan(win->gain)) {
 			in.has_gain = true;
@@ -1459,7 +1867,8 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 		/* Nothing beat NCCL's defaults: recommend setting nothing. */
 		in.has_best = true;
 		in.best = in.baseline;
-		in.nsizes = per_size(s, NULL, sizes);
+		in.nsizes = per_size(s, NULL, 0, sizes);
+		win = NULL;   /* the baseline is the best */
 		in.sizes = sizes;
 		in.has_gain = true;
 		in.gain = 1.0;
@@ -1496,7 +1905,11 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 	in.ntop = ntop;
 	in.top = top;
 	doc = result_build(&in);
-	if (!doc) {
+	if (!doc || (s->ntries > 0 &&
+	             !cJSON_AddItemToObject(doc, "tries", tries_json(s, f, in.has_best ? win : NULL,
+	                                                             in.has_best ? in.best.objective_us
+	                                                                         : NAN,
+	                                                             nb ? bmean : NAN)))) {
 		setf(s, NCCLTUNE_ERROR, "out of memory");
 		goto out;
 	}
@@ -1584,7 +1997,7 @@ static int session_loop(nccltune_session *s)
 	rc = observe_warm_failures(s);
 	if (rc)
 		goto out;
-	rc = measure(s, PHASE_BASELINE, NULL, o);
+	rc = measure(s, PHASE_BASELINE, NULL, 0, o);
 	if (rc)
 		goto out;
 	if (baseline_point(s, &base))
@@ -1595,6 +2008,9 @@ static int session_loop(nccltune_session *s)
 		s->timeout_s = fmax(SESSION_MIN_TIMEOUT_S, SESSION_TIMEOUT_FACTOR * o->wall_s);
 	else
 		s->timeout_s = SESSION_BASELINE_TIMEOUT_S;
+	rc = run_tries(s, o);
+	if (rc)
+		goto out;
 	rc = run_warm(s, o);
 	if (rc)
 		goto out;

@@ -18,6 +18,7 @@
 #include "prune.h"
 #include "space.h"
 #include "strategy.h"
+#include "tryconf.h"
 #include "workload.h"
 
 #define SESSION_JOURNAL_SCHEMA "nccltune-journal/1"
@@ -30,14 +31,18 @@
 #define SESSION_WARM_MAX 5                 /* old configurations re-run by --warm-start */
 #define SESSION_MAX_DUPLICATES 50          /* repeated suggestions before giving up */
 #define SESSION_TOP_MAX 5
+#define SESSION_TRY_ROUNDS 3               /* final runs reserved per --try */
 
-enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL };
+/* PHASE_TRY: a --try configuration, measured right after the baseline. */
+enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
+                     PHASE_TRY };
 
 /* One probe run. */
 struct session_run {
 	enum session_phase phase;
-	bool has_point;          /* false for the baseline */
+	bool has_point;          /* false for the baseline and off-space tries */
 	struct point p;
+	size_t try_no;           /* a run of s->tries[try_no - 1] (any phase); 0: not a try */
 	struct outcome o;
 	double t_s;              /* session time when it ended (summed over resumes) */
 };
@@ -80,6 +85,8 @@ struct nccltune_session {
 	journal *jr;
 	cJSON *fingerprint;          /* NULL: the probe gave none */
 	cJSON *warm;                 /* the header's warm_start object, or NULL */
+	struct tryconf *tries;       /* --try / --try-file, in command-line order */
+	size_t ntries;
 	char created[32];
 
 	struct session_run *runs;
@@ -102,7 +109,7 @@ struct nccltune_session {
 };
 
 /* ---- session_record.c ---- */
-/* "baseline", "search", "retry", "warm", "final"; can't fail. */
+/* "baseline", "search", "retry", "warm", "final", "try"; can't fail. */
 const char *session_phase_name(enum session_phase ph);
 /* Returns 0 with *out, or -1 for an unknown name. */
 int session_phase_parse(const char *s, enum session_phase *out);
@@ -133,6 +140,9 @@ void session_print_summary(nccltune_session *s, const cJSON *results);
 /* ---- session.c, for the others ---- */
 /* Session time in seconds, summed over resumes; can't fail. */
 double session_elapsed(const nccltune_session *s);
+/* What run r sets, as "NCCL_A=1 NCCL_B=2" ("" for the baseline); returns buf. */
+char *session_run_describe(const nccltune_session *s, const struct session_run *r, char *buf,
+                           size_t len);
 /* Did the probe say its figures come from a model? */
 bool session_is_model(const nccltune_session *s);
 /* The best objective measured so far in the search (not the final phase), with its

@@ -93,8 +93,8 @@ void session_progress_run(nccltune_session *s, const struct session_run *r)
 		s->line_active = true;
 		return;
 	}
-	if (r->has_point)
-		space_point_describe(s->sp, &r->p, env, sizeof env);
+	if (r->has_point || r->try_no)
+		session_run_describe(s, r, env, sizeof env);
 	else
 		snprintf(env, sizeof env, "(NCCL defaults)");
 	fprintf(s->progress, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, s->nruns, s->budget,
@@ -164,6 +164,61 @@ static double num(const cJSON *o, const char *key)
 	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
 }
 
+/* The phrase of an outcome class named in results.json. */
+static const char *phrase_of(const char *name)
+{
+	enum outcome_class c;
+
+	return outcome_class_parse(name, &c) == 0 ? outcome_class_phrase(c) : name;
+}
+
+/* One line per --try: its time, its ratio to the baseline and the tuned best's to it,
+ * all from the same session. */
+static void print_tries(nccltune_session *s, const cJSON *doc)
+{
+	FILE *f = s->progress;
+	const cJSON *tries = cJSON_GetObjectItemCaseSensitive(doc, "tries"), *it;
+	char a[32], ci[96], env[1024];
+	int n = 0;
+
+	cJSON_ArrayForEach(it, tries) {
+		const cJSON *vb = cJSON_GetObjectItemCaseSensitive(it, "ratio_vs_baseline");
+		const cJSON *tv = cJSON_GetObjectItemCaseSensitive(it, "tuned_vs_try");
+		const cJSON *oc = cJSON_GetObjectItemCaseSensitive(it, "outcome");
+		bool ok = cJSON_IsString(oc) && strcmp(oc->valuestring, "ok") == 0;
+		double t = num(tv, "ratio");
+
+		n++;
+		env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env);
+		if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(it, "env")) ||
+		    isnan(num(it, "objective_us"))) {
+			fprintf(f, "your config %d: %s: %s\n", n, env,
+			        !cJSON_IsString(oc) ? "not measured"
+			        : strcmp(oc->valuestring, "not_run") == 0 ? "not run (budget spent)"
+			        : phrase_of(oc->valuestring));
+			continue;
+		}
+		fprintf(f, "your config %d: %s per step%s (%d run(s)%s%s)  %s\n", n,
+		        fmt_us(num(it, "objective_us"), a, sizeof a),
+		        ci_text(it, "ci95_us", true, ci, sizeof ci), (int)num(it, "repeats"),
+		        ok ? "" : "; failed: ", ok ? "" : oc->valuestring, env);
+		if (cJSON_IsObject(vb))
+			fprintf(f, "              %.2fx vs baseline%s", num(vb, "ratio"),
+			        ci_text(vb, "ci95", false, ci, sizeof ci));
+		else
+			fprintf(f, "              no baseline to compare with");
+		if (!cJSON_IsObject(tv))
+			fputc('\n', f);
+		else if (t == 1.0)
+			fprintf(f, "; it is the tuned best\n");
+		else if (t > 1.0)
+			fprintf(f, "; tuned best is %.2fx faster than your config%s\n", t,
+			        ci_text(tv, "ci95", false, ci, sizeof ci));
+		else
+			fprintf(f, "; your config is %.2fx faster than the tuned best\n", 1.0 / t);
+	}
+}
+
 void session_print_summary(nccltune_session *s, const cJSON *doc)
 {
 	FILE *f = s->progress;
@@ -207,6 +262,7 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 	} else {
 		fprintf(f, "best:     none: no configuration worked\n");
 	}
+	print_tries(s, doc);
 	if (cJSON_GetArraySize(top) > 0) {
 		fprintf(f, "top %d:\n", cJSON_GetArraySize(top));
 		cJSON_ArrayForEach(it, top) {

@@ -15,17 +15,17 @@
 
 static const char *const phase_names[] = {
 	[PHASE_BASELINE] = "baseline", [PHASE_SEARCH] = "search", [PHASE_RETRY] = "retry",
-	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final",
+	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final", [PHASE_TRY] = "try",
 };
 
 const char *session_phase_name(enum session_phase ph)
 {
-	return (unsigned)ph <= PHASE_FINAL ? phase_names[ph] : "?";
+	return (unsigned)ph <= PHASE_TRY ? phase_names[ph] : "?";
 }
 
 int session_phase_parse(const char *s, enum session_phase *out)
 {
-	for (int i = 0; i <= PHASE_FINAL; i++) {
+	for (int i = 0; i <= PHASE_TRY; i++) {
 		if (strcmp(s, phase_names[i]) == 0) {
 			*out = (enum session_phase)i;
 			return 0;
@@ -95,6 +95,20 @@ cJSON *session_header_json(const nccltune_session *s)
 	    !add(h, "warm_start", s->warm ? cJSON_Duplicate(s->warm, true) : cJSON_CreateNull()) ||
 	    !cJSON_AddBoolToObject(h, "auto_model", s->auto_model))
 		goto fail;
+	if (s->ntries > 0) {
+		cJSON *tries = cJSON_AddArrayToObject(h, "tries");
+
+		if (!tries)
+			goto fail;
+		for (size_t i = 0; i < s->ntries; i++) {
+			cJSON *t = tryconf_to_json(&s->tries[i]);
+
+			if (!t || !cJSON_AddItemToArray(tries, t)) {
+				cJSON_Delete(t);
+				goto fail;
+			}
+		}
+	}
 	return h;
 fail:
 	cJSON_Delete(wl);
@@ -130,7 +144,9 @@ cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, 
 	    !cJSON_AddStringToObject(j, "phase", session_phase_name(r->phase)) ||
 	    !add(j, "point", r->has_point ? env_point_levels_to_json(s->sp, &r->p)
 	                                  : cJSON_CreateNull()) ||
-	    !add(j, "env", env_point_to_json(s->sp, r->has_point ? &r->p : NULL)) ||
+	    !add(j, "env", r->try_no ? tryconf_env_json(&s->tries[r->try_no - 1], s->sp)
+	                             : env_point_to_json(s->sp, r->has_point ? &r->p : NULL)) ||
+	    (r->try_no && !cJSON_AddNumberToObject(j, "try", (double)r->try_no)) ||
 	    !cJSON_AddStringToObject(j, "outcome", outcome_class_name(o->cls)) ||
 	    !add(j, "objective_us", isfinite(o->objective_us) ? cJSON_CreateNumber(o->objective_us)
 	                                                       : cJSON_CreateNull()) ||
@@ -295,6 +311,24 @@ static int load_header(struct loader *L, const cJSON *h, size_t line)
 	}
 	it = cJSON_GetObjectItemCaseSensitive(h, "auto_model");
 	s->auto_model = cJSON_IsTrue(it);
+	it = cJSON_GetObjectItemCaseSensitive(h, "tries");
+	if (it) {
+		const cJSON *t;
+
+		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) > TRYCONF_MAX)
+			return lfail(L, line, "tries: must be an array of at most %d objects", TRYCONF_MAX);
+		s->tries = calloc((size_t)cJSON_GetArraySize(it) + 1, sizeof *s->tries);
+		if (!s->tries)
+			return lfail(L, line, "out of memory");
+		cJSON_ArrayForEach(t, it) {
+			char origin[64];
+
+			snprintf(origin, sizeof origin, "tries[%zu]", s->ntries);
+			if (tryconf_from_json(t, origin, &s->tries[s->ntries], perr, sizeof perr) != 0)
+				return lfail(L, line, "%s", perr);
+			s->ntries++;
+		}
+	}
 	return 0;
 }
 
@@ -371,8 +405,24 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 		return -1;
 	if (session_phase_parse(it->valuestring, &r->phase) != 0)
 		return lfail(L, line, "phase: unknown phase '%s'", it->valuestring);
+	it = cJSON_GetObjectItemCaseSensitive(rec, "try");
+	if (it) {
+		if (!cJSON_IsNumber(it) || it->valuedouble < 1 || it->valuedouble > (double)s->ntries ||
+		    it->valuedouble != (double)(size_t)it->valuedouble)
+			return lfail(L, line, "try: not the number of one of the header's %zu tries",
+			             s->ntries);
+		r->try_no = (size_t)it->valuedouble;
+	} else if (r->phase == PHASE_TRY) {
+		return lfail(L, line, "try: missing (a run of phase try says which try)");
+	}
 	it = cJSON_GetObjectItemCaseSensitive(rec, "point");
-	if (r->phase == PHASE_BASELINE ||
+	if (r->try_no && cJSON_IsNull(it)) {
+		/* an off-space try: its variables are in the header */
+		if (r->phase == PHASE_SEARCH || r->phase == PHASE_WARM || r->phase == PHASE_BASELINE)
+			return lfail(L, line, "try: a %s run is not a try's", session_phase_name(r->phase));
+	} else if (r->try_no && r->phase == PHASE_BASELINE) {
+		return lfail(L, line, "try: a baseline run is not a try's");
+	} else if (r->phase == PHASE_BASELINE ||
 	    ((r->phase == PHASE_RETRY || r->phase == PHASE_FINAL) && cJSON_IsNull(it))) {
 		/* the baseline: its own phase, its retry, its final repeats */
 		if (it && !cJSON_IsNull(it))

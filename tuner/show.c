@@ -137,6 +137,39 @@ static void top(FILE *o, const struct summary *s)
 	}
 }
 
+/* The user's own configurations (--try), re-measured next to the baseline. */
+static void tries(FILE *o, const struct summary *s)
+{
+	if (s->ntries == 0)
+		return;
+	fprintf(o, "\nyour configurations (--try)\n  %3s  %10s  %-23s  %8s  %-9s  %s\n", "#",
+	        "time/step", "95% interval", "vs base", "outcome", "environment");
+	for (size_t i = 0; i < s->ntries; i++) {
+		const struct summary_try *t = &s->tries[i];
+		char tm[32] = "-", lo[32], hi[32], ci[80] = "", ratio[16] = "", oc[32], env[2048],
+		     clean[2048];
+
+		if (t->m.present)
+			summary_format_us(t->m.objective_us, tm, sizeof(tm));
+		if (t->m.has_ci)
+			snprintf(ci, sizeof(ci), "%s - %s", summary_format_us(t->m.ci_lo, lo, sizeof(lo)),
+			         summary_format_us(t->m.ci_hi, hi, sizeof(hi)));
+		if (t->has_ratio)
+			snprintf(ratio, sizeof(ratio), "%.2fx", t->ratio);
+		fprintf(o, "  %3zu  %10s  %-23s  %8s  %-9s  %s%s\n", i + 1, tm, ci, ratio,
+		        CLEAN(t->outcome, oc),
+		        CLEAN(summary_describe_env(&t->m.env, env, sizeof(env)), clean),
+		        t->in_space ? "" : "  (outside the space)");
+		if (t->has_tuned && t->tuned > 1.0) {
+			snprintf(ci, sizeof(ci), " [95%% %.2fx .. %.2fx]", t->tuned_lo, t->tuned_hi);
+			fprintf(o, "       the tuned best is %.2fx faster%s\n", t->tuned,
+			        isnan(t->tuned_lo) ? "" : ci);
+		} else if (t->has_tuned && t->tuned == 1.0) {
+			fputs("       it is the tuned best\n", o);
+		}
+	}
+}
+
 static void families(FILE *o, const struct summary *s)
 {
 	struct summary_family *f = NULL;
@@ -217,6 +250,7 @@ int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 	overview(mem, s);
 	tuned_env(mem, s);
 	top(mem, s);
+	tries(mem, s);
 	families(mem, s);
 	failures(mem, s);
 	per_size(mem, s);

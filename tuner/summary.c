@@ -629,6 +629,93 @@ static int parse_top(const struct ctx *c, const cJSON *root, struct summary *s)
 	return 0;
 }
 
+/* {"ratio": r, "ci95": [lo, hi]} of a try, when present. */
+static int parse_try_ratio(const struct ctx *c, const cJSON *o, const char *p, const char *key,
+                           bool *has, double *r, double *lo, double *hi)
+{
+	static const char *const keys[] = { "ratio", "ci95", NULL };
+	const cJSON *m;
+	char kp[PATH_KEY_MAX];
+	bool have;
+
+	*has = false;
+	*r = *lo = *hi = NAN;
+	if (member(c, o, p, key, false, true, &m) < 0 || !m)
+		return 0;
+	join(kp, sizeof(kp), p, key);
+	if (want_object(c, m, kp) < 0 || check_keys(c, m, kp, keys) < 0 ||
+	    get_number(c, m, kp, "ratio", true, 0, 1e6, false, NULL, r) < 0 ||
+	    parse_ci(c, m, kp, "ci95", &have, lo, hi, 1e6) < 0)
+		return -1;
+	*has = true;
+	return 0;
+}
+
+/* "tries": the user's own configurations (--try). Their env is checked as strictly as
+ * best's: an off-space try may be the best, and its values came from the command line. */
+static int parse_tries(const struct ctx *c, const cJSON *root, struct summary *s)
+{
+	static const char *const keys[] = { "env", "in_space", "outcome", "objective_us",
+		"ci95_us", "repeats", "ratio_vs_baseline", "tuned_vs_try", NULL };
+	const cJSON *m;
+	size_t i = 0;
+	char p[PATH_KEY_MAX], ep[PATH_KEY_MAX];
+
+	if (member(c, root, "", "tries", false, false, &m) < 0 || !m)
+		return 0;
+	if (want_array(c, m, "tries", 64) < 0)
+		return -1;
+	if (cJSON_GetArraySize(m) == 0)
+		return 0;
+	s->tries = calloc((size_t)cJSON_GetArraySize(m), sizeof(s->tries[0]));
+	if (!s->tries)
+		return fail(c, "tries", "out of memory");
+	for (const cJSON *e = m->child; e; e = e->next, i++) {
+		struct summary_try *t = &s->tries[i];
+		const cJSON *env, *b;
+		bool have;
+		double d;
+
+		join_index(p, sizeof(p), "tries", i);
+		s->ntries = i + 1;
+		if (want_object(c, e, p) < 0 || check_keys(c, e, p, keys) < 0)
+			return -1;
+		if (member(c, e, p, "env", true, false, &env) < 0)
+			return -1;
+		join(ep, sizeof(ep), p, "env");
+		if (parse_env(c, env, ep, ENV_STRICT, &t->m.env) < 0)
+			return -1;
+		if (member(c, e, p, "in_space", false, false, &b) < 0)
+			return -1;
+		if (b && !cJSON_IsBool(b)) {
+			join(ep, sizeof(ep), p, "in_space");
+			return fail(c, ep, "expected true or false, got %s", type_name(b));
+		}
+		t->in_space = cJSON_IsTrue(b);
+		if (get_string(c, e, p, "outcome", true, 16, &t->outcome) < 0)
+			return -1;
+		for (const char *q = t->outcome; *q; q++)
+			if (!(islower((unsigned char)*q) || *q == '_'))
+				return fail(c, p, "outcome must be a lower-case word");
+		if (get_number(c, e, p, "objective_us", false, 0, OBJECTIVE_MAX, false, &have,
+		               &t->m.objective_us) < 0)
+			return -1;
+		t->m.present = have;
+		if (parse_ci(c, e, p, "ci95_us", &t->m.has_ci, &t->m.ci_lo, &t->m.ci_hi,
+		             OBJECTIVE_MAX) < 0)
+			return -1;
+		if (get_number(c, e, p, "repeats", false, 0, 1000000, true, &have, &d) < 0)
+			return -1;
+		t->m.repeats = have ? (int)d : 0;
+		if (parse_try_ratio(c, e, p, "ratio_vs_baseline", &t->has_ratio, &t->ratio,
+		                    &t->ratio_lo, &t->ratio_hi) < 0 ||
+		    parse_try_ratio(c, e, p, "tuned_vs_try", &t->has_tuned, &t->tuned, &t->tuned_lo,
+		                    &t->tuned_hi) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int parse_failures(const struct ctx *c, const cJSON *root, struct summary *s)
 {
 	static const char *const keys[] = { "env", "stage", "count", NULL };
@@ -709,7 +796,7 @@ static int parse_root(const struct ctx *c, const cJSON *root, struct summary *s)
 {
 	static const char *const keys[] = { "schema", "tool", "created", "fingerprint", "source",
 		"model", "workload", "strategy", "seed", "budget", "pinned", "baseline", "best",
-		"gain", "top", "evaluations", "failures", "pruned", NULL };
+		"gain", "top", "evaluations", "failures", "pruned", "tries", NULL };
 	static const char *const tool_keys[] = { "name", "version", NULL };
 	static const char *const gain_keys[] = { "ratio", "ci95", NULL };
 	const cJSON *m;
@@ -795,7 +882,8 @@ static int parse_root(const struct ctx *c, const cJSON *root, struct summary *s)
 	if (get_number(c, root, "", "evaluations", true, 0, 1e9, true, NULL, &d) < 0)
 		return -1;
 	s->evaluations = (long)d;
-	if (parse_failures(c, root, s) < 0 || parse_pruned(c, root, s) < 0)
+	if (parse_failures(c, root, s) < 0 || parse_pruned(c, root, s) < 0 ||
+	    parse_tries(c, root, s) < 0)
 		return -1;
 	return 0;
 }
@@ -1138,6 +1226,9 @@ void summary_destroy(struct summary *s)
 	for (size_t i = 0; i < s->ntop; i++)
 		env_free(&s->top[i].env);
 	free(s->top);
+	for (size_t i = 0; i < s->ntries; i++)
+		env_free(&s->tries[i].m.env);
+	free(s->tries);
 	for (size_t i = 0; i < s->nfailures; i++)
 		env_free(&s->failures[i].env);
 	free(s->failures);

@@ -57,6 +57,17 @@ struct summary_measure {
 	int repeats;                      /* 0 when absent */
 };
 
+/* One of the user's own configurations (results.json "tries", from --try). */
+struct summary_try {
+	struct summary_measure m;         /* m.present false: it never measured ok */
+	bool in_space;                    /* a point of the space searched */
+	const char *outcome;              /* "ok", a failure class, "not_run" */
+	bool has_ratio;                   /* ratio_vs_baseline: baseline / this */
+	double ratio, ratio_lo, ratio_hi; /* lo/hi NAN without an interval */
+	bool has_tuned;                   /* tuned_vs_try: this / the tuned best */
+	double tuned, tuned_lo, tuned_hi;
+};
+
 struct summary_size { uint64_t bytes; double us; };
 struct summary_failure { struct summary_env env; const char *stage; long count; };
 struct summary_pruned { struct summary_env when; const char *reason; };
@@ -90,8 +101,9 @@ struct summary {
 	bool has_gain;
 	double gain, gain_lo, gain_hi;    /* gain_lo/hi NAN without an interval */
 	long evaluations;
-	size_t ntop, nfailures, npruned;
+	size_t ntop, nfailures, npruned, ntries;
 	struct summary_measure *top;
+	struct summary_try *tries;
 	struct summary_failure *failures;
 	struct summary_pruned *pruned;
 	/* From journal.jsonl, when the folder has one. */

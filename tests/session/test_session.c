@@ -1,7 +1,8 @@
 /* test_session.c - whole sessions through the public API against the fake probe (its
  * latency is an analytic function of the NCCL_* variables, see fakeprobe.c): results,
  * pruning, pinned variables, NVLS, retries, timeouts, resume, interrupts, warm start,
- * time limit, and results.json read back by the strict loader of the exports.
+ * time limit, --try configurations, and results.json read back by the strict loader of
+ * the exports.
  * argv[1] is the fake probe. */
 #include <ftw.h>
 #include <math.h>
@@ -698,6 +699,248 @@ static void test_default_model(void)
 	free(hdr);
 }
 
+/* The fake probe's objective for 122 x 43008 B with Ring, `maxch` channels and LL. */
+static double ring_ll_objective(int maxch)
+{
+	return 122 * (10 + 0.7 * fabs(maxch - 2.0) + 0.2 * 15 + 0.3 * 5 + 1.5 + 43008 / 8000.0);
+}
+
+/* The idx-th entry of results.json's tries. */
+static const cJSON *try_at(const cJSON *res, int idx)
+{
+	return cJSON_GetArrayItem(cJSON_GetObjectItem(res, "tries"), idx);
+}
+
+/* Journal runs of try `no` in `phase`. */
+static int try_runs(const char *dir, int no, const char *phase)
+{
+	int n = 0;
+
+	for (int i = 0; i < journal_runs(dir, NULL); i++) {
+		cJSON *r = journal_run(dir, i);
+
+		if (num_at(r, "try", NULL) == no && strcmp(str_at(r, "phase", NULL), phase) == 0)
+			n++;
+		cJSON_Delete(r);
+	}
+	return n;
+}
+
+/* --try: an in-space and an off-space configuration, run after the baseline, in the
+ * final rounds, in results.json with ratios; the off-space one (LL is not searched by
+ * the small space) is faster than anything in the space and wins. */
+static void test_tries(void)
+{
+	char out[256], space[256], log[256], err[1024];
+	nccltune_session *s;
+	cJSON *res, *r;
+	const cJSON *t0, *t1;
+	struct summary *sum = NULL;
+	double base;
+
+	path_in(out, sizeof out, "tries");
+	path_in(space, sizeof space, "small-space.json");
+	path_in(log, sizeof log, "tries.log");
+	setenv("FAKEPROBE_LOG", log, 1);
+	s = new_session(out, 30, "random", space, NULL);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=4"), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=2 NCCL_PROTO=LL"),
+	          NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_run(s), NCCLTUNE_OK);
+	nccltune_session_destroy(s);
+	unsetenv("FAKEPROBE_LOG");
+
+	/* right after the baseline, in order */
+	r = journal_run(out, 1);
+	CHECK_STR(str_at(r, "phase", NULL), "try");
+	CHECK_INT(num_at(r, "try", NULL), 1);
+	CHECK(cJSON_IsArray(cJSON_GetObjectItem(r, "point")));
+	cJSON_Delete(r);
+	r = journal_run(out, 2);
+	CHECK_STR(str_at(r, "phase", NULL), "try");
+	CHECK_INT(num_at(r, "try", NULL), 2);
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "point")));
+	CHECK_STR(str_at(r, "env", "NCCL_PROTO"), "LL");
+	cJSON_Delete(r);
+	/* in the final rounds, interleaved with the baseline; the budget holds */
+	CHECK(try_runs(out, 2, "final") >= 2);
+	CHECK(journal_runs(out, NULL) <= 30);
+	/* the off-space try ran with exactly its variables, nothing else did */
+	CHECK_INT(count_lines(log, "NCCL_PROTO=LL"), 1 + try_runs(out, 2, "final"));
+	res = read_json(out, "results.json");
+	CHECK(res != NULL);
+	base = num_at(res, "baseline", "objective_us");
+	CHECK_STR(str_at(cJSON_GetObjectItem(res, "best"), "env", "NCCL_PROTO"), "LL");
+	CHECK_NEAR(num_at(cJSON_GetObjectItem(res, "best"), "objective_us", NULL),
+	           ring_ll_objective(2), 1e-3);
+	CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(res, "tries")), 2);
+	t0 = try_at(res, 0);
+	t1 = try_at(res, 1);
+	CHECK_STR(str_at(t0, "outcome", NULL), "ok");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(t0, "in_space")));
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(t1, "in_space")));
+	CHECK_NEAR(num_at(t0, "objective_us", NULL), ring_objective(4), 1e-3);
+	CHECK(num_at(t0, "repeats", NULL) >= 2);
+	CHECK_NEAR(num_at(t0, "ratio_vs_baseline", "ratio"), base / ring_objective(4), 1e-3);
+	CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(t0, "ratio_vs_baseline"),
+	                                                 "ci95")), 2);
+	CHECK_NEAR(num_at(t0, "tuned_vs_try", "ratio"), ring_objective(4) / ring_ll_objective(2),
+	           1e-3);
+	CHECK_NEAR(num_at(t1, "tuned_vs_try", "ratio"), 1.0, 1e-9);
+	CHECK_NEAR(num_at(t1, "ratio_vs_baseline", "ratio"), num_at(res, "gain", "ratio"), 1e-9);
+	cJSON_Delete(res);
+	/* the strict loader takes it, and the exports carry the off-space winner */
+	CHECK_INT(summary_load(out, SUMMARY_JOURNAL, &sum, err, sizeof err), 0);
+	if (sum) {
+		CHECK_INT(sum->ntries, 2);
+		CHECK(sum->ntries == 2 && sum->tries[1].has_tuned && !sum->tries[1].in_space);
+		CHECK_STR(summary_env_get(&sum->best.env, "NCCL_PROTO"), "LL");
+		summary_destroy(sum);
+	} else {
+		fprintf(stderr, "summary_load: %s\n", err);
+	}
+}
+
+/* A try whose variable the user's environment sets: the environment wins, is recorded
+ * as pinned, and the rest of the try still runs (here it becomes a point of the space). */
+static void test_try_pinned(void)
+{
+	char out[256], space[256], log[256];
+	nccltune_session *s;
+	cJSON *res;
+
+	path_in(out, sizeof out, "try-pinned");
+	path_in(space, sizeof space, "small-space.json");
+	path_in(log, sizeof log, "try-pinned.log");
+	setenv("FAKEPROBE_LOG", log, 1);
+	setenv("NCCL_PROTO", "Simple", 1);
+	s = new_session(out, 12, "random", space, NULL);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=3 NCCL_PROTO=LL"),
+	          NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_run(s), NCCLTUNE_OK);
+	nccltune_session_destroy(s);
+	unsetenv("NCCL_PROTO");
+	unsetenv("FAKEPROBE_LOG");
+	CHECK_INT(count_lines(log, "NCCL_PROTO=LL"), 0);
+	CHECK_INT(count_lines(log, "NCCL_PROTO=Simple"), journal_runs(out, NULL));
+	res = read_json(out, "results.json");
+	CHECK_STR(str_at(res, "pinned", "NCCL_PROTO"), "Simple");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(try_at(res, 0), "in_space")));
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(try_at(res, 0), "env"), "NCCL_PROTO") == NULL);
+	cJSON_Delete(res);
+}
+
+/* Refusals before anything runs; a budget too small for every try. */
+static void test_try_refused(void)
+{
+	char out[256], path[256];
+	nccltune_session *s;
+	cJSON *res;
+
+	s = nccltune_session_create();
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=Fast"), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(nccltune_session_error(s), "--try 'NCCL_PROTO=Fast': 'NCCL_PROTO=Fast'");
+	CHECK_INT(nccltune_session_add_try_file(s, "/nonexistent/tries"), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(nccltune_session_error(s), "--try-file: ");
+	path_in(path, sizeof path, "bad-tries.txt");
+	write_file(path, "NCCL_PROTO=LL\nNCCL_BUFFSIZE=lots # big\n");
+	CHECK_INT(nccltune_session_add_try_file(s, path), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(nccltune_session_error(s), "bad-tries.txt:2: 'NCCL_BUFFSIZE=lots'");
+	for (int i = 0; i < 16; i++) {
+		char cfg[64];
+
+		snprintf(cfg, sizeof cfg, "NCCL_MAX_NCHANNELS=%d", i + 1);
+		CHECK_INT(nccltune_session_add_try(s, cfg), NCCLTUNE_OK);
+	}
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=LL"), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(nccltune_session_error(s), "more than 16");
+	nccltune_session_destroy(s);
+
+	/* NVLS: never set unless the space names it, --try included */
+	path_in(out, sizeof out, "try-nvls");
+	s = new_session(out, 10, "random", NULL, NULL);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_NVLS_ENABLE=1 NCCL_PROTO=LL"), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_run(s), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(nccltune_session_error(s), "NCCL_NVLS_ENABLE=1 refused");
+	nccltune_session_destroy(s);
+	CHECK_INT(journal_runs(out, NULL), -1);   /* no journal: nothing ran */
+	/* the same configuration twice */
+	path_in(out, sizeof out, "try-twice");
+	s = new_session(out, 10, "random", NULL, NULL);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=LL NCCL_P2P_LEVEL=SYS"), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_P2P_LEVEL=SYS NCCL_PROTO=LL"), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_run(s), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(nccltune_session_error(s), "the same configuration as");
+	nccltune_session_destroy(s);
+
+	/* budget 3: the baseline and two tries; the third is reported as not run */
+	path_in(out, sizeof out, "try-budget");
+	s = new_session(out, 3, "random", NULL, NULL);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=LL NCCL_P2P_LEVEL=SYS"), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=Simple NCCL_P2P_LEVEL=SYS"), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=LL128 NCCL_P2P_LEVEL=SYS"), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_run(s), NCCLTUNE_OK);
+	nccltune_session_destroy(s);
+	CHECK_INT(journal_runs(out, NULL), 3);
+	res = read_json(out, "results.json");
+	CHECK_STR(str_at(try_at(res, 0), "outcome", NULL), "ok");
+	CHECK_INT(num_at(try_at(res, 0), "repeats", NULL), 1);
+	CHECK(num_at(try_at(res, 0), "ratio_vs_baseline", "ratio") > 1.0);
+	CHECK_STR(str_at(try_at(res, 2), "outcome", NULL), "not_run");
+	CHECK(isnan(num_at(try_at(res, 2), "objective_us", NULL)));
+	/* without a final phase the fastest single run wins: the LL try */
+	CHECK_STR(str_at(cJSON_GetObjectItem(res, "best"), "env", "NCCL_PROTO"), "LL");
+	cJSON_Delete(res);
+}
+
+/* A session with tries cut short and resumed replays them from the journal. */
+static void test_try_resume(void)
+{
+	char a[256], b[256], log[256];
+	nccltune_session *s;
+	cJSON *ra, *rb;
+
+	path_in(a, sizeof a, "try-resume-a");
+	path_in(b, sizeof b, "try-resume-b");
+	path_in(log, sizeof log, "try-resume.log");
+	for (int k = 0; k < 2; k++) {
+		s = new_session(k ? b : a, 20, "bo", NULL, NULL);
+		CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=LL NCCL_P2P_LEVEL=SYS"), NCCLTUNE_OK);
+		CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_MIN_NCHANNELS=1 "
+		                                      "NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 "
+		                                      "NCCL_NTHREADS=64"), NCCLTUNE_OK);
+		CHECK_INT(nccltune_session_run(s), NCCLTUNE_OK);
+		nccltune_session_destroy(s);
+	}
+	cut_journal(b, 2);   /* the baseline and the first try */
+	setenv("FAKEPROBE_LOG", log, 1);
+	s = nccltune_session_create();
+	nccltune_session_set_progress(s, NULL);
+	CHECK_INT(nccltune_session_resume(s, b), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_add_try(s, "NCCL_PROTO=LL"), NCCLTUNE_USAGE);
+	CHECK_INT(nccltune_session_run(s), NCCLTUNE_OK);
+	nccltune_session_destroy(s);
+	unsetenv("FAKEPROBE_LOG");
+	CHECK_INT(journal_runs(b, NULL), journal_runs(a, NULL));
+	CHECK_INT(count_lines(log, NULL), journal_runs(a, NULL) - 2);
+	CHECK_INT(try_runs(b, 2, "try"), 1);
+	ra = read_json(a, "results.json");
+	rb = read_json(b, "results.json");
+	if (ra && rb) {
+		char *ta = cJSON_PrintUnformatted(cJSON_GetObjectItem(ra, "tries"));
+		char *tb = cJSON_PrintUnformatted(cJSON_GetObjectItem(rb, "tries"));
+
+		CHECK_STR(ta, tb);
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(try_at(rb, 1), "in_space")));
+		free(ta);
+		free(tb);
+	} else {
+		CHECK(ra && rb);
+	}
+	cJSON_Delete(ra);
+	cJSON_Delete(rb);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -723,6 +966,10 @@ int main(int argc, char **argv)
 	test_warm_start();
 	test_time_limit();
 	test_default_model();
+	test_tries();
+	test_try_pinned();
+	test_try_refused();
+	test_try_resume();
 	if (check_failures == 0)
 		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	else

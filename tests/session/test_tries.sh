@@ -1,0 +1,95 @@
+#!/bin/bash
+# test_tries.sh - `nccltune run --try/--try-file` end to end: bad configurations exit 2
+# naming the option and the item, NVLS is refused, --resume takes no --try, and a
+# session of the PCIe Gen5 model with the seed story's hand configuration measures it
+# after the baseline and in the final rounds, with its ratio and interval in
+# results.json, in the summary and in `nccltune show`.
+# Usage: test_tries.sh NCCLTUNE FAKEPROBE
+set -u
+NT=$1
+FAKE=$2
+failures=0
+tmp=$(mktemp -d /tmp/nccltune-tries-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+expect() {
+	local code=$1 needle=$2
+	shift 2
+	local out rc
+	out=$("$NT" "$@" 2>&1)
+	rc=$?
+	[ "$rc" -eq "$code" ] || fail "nccltune $*: exit $rc, want $code; output: $out"
+	case "$out" in
+	*"$needle"*) ;;
+	*) fail "nccltune $*: output lacks '$needle': $out" ;;
+	esac
+}
+
+expect 2 "--try 'NCCL_PROTO=Fast NCCL_ALGO=Ring': 'NCCL_PROTO=Fast': 'Fast': unknown protocol" \
+	run --probe "$FAKE" --try "NCCL_PROTO=Fast NCCL_ALGO=Ring"
+expect 2 "'NCCL_NTHREADS=100': '100' is not a multiple of 32" \
+	run --probe "$FAKE" --try "NCCL_PROTO=LL NCCL_NTHREADS=100"
+expect 2 "is not NAME=VALUE" run --probe "$FAKE" --try "LL"
+expect 2 "P2P_LEVEL is not an NCCL variable name" run --probe "$FAKE" --try "P2P_LEVEL=SYS"
+expect 2 "option --try needs a value" run --try
+expect 2 "--resume takes no --try" run --resume "$tmp/x" --try "NCCL_PROTO=LL"
+expect 2 "--try-file: /nonexistent/tries" run --probe "$FAKE" --try-file /nonexistent/tries
+printf '# mine\nNCCL_PROTO=LL NCCL_ALGO=Ring\nNCCL_ALGO=Ring NCCL_BUFFSIZE=-1\n' >"$tmp/bad.txt"
+expect 2 "--try-file: $tmp/bad.txt:3: 'NCCL_BUFFSIZE=-1'" run --probe "$FAKE" --try-file "$tmp/bad.txt"
+expect 2 "NCCL_NVLS_ENABLE=1 refused" run --probe "$FAKE" --out "$tmp/nvls" \
+	--try "NCCL_NVLS_ENABLE=1 NCCL_PROTO=LL"
+[ -e "$tmp/nvls/journal.jsonl" ] && fail "NVLS: a session started"
+help=$("$NT" run --help)
+case "$help" in *"--try CONFIG"*"--try-file FILE"*) ;; *) fail "run --help lacks --try/--try-file" ;; esac
+
+probe="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
+if [ -x "$probe" ]; then
+	hand="NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 NCCL_NTHREADS=64"
+	printf '# a second, from a file\nNCCL_PROTO=Simple NCCL_ALGO=Ring  # the safe one\n' >"$tmp/tries.txt"
+	dir="$tmp/model"
+	out=$("$NT" run --model pcie-gen5-8gpu --budget 30 --seed 1 --out "$dir" --try "$hand" \
+		--try-file "$tmp/tries.txt" 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] || fail "model session: exit $rc: $out"
+	case "$out" in *"your config 1: "*" vs baseline [95% "*) ;; *) fail "summary lacks the try: $out" ;; esac
+	python3 - "$dir" <<'PY' || fail "model session: results/journal checks failed"
+import json, sys
+d = sys.argv[1]
+runs = [json.loads(l) for l in open(d + "/journal.jsonl")]
+head, runs = runs[0], [r for r in runs[1:] if r.get("type") == "run"]
+assert len(head["tries"]) == 2, head.get("tries")
+assert head["tries"][0]["NCCL_P2P_LEVEL"] == "SYS"
+assert [r["phase"] for r in runs[:3]] == ["baseline", "try", "try"], [r["phase"] for r in runs[:3]]
+assert runs[1]["try"] == 1 and runs[1]["point"] is None  # P2P_LEVEL: not searched
+assert runs[1]["env"]["NCCL_P2P_LEVEL"] == "SYS"
+assert len(runs) <= 30
+for no in (1, 2):
+    assert sum(1 for r in runs if r["phase"] == "final" and r.get("try") == no) >= 2, no
+res = json.load(open(d + "/results.json"))
+t = res["tries"]
+assert len(t) == 2
+for x in t:
+    assert x["outcome"] == "ok", x
+    assert x["repeats"] >= 2 and len(x["ci95_us"]) == 2, x
+    assert x["ratio_vs_baseline"]["ratio"] > 0 and len(x["ratio_vs_baseline"]["ci95"]) == 2, x
+    assert "tuned_vs_try" in x, x
+assert t[0]["in_space"] is False
+assert t[0]["env"]["NCCL_PROTO"] == "LL"
+# the hand configuration beats NCCL's defaults on this model
+assert t[0]["ratio_vs_baseline"]["ratio"] > 1.0, t[0]
+PY
+	show=$("$NT" show "$dir")
+	case "$show" in *"your configurations (--try)"*) ;; *) fail "show lacks the tries" ;; esac
+	grep -q "Your configurations (--try)" "$dir/report.html" || fail "report lacks the tries"
+	"$NT" export --format shell "$dir" | grep -q "^export NCCL_" || fail "export failed"
+else
+	echo "note: $probe is not built: the model session is skipped"
+fi
+
+[ $failures -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "all --try checks passed"
