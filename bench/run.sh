@@ -137,8 +137,11 @@ h200=results/h200-1gpu-2026-11-29/probe-cost.md
 	echo "then suggest -> one run of the model with its default noise (seeded) -> prune and"
 	echo "strategy observe, up to the budget; a crash, hang or garbage is run once more, as the"
 	echo "session does. After each run, the configuration the session would recommend is the"
-	echo "best *measured* one among those that worked and never computed a wrong sum; its regret"
-	echo "is (its noise-free value / the optimum) - 1. Medians over seeds 1..$seeds."
+	echo "strategy's own recommendation (\`strategy_recommend\`: for bo the point it ran with the"
+	echo "lowest GP posterior mean, for the others the best measurement), or the baseline while"
+	echo "the strategy has none; its regret is (its noise-free value / the optimum) - 1. The"
+	echo "column \"best measured@60\" keeps the old rule (the best single measurement, baseline"
+	echo "included). Medians over seeds 1..$seeds."
 	echo "Targets: bo within 5% of the optimum at 60 runs on every model, and >= 2x lower regret"
 	echo "than random at the same budget."
 	echo

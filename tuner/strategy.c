@@ -333,6 +333,131 @@ void strategy_observe(strategy *s, const struct point *p, const struct outcome *
 		s->ops->observe(s, &ob);
 }
 
+/* ---- recommendation ---- */
+
+/* One distinct observed point, while ranking. */
+struct rank_entry {
+	struct point p;
+	size_t first;      /* index of its first observation: the tie-break */
+	double sum_y;      /* of its ok runs' log-objectives */
+	size_t nok;
+	bool failed;       /* some observation of it was not ok */
+	double est;        /* log objective_us */
+};
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct rank_entry *x = a, *y = b;
+
+	if (x->est != y->est)
+		return x->est < y->est ? -1 : 1;
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* The qualifying points of the observation log, with their estimates, best first, in
+ * *out (caller frees). Returns 0 with *n (possibly 0), or -1 when out of memory. */
+static int rank_all(strategy *s, struct rank_entry **out, size_t *n)
+{
+	struct pointmap idx;
+	struct rank_entry *e = NULL;
+	struct point *pts = NULL;
+	double *est = NULL;
+	size_t ne = 0, nq = 0;
+	int rc = -1;
+
+	*out = NULL;
+	*n = 0;
+	pointmap_init(&idx, s->dims);
+	if (s->nobs == 0)
+		return 0;
+	e = calloc(s->nobs, sizeof *e);
+	if (!e)
+		goto out;
+	for (size_t i = 0; i < s->nobs; i++) {
+		const struct strategy_obs *o = &s->obs[i];
+		size_t k;
+
+		if (!pointmap_get(&idx, &o->p, &k)) {
+			k = ne++;
+			if (pointmap_put(&idx, &o->p, k) < 0)
+				goto out;
+			e[k].p = o->p;
+			e[k].first = i;
+		}
+		if (o->cls == OUTCOME_OK) {
+			e[k].sum_y += o->y;
+			e[k].nok++;
+		} else {
+			e[k].failed = true;
+		}
+	}
+	/* keep what may be recommended, in first-observation order */
+	for (size_t k = 0; k < ne; k++) {
+		if (e[k].failed || e[k].nok == 0 || !space_allows(s->sp, &e[k].p) ||
+		    prune_rejects(s->pr, &e[k].p) || prune_suspect(s->pr, &e[k].p))
+			continue;
+		e[nq] = e[k];
+		e[nq].est = e[k].sum_y / (double)e[k].nok;
+		nq++;
+	}
+	if (nq > 0 && s->ops->estimate) {
+		int er;
+
+		pts = malloc(nq * sizeof *pts);
+		est = malloc(nq * sizeof *est);
+		if (!pts || !est)
+			goto out;
+		for (size_t k = 0; k < nq; k++)
+			pts[k] = e[k].p;
+		er = s->ops->estimate(s, pts, nq, est);
+		if (er < 0)
+			goto out;
+		for (size_t k = 0; er == 0 && k < nq; k++) {
+			if (isfinite(est[k]))   /* a non-finite estimate: keep the measurement */
+				e[k].est = est[k];
+		}
+	}
+	qsort(e, nq, sizeof *e, cmp_rank);
+	*out = e;
+	*n = nq;
+	e = NULL;
+	rc = 0;
+out:
+	free(est);
+	free(pts);
+	free(e);
+	pointmap_free(&idx);
+	return rc;
+}
+
+int strategy_rank(strategy *s, struct point *out, double *estimate_us, size_t max,
+                  size_t *count)
+{
+	struct rank_entry *e;
+	size_t n;
+
+	*count = 0;
+	if (rank_all(s, &e, &n) < 0)
+		return -1;
+	for (size_t k = 0; k < n && k < max; k++) {
+		out[k] = e[k].p;
+		if (estimate_us)
+			estimate_us[k] = exp(e[k].est);
+	}
+	*count = n < max ? n : max;
+	free(e);
+	return 0;
+}
+
+int strategy_recommend(strategy *s, struct point *out, double *estimate_us)
+{
+	size_t n;
+
+	if (strategy_rank(s, out, estimate_us, 1, &n) < 0)
+		return -1;
+	return n == 0;
+}
+
 const char *strategy_name(const strategy *s)
 {
 	return s->ops->name;

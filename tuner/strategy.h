@@ -34,6 +34,28 @@ int strategy_suggest(strategy *s, struct point *out, char *err, size_t errlen);
  * out of memory is reported by the next suggest. */
 void strategy_observe(strategy *s, const struct point *p, const struct outcome *o);
 
+/* The strategy's best guess of the best configuration it has observed: among the
+ * points every observation of which was ok (a failure at any of its runs disqualifies
+ * it), that space_allows, and that prune neither rejects nor holds suspect, the one
+ * with the lowest estimated objective; *out gets it and *estimate_us (may be NULL)
+ * that estimate in microseconds. The estimate is the strategy's own: bo's is the GP
+ * posterior mean at the point (it pools repeated and neighbouring noisy runs, so one
+ * lucky measurement among consistently worse neighbours is not taken at face value);
+ * the other strategies' is the measurement, the geometric mean of its runs when a
+ * point was observed more than once (bo uses that too while it has no usable model).
+ * Ties go to the point observed first. Does not change what the strategy suggests
+ * next. Returns 0, 1 when no point qualifies yet (*out untouched), -1 when out of
+ * memory. */
+int strategy_recommend(strategy *s, struct point *out, double *estimate_us);
+
+/* Up to `max` points that strategy_recommend would choose from, best estimate first
+ * (out[0] is strategy_recommend's point): for picking finalists to re-measure.
+ * out holds max points; estimate_us (may be NULL) max values. *count gets how many
+ * were written (0 when none qualifies). Does not change what the strategy suggests
+ * next. Returns 0, or -1 when out of memory (*count is then 0). */
+int strategy_rank(strategy *s, struct point *out, double *estimate_us, size_t max,
+                  size_t *count);
+
 /* The strategy's name as given to strategy_create. */
 const char *strategy_name(const strategy *s);
 

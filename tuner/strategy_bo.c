@@ -25,7 +25,12 @@
  * variance is not (a triangular solve); since EI grows with sigma and feasibility is
  * at most 1, log EI(mu, sqrt(sf2)) bounds a candidate's score, and candidates are
  * scored in decreasing order of that bound until it falls below the best score.
- * Seen, pruned and disallowed points are never candidates. */
+ * Seen, pruned and disallowed points are never candidates.
+ *
+ * Recommendation (strategy_recommend): the observed point with the lowest posterior
+ * mean, from a model built like a suggestion's but whose refit, if one is due, is not
+ * kept as the strategy's (it is memoised, so the next suggestion reuses it): asking
+ * for a recommendation never changes what bo suggests. */
 #include "strategy_impl.h"
 
 #include <gsl/gsl_qrng.h>
@@ -66,7 +71,13 @@ struct bo {
 	double *x, *y;
 	size_t cap;
 	double best;            /* lowest standardised y */
+	double ymean, ysd;      /* y = ymean + ysd * standardised y */
 	double sigma_max;
+	/* the last hyperparameter fit, so that a recommendation's fit (which must not
+	 * change the strategy's state) is not redone by the next suggestion */
+	bool memo_valid, memo_warm;
+	size_t memo_n;
+	double memo_from[GP_MAX_HYPER], memo_theta[GP_MAX_HYPER];
 	double *work;
 	/* candidates */
 	struct cand *c;
@@ -221,13 +232,24 @@ static void sort_rows_by_y(size_t *idx, size_t n, const double *y)
 	}
 }
 
-static int bo_fit(strategy *s, struct bo *b, size_t n)
+/* Fit hyperparameters to the n standardised points in b->x, b->y, starting from
+ * theta (in/out). A fit depends only on the data, the start and whether it is the
+ * first, so the result is memoised. 0, or -1 when out of memory. */
+static int bo_fit(strategy *s, struct bo *b, size_t n, double *theta)
 {
-	size_t m = n, dims = s->dims;
+	size_t m = n, dims = s->dims, nh = gp_hyper_count(b->g);
 	double *fx = NULL, *fy = NULL;
 	size_t *idx = NULL;
 	char err[256];
 	int rc = -1;
+
+	if (b->memo_valid && b->memo_n == n && b->memo_warm == b->fitted &&
+	    memcmp(b->memo_from, theta, nh * sizeof *theta) == 0) {
+		memcpy(theta, b->memo_theta, nh * sizeof *theta);
+		return 0;
+	}
+	b->memo_valid = false;
+	memcpy(b->memo_from, theta, nh * sizeof *theta);
 
 	if (n > BO_FIT_MAX_POINTS) {
 		size_t half = BO_FIT_MAX_POINTS / 2, rest = n - half;
@@ -251,12 +273,14 @@ static int bo_fit(strategy *s, struct bo *b, size_t n)
 	}
 	if (gp_set_data(b->g, fx ? fx : b->x, fy ? fy : b->y, m) < 0)
 		goto out;
-	gp_hyper_set(b->g, b->theta);
+	gp_hyper_set(b->g, theta);
 	/* a failed fit keeps the previous hyperparameters: still a usable model */
 	if (gp_fit(b->g, b->fitted ? 40 : 80, err, sizeof err) == 0)
-		gp_hyper_get(b->g, b->theta);
-	b->fitted = true;
-	b->fit_n = n;
+		gp_hyper_get(b->g, theta);
+	memcpy(b->memo_theta, theta, nh * sizeof *theta);
+	b->memo_n = n;
+	b->memo_warm = b->fitted;
+	b->memo_valid = true;
 	rc = 0;
 out:
 	free(idx);
@@ -265,12 +289,15 @@ out:
 	return rc;
 }
 
-/* Build the GP on every successful observation. 0, -1 out of memory, 1 when the GP
- * cannot be factorised (the caller falls back to a random point). */
-static int bo_model(strategy *s, struct bo *b)
+/* Build the GP on every successful observation. `commit`: keep a refit's
+ * hyperparameters as the strategy's (suggest); otherwise (a recommendation) use them
+ * for this model only, so the strategy's state does not depend on when it was asked.
+ * 0, -1 out of memory, 1 when the GP cannot be factorised (the caller falls back to a
+ * random point, or to the measurements). */
+static int bo_model(strategy *s, struct bo *b, bool commit)
 {
 	size_t n = 0, dims = s->dims;
-	double mean = 0, var = 0, sd;
+	double mean = 0, var = 0, sd, theta[GP_MAX_HYPER];
 	char err[256];
 
 	if (reserve(b, s->nobs, dims) < 0)
@@ -291,11 +318,21 @@ static int bo_model(strategy *s, struct bo *b)
 		b->y[i] = (b->y[i] - mean) / sd;
 		b->best = b->y[i] < b->best ? b->y[i] : b->best;
 	}
-	if (need_fit(b, n) && bo_fit(s, b, n) < 0)
-		return -1;
+	b->ymean = mean;
+	b->ysd = sd;
+	memcpy(theta, b->theta, sizeof theta);
+	if (need_fit(b, n)) {
+		if (bo_fit(s, b, n, theta) < 0)
+			return -1;
+		if (commit) {
+			memcpy(b->theta, theta, sizeof theta);
+			b->fitted = true;
+			b->fit_n = n;
+		}
+	}
 	if (gp_set_data(b->g, b->x, b->y, n) < 0)
 		return -1;
-	gp_hyper_set(b->g, b->theta);
+	gp_hyper_set(b->g, theta);
 	if (gp_factor(b->g, err, sizeof err) < 0)
 		return 1;
 	b->sigma_max = sqrt(gp_signal_var(b->g));
@@ -658,7 +695,7 @@ static int bo_suggest(strategy *s, struct point *out, char *err, size_t errlen)
 			return 0;
 		return strategy_random_eligible(s, b->r, BO_RANDOM_TRIES, out, err, errlen);
 	}
-	rc = bo_model(s, b);
+	rc = bo_model(s, b, true);
 	if (rc < 0)
 		goto oom;
 	if (rc > 0)   /* numerically hopeless model: explore instead */
@@ -685,10 +722,35 @@ oom:
 	return -1;
 }
 
+/* The GP posterior mean of log(objective) at each point: the recommendation. Needs a
+ * model of at least 2 successful runs; else 1 (strategy.c uses the measurements). */
+static int bo_estimate(strategy *s, const struct point *p, size_t n, double *est)
+{
+	struct bo *b = s->impl;
+	size_t nok = 0;
+	int rc;
+
+	for (size_t i = 0; i < s->nobs; i++)
+		nok += s->obs[i].cls == OUTCOME_OK;
+	if (nok < 2)
+		return 1;
+	rc = bo_model(s, b, false);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		double x[SPACE_MAX_DIMS];
+
+		encode(s, &p[i], x);
+		est[i] = b->ymean + b->ysd * gp_predict_mean(b->g, x);
+	}
+	return 0;
+}
+
 const struct strategy_ops strategy_bo_ops = {
 	.name = "bo",
 	.create = bo_create,
 	.destroy = bo_destroy,
 	.suggest = bo_suggest,
 	.observe = NULL,
+	.estimate = bo_estimate,
 };

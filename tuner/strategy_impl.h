@@ -41,6 +41,11 @@ struct strategy_ops {
 	int (*suggest)(strategy *s, struct point *out, char *err, size_t errlen);
 	/* Called after s->obs[s->nobs - 1] was recorded; may be NULL. */
 	void (*observe)(strategy *s, const struct strategy_obs *o);
+	/* The strategy's estimate of log(objective_us) at each of the n points p (each
+	 * observed ok), into est. 0; 1 when it has no estimate of its own (strategy.c then
+	 * uses the mean measured log-objective); -1 when out of memory. Must not change
+	 * what suggest proposes next. May be NULL (same as returning 1). */
+	int (*estimate)(strategy *s, const struct point *p, size_t n, double *est);
 };
 
 struct strategy {
