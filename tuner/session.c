@@ -1278,6 +1278,51 @@ static int cmp_search(const void *a, const void *b)
 }
 
 /* The configurations that may be recommended, best measured first. */
+/* Put the candidates the strategy ranks first, in its order, the rest after them in
+ * measured order. bo ranks by the GP's posterior mean, which weighs one lucky
+ * measurement against its neighbours and repeats: finalists chosen that way suffer less
+ * from the winner's curse than the best single runs (results/bench-2026-11-29.md). */
+static int order_by_strategy(nccltune_session *s, struct final_state *f)
+{
+	size_t dims = space_dims(s->sp), count = 0, n = 0;
+	struct point *pts = NULL;
+	double *est = NULL;
+	struct finalist *sorted = NULL;
+	bool *moved = NULL;
+	int rc = NCCLTUNE_OK;
+
+	if (f->nc < 2)
+		return NCCLTUNE_OK;
+	pts = calloc(f->nc, sizeof *pts);
+	est = calloc(f->nc, sizeof *est);
+	sorted = calloc(f->nc, sizeof *sorted);
+	moved = calloc(f->nc, sizeof *moved);
+	if (!pts || !est || !sorted || !moved ||
+	    strategy_rank(s->st, pts, est, f->nc, &count) != 0) {
+		rc = setf(s, NCCLTUNE_ERROR, "out of memory ranking the finalists");
+		goto out;
+	}
+	for (size_t i = 0; i < count; i++) {
+		for (size_t j = 0; j < f->nc; j++) {
+			if (!moved[j] && point_equal(&f->c[j].p, &pts[i], dims)) {
+				sorted[n++] = f->c[j];
+				moved[j] = true;
+				break;
+			}
+		}
+	}
+	for (size_t j = 0; j < f->nc; j++)
+		if (!moved[j])
+			sorted[n++] = f->c[j];
+	memcpy(f->c, sorted, f->nc * sizeof *f->c);
+out:
+	free(pts);
+	free(est);
+	free(sorted);
+	free(moved);
+	return rc;
+}
+
 static int rank_candidates(nccltune_session *s, struct final_state *f)
 {
 	struct point base;
@@ -1310,7 +1355,7 @@ static int rank_candidates(nccltune_session *s, struct final_state *f)
 	/* qsort is not stable; candidates enter in run order and equal objectives are
 	 * rare, but make the order total anyway by comparing run order last. */
 	qsort(f->c, f->nc, sizeof *f->c, cmp_search);
-	return NCCLTUNE_OK;
+	return order_by_strategy(s, f);
 }
 
 static const struct outcome *baseline_outcome(const nccltune_session *s)
