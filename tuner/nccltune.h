@@ -50,7 +50,8 @@ int nccltune_session_set_warm_start(nccltune_session *s, const char *session_dir
  * add_try_file reads one configuration per line ('#' comments). */
 int nccltune_session_add_try(nccltune_session *s, const char *config);
 int nccltune_session_add_try_file(nccltune_session *s, const char *path);
-/* Where progress goes (default stderr; NULL for silence). */
+/* Where progress goes (default stderr; NULL for none). Warnings go to stderr as well
+ * whatever the progress stream is, so turning progress off never hides one. */
 void nccltune_session_set_progress(nccltune_session *s, FILE *f);
 
 /* Run (or, after nccltune_session_resume, continue) the session to the end: budget,

@@ -82,6 +82,7 @@ nccltune_session *nccltune_session_create(void)
 	s->seed = 1;
 	snprintf(s->strategy_name, sizeof s->strategy_name, "bo");
 	s->progress = stderr;
+	s->warnings = stderr;
 	s->progress_tty = isatty(STDERR_FILENO) == 1;
 	snprintf(s->source, sizeof s->source, "measured");
 	return s;
@@ -645,7 +646,7 @@ static int take_fingerprint(nccltune_session *s)
 	if (!res.timed_out && res.exit_status == 0)
 		fp = cJSON_ParseWithLength(res.out, res.out_len);
 	if (!cJSON_IsObject(fp)) {
-		session_progress_note(s, "warning: %s --fingerprint gave no fingerprint (%s); "
+		session_warn(s, "%s --fingerprint gave no fingerprint (%s); "
 		                      "continuing without one", s->probe_argv[0],
 		                      res.timed_out ? "timed out"
 		                      : res.exit_status != 0 ? "non-zero exit status" : "not a JSON object");
@@ -850,7 +851,7 @@ static int diverge(nccltune_session *s)
 {
 	size_t left = s->nqueue - s->qpos;
 
-	session_progress_note(s, "warning: the journal's run %zu is not what this session "
+	session_warn(s, "the journal's run %zu is not what this session "
 	                      "would run next; the %zu remaining recorded run(s) are taken as "
 	                      "they are", s->nruns + 1, left);
 	for (size_t i = s->qpos; i < s->nqueue; i++) {
@@ -1183,7 +1184,7 @@ static int run_tries(nccltune_session *s, struct outcome *o)
 		int rc;
 
 		if (s->nruns >= (size_t)s->budget) {
-			session_progress_note(s, "warning: the budget is spent: %zu configuration(s) "
+			session_warn(s, "the budget is spent: %zu configuration(s) "
 			                      "of --try not run", s->ntries - i);
 			break;
 		}
@@ -1991,7 +1992,7 @@ static void write_exports(nccltune_session *s)
 
 	snprintf(dir, sizeof dir, "%s/exports", s->dir);
 	if (fs_mkdirs(dir, e, sizeof e) != 0) {
-		session_progress_note(s, "warning: no exports: %s", e);
+		session_warn(s, "no exports: %s", e);
 		return;
 	}
 	for (size_t i = 0; nccltune_export_formats[i]; i++) {
@@ -2009,7 +2010,7 @@ static void write_exports(nccltune_session *s)
 			file = fallback;
 		}
 		if (!f) {
-			session_progress_note(s, "warning: export %s: out of memory", fmt);
+			session_warn(s, "export %s: out of memory", fmt);
 			continue;
 		}
 		rc = nccltune_export(s->dir, fmt, f, e, sizeof e);
@@ -2021,11 +2022,11 @@ static void write_exports(nccltune_session *s)
 		if (rc == NCCLTUNE_OK && fs_write_atomic(path, buf, len, 0644, e, sizeof e) != 0)
 			rc = NCCLTUNE_ERROR;
 		if (rc != NCCLTUNE_OK)
-			session_progress_note(s, "warning: export %s: %s", fmt, e);
+			session_warn(s, "export %s: %s", fmt, e);
 		free(buf);
 	}
 	if (nccltune_report_write(s->dir, e, sizeof e) != NCCLTUNE_OK)
-		session_progress_note(s, "warning: report.html: %s", e);
+		session_warn(s, "report.html: %s", e);
 }
 
 static int session_loop(nccltune_session *s)

@@ -67,6 +67,7 @@ struct nccltune_session {
 	char *out_dir_opt;
 	char *warm_dir;
 	FILE *progress;
+	FILE *warnings;             /* warnings, also with progress off (default stderr) */
 	bool progress_tty;
 	bool resumed;
 	bool started;
@@ -131,6 +132,11 @@ int session_warm_prepare(nccltune_session *s);
 void session_progress_run(nccltune_session *s, const struct session_run *r);
 /* A note on its own line ("nccltune: ..."). */
 void session_progress_note(nccltune_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A warning ("nccltune: warning: ..."): to the progress stream, and to the warnings
+ * stream when that is another one, so turning progress off never hides a warning. */
+void session_warn(nccltune_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* End the updating line, if one is on screen. */
 void session_progress_end(nccltune_session *s);

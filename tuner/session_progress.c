@@ -53,6 +53,29 @@ void session_progress_note(nccltune_session *s, const char *fmt, ...)
 	fflush(s->progress);
 }
 
+void session_warn(nccltune_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->progress) {
+		clear_line(s);
+		fputs("nccltune: warning: ", s->progress);
+		va_start(ap, fmt);
+		vfprintf(s->progress, fmt, ap);
+		va_end(ap);
+		fputc('\n', s->progress);
+		fflush(s->progress);
+	}
+	if (s->warnings && s->warnings != s->progress) {
+		fputs("nccltune: warning: ", s->warnings);
+		va_start(ap, fmt);
+		vfprintf(s->warnings, fmt, ap);
+		va_end(ap);
+		fputc('\n', s->warnings);
+		fflush(s->warnings);
+	}
+}
+
 static const char *label(const nccltune_session *s, char *buf, size_t len)
 {
 	if (session_is_model(s))

@@ -489,7 +489,7 @@ int session_load_journal(nccltune_session *s, const char *dir)
 		return NCCLTUNE_USAGE;
 	}
 	if (torn)
-		session_progress_note(s, "warning: %s", warn);
+		session_warn(s, "%s", warn);
 	return NCCLTUNE_OK;
 }
 
@@ -696,7 +696,7 @@ int session_warm_prepare(nccltune_session *s)
 			goto oom;
 	}
 	if (!comparable)
-		session_progress_note(s, "warning: --warm-start %s: %s; only its best "
+		session_warn(s, "--warm-start %s: %s; only its best "
 		                      "configurations are reused (re-measured first)", s->warm_dir,
 		                      W.fingerprint && s->fingerprint
 		                          ? "different GPUs than this machine"
