@@ -133,6 +133,7 @@ static void outcome_to_msg(const struct probe_outcome *o, struct msg_outcome *m)
 struct child_ctx {
 	const struct probe_config *cfg;
 	int up;                   /* write end towards the parent */
+	int down;                 /* read end from the parent */
 	int rank;
 	struct watchdog *wd;
 	const struct probe_outcome *out;   /* this rank's outcome while measuring */
@@ -164,6 +165,20 @@ static void child_fire(void *arg, enum probe_step step, double silent_s)
 }
 
 /* Measure as `rank` on device `rank` and send the outcome up. Returns the exit status. */
+/* --teardown fast leaves the communicator alive at exit. A rank must not leave while a
+ * peer may still be receiving from it, so it waits until the parent has every rank's
+ * outcome (each rank has checked its last all-reduce, so every transfer has landed) and
+ * closes the pipe. A dead parent ends the wait too (EOF), and PR_SET_PDEATHSIG the rank. */
+static void await_release(int down)
+{
+	char b;
+	ssize_t n;
+
+	do
+		n = read(down, &b, 1);
+	while (n > 0 || (n < 0 && errno == EINTR));
+}
+
 static int child_measure(struct child_ctx *c, int nranks, const ncclUniqueId *id,
                          struct probe_outcome *o, double pre_s)
 {
@@ -191,6 +206,8 @@ static int child_measure(struct child_ctx *c, int nranks, const ncclUniqueId *id
 	if (send_msg(c->up, MSG_OUTCOME, &m, sizeof m, o->ok ? o->ms : NULL,
 	             o->ok ? sizeof(double) * (size_t)o->nsizes * (size_t)o->iters : 0) != 0)
 		return 1;
+	if (rc == 0 && c->cfg->teardown == PROBE_TEARDOWN_FAST)
+		await_release(c->down);
 	return rc == 0 ? 0 : 1;
 }
 
@@ -268,6 +285,7 @@ struct parent {
 	bool failed;
 	ncclUniqueId id;
 	bool have_id;
+	bool released;            /* every rank reported: their down pipes are closed */
 };
 
 static void parent_fail(struct parent *p, enum proto_stage stage, const char *fmt, ...)
@@ -322,7 +340,7 @@ static int spawn(struct parent *p, int rank)
 		return -1;
 	}
 	if (k->pid == 0) {
-		struct child_ctx c = {p->cfg, up[1], rank, NULL, NULL};
+		struct child_ctx c = {p->cfg, up[1], down[0], rank, NULL, NULL};
 		int rc;
 
 		/* A child must not outlive the parent: the tuner kills the parent's group on
@@ -339,6 +357,9 @@ static int spawn(struct parent *p, int rank)
 		close(up[0]);
 		close(down[1]);
 		rc = rank == 0 ? child_rank0(&c) : child_rank(&c, down[0]);
+		/* _exit, never exit(): with --teardown fast the communicator is still alive
+		 * (measure.h), and a child must not flush stdio buffers it shares with the
+		 * parent. The driver releases the context and all GPU memory as it exits. */
 		_exit(rc);
 	}
 	close(up[1]);
@@ -494,6 +515,24 @@ static void reap(struct parent *p, int rank, bool block)
 		            WEXITSTATUS(k->status), probe_step_name(k->step));
 }
 
+/* Once every rank has sent its outcome, close the pipes the ranks wait on
+ * (await_release): with --teardown fast they exit only then. */
+static void release_when_all_reported(struct parent *p)
+{
+	if (p->released || p->nranks < 1 || p->nkids != p->nranks)
+		return;
+	for (int k = 0; k < p->nkids; k++)
+		if (!p->kids[k].has_outcome)
+			return;
+	for (int k = 0; k < p->nkids; k++) {
+		if (p->kids[k].down >= 0) {
+			close(p->kids[k].down);
+			p->kids[k].down = -1;
+		}
+	}
+	p->released = true;
+}
+
 /* Serve the children until every one has closed its pipe (or `until_hello` and rank 0
  * said hello). Kills every child on the first failure and when one stays silent past
  * the step timeout plus twice the grace (its own watchdog should have spoken by then). */
@@ -543,6 +582,7 @@ static void serve(struct parent *p, bool until_hello)
 		}
 		if (p->failed)
 			kill_all(p);
+		release_when_all_reported(p);
 	}
 }
 
@@ -665,6 +705,7 @@ int launch_all(const struct probe_config *cfg, struct reporter *rep)
 	struct proto_report r;
 	double phase_s[PROBE_STEP_COUNT] = {0};
 	int *ids = NULL, count = 0, n = 0, status = PROTO_EXIT_FAILED;
+	bool comms_left = false;
 	struct probe_outcome first;
 	double t0 = probe_now(), pre_s;
 
@@ -702,7 +743,7 @@ int launch_all(const struct probe_config *cfg, struct reporter *rep)
 	s.on_step = solo_on_step;
 	s.arg = &c;
 	c.out = &outs[0];
-	measure_run(&s, outs);
+	comms_left = measure_run(&s, outs) == 0 && cfg->teardown == PROBE_TEARDOWN_FAST;
 	probe_merge(cfg, outs, n, &r, phase_s);
 	if (r.ok)
 		status = PROTO_EXIT_OK;
@@ -713,5 +754,12 @@ out:
 		probe_outcome_clear(&outs[k]);
 	free(outs);
 	free(ids);
+	if (comms_left) {
+		/* --teardown fast: the report is out (reporter_emit flushed it); end here,
+		 * before NCCL's static destructors could run under its live threads. The
+		 * driver releases the context and all GPU memory as the process exits. */
+		fflush(NULL);
+		_exit(status);
+	}
 	return status;
 }

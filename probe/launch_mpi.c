@@ -12,6 +12,7 @@
 
 #include "envcheck.h"
 #include "measure.h"
+#include "options.h"
 #include "watchdog.h"
 
 /* What every rank sends to rank 0 (timings follow separately). */
@@ -70,8 +71,10 @@ static int mpi_ok(int err, const char *call)
 	return 0;
 }
 
-int launch_mpi(const struct probe_config *cfg, struct reporter *rep)
+int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 {
+	struct probe_config resolved = *asked;
+	const struct probe_config *cfg = &resolved;
 	struct mpi_ctx c = {cfg, rep, NULL, 0, NULL};
 	struct measure_setup s;
 	struct probe_outcome o, *outs = NULL;
@@ -99,6 +102,12 @@ int launch_mpi(const struct probe_config *cfg, struct reporter *rep)
 	                               MPI_INFO_NULL, &node), "MPI_Comm_split_type"))
 		MPI_Comm_rank(node, &local);
 	c.wd = watchdog_start(cfg->step_timeout_s, launch_grace_s(cfg), mpi_fire, &c);
+	/* Every rank has the same command line: all stop here, rank 0 says why. */
+	if (options_teardown(asked->teardown, PROBE_LAUNCH_MPI, &resolved.teardown, o.error,
+	                     sizeof o.error) != 0) {
+		o.stage = PROTO_STAGE_ARGS;
+		goto gather;
+	}
 	if (!cfg->no_env_check && envcheck_run(envcheck_getenv, NULL, o.error, sizeof o.error) != 0) {
 		/* Every rank sees the same environment: all stop here, rank 0 says why. */
 		o.stage = PROTO_STAGE_ENV;
@@ -182,6 +191,8 @@ gather:
 		reporter_emit(rep, &r, phase_s);
 	if (ok_all)
 		status = PROTO_EXIT_OK;
+	else if (o.stage == PROTO_STAGE_ARGS && o.error[0])
+		status = PROTO_EXIT_USAGE;
 	free(all);
 	free(ms_all);
 	free(outs);

@@ -30,13 +30,24 @@ static void print_version(FILE *f)
 
 /* The launch mode, refusing combinations that cannot work. Returns the exit status
  * after reporting. */
-static int run(const struct probe_config *cfg, struct reporter *rep)
+static int run(const struct probe_config *asked, struct reporter *rep)
 {
 	char why[160], err[PROTO_ERROR_MAX];
-	enum probe_launch mode = launch_resolve(cfg, why, sizeof why);
+	enum probe_launch mode = launch_resolve(asked, why, sizeof why);
+	struct probe_config resolved = *asked;
+	const struct probe_config *cfg = &resolved;
 	struct proto_report r;
 
 	memset(&r, 0, sizeof r);
+	/* Only now is the launch mode known, and with it the teardown's default. Under MPI
+	 * only rank 0 may report: launch_mpi resolves it after MPI_Init. */
+	if (mode != PROBE_LAUNCH_MPI &&
+	    options_teardown(asked->teardown, mode, &resolved.teardown, err, sizeof err) != 0) {
+		proto_report_fail(&r, PROTO_STAGE_ARGS, "%s", err);
+		reporter_emit(rep, &r, NULL);
+		fprintf(stderr, "nccltune-probe: %s\n", err);
+		return PROTO_EXIT_USAGE;
+	}
 	/* Under MPI only rank 0 may report: launch_mpi checks after MPI_Init. */
 	if (mode != PROBE_LAUNCH_MPI && !cfg->no_env_check &&
 	    envcheck_run(envcheck_getenv, NULL, err, sizeof err) != 0) {

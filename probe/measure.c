@@ -542,11 +542,17 @@ out:
 
 /* Release everything; communicators are finalized when all went well, aborted
  * otherwise (abort also stops kernels that wait for a peer that will never come).
+ * With --teardown fast a run that went well leaves its communicators alone: the
+ * process ends with _exit right after reporting and the driver releases them with
+ * the CUDA context. What NCCL's destroy would cost is mostly waiting for its proxy
+ * service thread, which sleeps in poll() for up to 500 ms when idle (src/proxy.cc).
  * Returns `ok`, or false when a clean finalize failed (recorded in m->chk). */
 static bool teardown(struct measure *m, bool ok)
 {
+	bool keep_comms = ok && m->s->cfg->teardown == PROBE_TEARDOWN_FAST;
+
 	end_captures(m);
-	if (ok) {
+	if (ok && !keep_comms) {
 		m->chk.deadline = probe_now() + m->s->cfg->step_timeout_s;
 		for (int k = 0; k < m->s->nlocal && ok; k++) {
 			ncclResult_t res = ncclCommFinalize(m->rs[k].comm);
@@ -560,7 +566,7 @@ static bool teardown(struct measure *m, bool ok)
 		if (ok && wait_comms(m) != 0)
 			ok = false;
 	}
-	for (int k = 0; k < m->s->nlocal; k++) {
+	for (int k = 0; k < m->s->nlocal && !keep_comms; k++) {
 		struct rank_state *r = &m->rs[k];
 
 		if (!r->comm)

@@ -34,8 +34,13 @@ int measure_unique_id(ncclUniqueId *id, struct probe_outcome *out);
 
 /* Run the whole measurement for s->nlocal ranks. out[0..nlocal) must be cleared
  * (probe_outcome_clear) and are filled: phase times always, timings when ok. On
- * failure the first error is in out[0]. Every path releases the graphs, communicators
- * (finalized on success, aborted on failure) and GPU memory it made. Returns 0 when
+ * failure the first error is in out[0]. Every path releases the graphs, events,
+ * streams and buffers it made, and the communicators: finalized and destroyed on
+ * success, aborted on failure; except that with s->cfg->teardown FAST a successful
+ * run leaves its communicators (and NCCL's threads) alive, and the caller must then
+ * end the process with _exit once it has reported: never return from main or call
+ * exit(), which would run NCCL's static destructors under its own running threads.
+ * Process exit releases the CUDA context and with it all GPU memory. Returns 0 when
  * every local rank measured and verified, -1 otherwise. */
 int measure_run(const struct measure_setup *s, struct probe_outcome *out);
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 enum opt_kind {
-	OPT_WORKLOAD, OPT_LAUNCH, OPT_GPUS, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
+	OPT_WORKLOAD, OPT_LAUNCH, OPT_TEARDOWN, OPT_GPUS, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
 	OPT_FINGERPRINT,
 	OPT_HELP, OPT_VERSION,
 };
@@ -32,6 +32,9 @@ static const struct opt_row table[] = {
 	{"launch", "MODE", OPT_LAUNCH,
 	 "process (a child per GPU), all (one process), mpi, or auto (mpi under "
 	 "mpirun/srun, else process) [auto]"},
+	{"teardown", "HOW", OPT_TEARDOWN,
+	 "after a verified run: clean (destroy the NCCL communicators) or fast (leave them "
+	 "to the process exit, which frees all GPU memory) [fast; clean under mpi]"},
 	{"gpus", "N", OPT_GPUS, "use the first N visible GPUs (process, all) [all]"},
 	{"step-timeout", "SEC", OPT_STEP_TIMEOUT,
 	 "longest any step may make no progress before the probe aborts it [60]"},
@@ -50,6 +53,7 @@ void options_defaults(struct probe_config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	proto_workload_defaults(&cfg->w);
 	cfg->launch = PROBE_LAUNCH_AUTO;
+	cfg->teardown = PROBE_TEARDOWN_AUTO;
 	cfg->gpus = 0;
 	cfg->step_timeout_s = 60;
 	cfg->verbose = false;
@@ -73,6 +77,21 @@ void options_help(FILE *f)
 	fprintf(f, "\nexit status: %d measured (ok: true); %d failed (ok: false, \"stage\" says "
 	        "where);\n             %d bad command line (stage \"args\")\n",
 	        PROTO_EXIT_OK, PROTO_EXIT_FAILED, PROTO_EXIT_USAGE);
+}
+
+int options_teardown(enum probe_teardown asked, enum probe_launch mode, enum probe_teardown *out,
+                     char *err, size_t errlen)
+{
+	if (mode == PROBE_LAUNCH_MPI && asked == PROBE_TEARDOWN_FAST) {
+		snprintf(err, errlen, "--teardown fast: not available with the MPI launch mode "
+		         "(every rank must finish MPI cleanly); use --teardown clean or leave it out");
+		return -1;
+	}
+	if (asked != PROBE_TEARDOWN_AUTO)
+		*out = asked;
+	else
+		*out = mode == PROBE_LAUNCH_MPI ? PROBE_TEARDOWN_CLEAN : PROBE_TEARDOWN_FAST;
+	return 0;
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
@@ -109,6 +128,16 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 			cfg->launch = PROBE_LAUNCH_AUTO;
 		else {
 			snprintf(err, errlen, "--launch: '%s' is not one of process, all, mpi, auto", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_TEARDOWN:
+		if (strcmp(arg, "clean") == 0)
+			cfg->teardown = PROBE_TEARDOWN_CLEAN;
+		else if (strcmp(arg, "fast") == 0)
+			cfg->teardown = PROBE_TEARDOWN_FAST;
+		else {
+			snprintf(err, errlen, "--teardown: '%s' is not one of clean, fast", arg);
 			return -1;
 		}
 		return 0;

@@ -31,6 +31,14 @@ void options_defaults(struct probe_config *cfg);
 enum options_action options_parse(int argc, char **argv, struct probe_config *cfg, char *err,
                                    size_t errlen);
 
+/* The teardown a run in launch mode `mode` (resolved: not AUTO) uses: --teardown as
+ * given, or for AUTO, CLEAN under MPI and FAST otherwise. Returns 0 with *out set to
+ * CLEAN or FAST, or -1 with err naming the option when FAST was asked for under MPI
+ * (every rank must reach MPI_Finalize; see docs/probe-protocol.md). Can't fail
+ * otherwise. */
+int options_teardown(enum probe_teardown asked, enum probe_launch mode, enum probe_teardown *out,
+                     char *err, size_t errlen);
+
 /* Print usage, generated from the option table, to f. Can't fail. */
 void options_help(FILE *f);
 

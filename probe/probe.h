@@ -14,6 +14,16 @@
  * MPI support was built), else one process per GPU. */
 enum probe_launch { PROBE_LAUNCH_AUTO, PROBE_LAUNCH_PROCESS, PROBE_LAUNCH_ALL, PROBE_LAUNCH_MPI };
 
+/* How a run that measured and verified ends (docs/probe-protocol.md, --teardown).
+ * CLEAN finalizes and destroys every communicator, then exits normally. FAST releases
+ * the graphs, buffers, events and streams, leaves the communicators to the process
+ * exit (_exit: the driver releases the CUDA context and all GPU memory with it) and so
+ * skips NCCL's destroy, which waits up to half a second for its idle proxy thread.
+ * AUTO is FAST for the process and all launch modes and CLEAN under MPI, where other
+ * processes (possibly on other hosts) and MPI_Finalize are involved. A failed run
+ * always aborts its communicators, whatever the choice. */
+enum probe_teardown { PROBE_TEARDOWN_AUTO, PROBE_TEARDOWN_CLEAN, PROBE_TEARDOWN_FAST };
+
 /* The steps of a measurement, in order. Their wall time is reported as "phases_s";
  * a failure inside one is reported with the protocol stage probe_step_stage() gives. */
 enum probe_step {
@@ -25,13 +35,14 @@ enum probe_step {
 	PROBE_STEP_WARMUP,       /* untimed replays */
 	PROBE_STEP_TIMING,       /* timed replays */
 	PROBE_STEP_VERIFY,       /* reset inputs, one more replay, exact check */
-	PROBE_STEP_TEARDOWN,     /* graphs, communicators and memory released */
+	PROBE_STEP_TEARDOWN,     /* graphs, memory and (clean) communicators released */
 	PROBE_STEP_COUNT
 };
 
 struct probe_config {
 	struct proto_workload w;
 	enum probe_launch launch;
+	enum probe_teardown teardown;
 	int gpus;                /* 0: every visible GPU */
 	double step_timeout_s;   /* longest any single step may take */
 	bool verbose;            /* progress on stderr */

@@ -27,6 +27,7 @@ ARGS_CASES = [
     ("args-bad-dtype.json", ["--dtype", "fp8"]),
     ("args-bad-ops.json", ["--ops", "0"]),
     ("args-bad-launch.json", ["--launch", "pigeon"]),
+    ("args-bad-teardown.json", ["--teardown", "quick"]),
     ("args-partial-element.json", ["--dtype", "f32", "--bytes", "43010"]),
     ("args-bad-timeout.json", ["--step-timeout", "-1"]),
 ]
@@ -101,7 +102,7 @@ def check_help_version():
     if rc != 0:
         fail("--help: exit status %d" % rc)
     for opt in ["--bytes", "--ops", "--dtype", "--iters", "--warmup", "--out-of-place",
-                "--launch", "--gpus", "--step-timeout", "--no-env-check", "--fingerprint", "--help",
+                "--launch", "--teardown", "--gpus", "--step-timeout", "--no-env-check", "--fingerprint", "--help",
                 "--version", "nccltune-probe/1"]:
         if opt not in out:
             fail("--help does not mention %s" % opt)

@@ -5,11 +5,13 @@ usage: test_gpu.py PROBE PARSE_REPORT
 
 Exits 77 (skipped) when --fingerprint sees no GPU, saying why. Otherwise: in place and
 out of place, per-process and single-process launch, must report ok with correct sums
-and a sane schema; NCCL_PROTO=Bogus and NCCL_ALGO=Bogus must fail at stage env, and,
+and a sane schema, with --teardown clean and fast alike (and no probe process left
+on a GPU after them); NCCL_PROTO=Bogus and NCCL_ALGO=Bogus must fail at stage env, and,
 left to NCCL (--no-env-check), at init when there are several ranks."""
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -73,6 +75,32 @@ for extra in [[], ["--out-of-place"], ["--launch", "all"], ["--dtype", "f16"],
     phases = obj.get("phases_s", {})
     if sorted(phases) != sorted(STEPS) or not all(v >= 0 for v in phases.values()):
         fail("%s: phases_s wrong: %r" % (what, phases))
+
+# Both ends of a verified run: clean destroys the communicators, fast leaves them to
+# the process exit. Same reports (ok, correct, same fields) either way, a teardown phase
+# either way, and nothing left on the GPU afterwards.
+for launch in ["process", "all"]:
+    for how in ["clean", "fast"]:
+        what = "--launch %s --teardown %s" % (launch, how)
+        rc, out, err = run(WORK + ["--launch", launch, "--teardown", how])
+        if rc != 0:
+            fail("%s: exit status %d: %s | %s" % (what, rc, out.strip(), err[-500:]))
+            continue
+        if tuner_parse(out, what) != "ok %d 2" % ngpu:
+            fail("%s: want ok with %d ranks and 2 results: %s" % (what, ngpu, out))
+        obj = json.loads(out)
+        if not all(res["correct"] for res in obj.get("results", [])):
+            fail("%s: not correct: %s" % (what, out))
+        if obj.get("phases_s", {}).get("teardown", -1) < 0:
+            fail("%s: no teardown phase: %s" % (what, out))
+smi = shutil.which("nvidia-smi")
+if smi:
+    p = subprocess.run([smi, "--query-compute-apps=pid,process_name,used_memory",
+                        "--format=csv,noheader"], capture_output=True, text=True, timeout=60)
+    left = [line for line in p.stdout.splitlines() if "nccltune-probe" in line]
+    if p.returncode != 0 or left:
+        fail("after the runs: nvidia-smi status %d, probe processes still on a GPU: %r"
+             % (p.returncode, left))
 
 for var in ["NCCL_PROTO", "NCCL_ALGO"]:
     # The probe's own check refuses unknown names at stage env on any machine.

@@ -30,6 +30,7 @@ static void test_defaults(void)
 	CHECK_INT(cfg.w.warmup, 20);
 	CHECK(!cfg.w.out_of_place);
 	CHECK_INT(cfg.launch, PROBE_LAUNCH_AUTO);
+	CHECK_INT(cfg.teardown, PROBE_TEARDOWN_AUTO);
 	CHECK_INT(cfg.gpus, 0);
 	CHECK_NEAR(cfg.step_timeout_s, 60, 0);
 }
@@ -59,6 +60,10 @@ static void test_all_options(void)
 	CHECK_INT(cfg.launch, PROBE_LAUNCH_PROCESS);
 	CHECK_INT(PARSE("--launch", "mpi"), OPTIONS_RUN);
 	CHECK_INT(cfg.launch, PROBE_LAUNCH_MPI);
+	CHECK_INT(PARSE("--teardown", "clean"), OPTIONS_RUN);
+	CHECK_INT(cfg.teardown, PROBE_TEARDOWN_CLEAN);
+	CHECK_INT(PARSE("--teardown=fast"), OPTIONS_RUN);
+	CHECK_INT(cfg.teardown, PROBE_TEARDOWN_FAST);
 	CHECK_INT(PARSE("--fingerprint"), OPTIONS_FINGERPRINT);
 	CHECK_INT(PARSE("--help"), OPTIONS_HELP);
 	CHECK_INT(PARSE("--version"), OPTIONS_VERSION);
@@ -85,6 +90,13 @@ static void test_errors(void)
 	CHECK_STR(err, "unexpected argument 'extra' (see --help)");
 	CHECK_INT(PARSE("--launch", "pigeon"), OPTIONS_ERROR);
 	CHECK_STR(err, "--launch: 'pigeon' is not one of process, all, mpi, auto");
+	CHECK_INT(PARSE("--teardown", "quick"), OPTIONS_ERROR);
+	CHECK_STR(err, "--teardown: 'quick' is not one of clean, fast");
+	CHECK_INT(PARSE("--teardown", "auto"), OPTIONS_ERROR);   /* the default has no name */
+	CHECK_INT(PARSE("--teardown"), OPTIONS_ERROR);
+	CHECK_STR(err, "option '--teardown' needs a value");
+	CHECK_INT(PARSE("--tear", "fast"), OPTIONS_ERROR);
+	CHECK_STR(err, "option '--tear' is not spelled out: write --teardown");
 	CHECK_INT(PARSE("--gpus", "0"), OPTIONS_ERROR);
 	CHECK_STR(err, "--gpus: '0' is not an integer in 1..1024");
 	CHECK_INT(PARSE("--step-timeout", "0"), OPTIONS_ERROR);
@@ -105,8 +117,43 @@ static void test_errors(void)
 	CHECK_CONTAINS(err, "the limit is");
 }
 
+/* The default follows the launch mode; fast is refused only under MPI. */
+static void test_teardown(void)
+{
+	static const struct {
+		enum probe_teardown asked;
+		enum probe_launch mode;
+		int rc;
+		enum probe_teardown want;
+	} cases[] = {
+		{PROBE_TEARDOWN_AUTO, PROBE_LAUNCH_PROCESS, 0, PROBE_TEARDOWN_FAST},
+		{PROBE_TEARDOWN_AUTO, PROBE_LAUNCH_ALL, 0, PROBE_TEARDOWN_FAST},
+		{PROBE_TEARDOWN_AUTO, PROBE_LAUNCH_MPI, 0, PROBE_TEARDOWN_CLEAN},
+		{PROBE_TEARDOWN_CLEAN, PROBE_LAUNCH_PROCESS, 0, PROBE_TEARDOWN_CLEAN},
+		{PROBE_TEARDOWN_CLEAN, PROBE_LAUNCH_ALL, 0, PROBE_TEARDOWN_CLEAN},
+		{PROBE_TEARDOWN_CLEAN, PROBE_LAUNCH_MPI, 0, PROBE_TEARDOWN_CLEAN},
+		{PROBE_TEARDOWN_FAST, PROBE_LAUNCH_PROCESS, 0, PROBE_TEARDOWN_FAST},
+		{PROBE_TEARDOWN_FAST, PROBE_LAUNCH_ALL, 0, PROBE_TEARDOWN_FAST},
+		{PROBE_TEARDOWN_FAST, PROBE_LAUNCH_MPI, -1, PROBE_TEARDOWN_AUTO},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		enum probe_teardown got = PROBE_TEARDOWN_AUTO;
+		char err[256] = "";
+
+		CHECK_INT(options_teardown(cases[i].asked, cases[i].mode, &got, err, sizeof err),
+		          cases[i].rc);
+		CHECK_INT(got, cases[i].want);
+		if (cases[i].rc != 0)
+			CHECK_CONTAINS(err, "--teardown fast: not available with the MPI launch mode");
+		else
+			CHECK_STR(err, "");
+	}
+}
+
 int main(void)
 {
+	test_teardown();
 	test_defaults();
 	test_all_options();
 	test_errors();
