@@ -1,9 +1,13 @@
 /* prune.c - failure rules learned from outcomes, asked by every strategy.
  *
- * Rules. A categorical level (NCCL_ALGO=Tree) becomes a rule when it failed with the
- * same class at `min_failures` distinct points and never succeeded; the points differ
- * in some other parameter, since they share the level. A later success at that level
- * disproves the rule and removes it. A wrong sum (OUTCOME_VERIFY) bans that exact
+ * Rules. A categorical level (NCCL_ALGO=Tree) becomes a rule when it never succeeded
+ * and failed with the same class at `min_failures` distinct points that it alone
+ * explains: every other categorical level of such a point has succeeded somewhere (so
+ * NCCL_ALGO=Ring is not blamed for the wrong sums of NCCL_PROTO=LL128 with Ring), and
+ * together those points take at least two levels of every other categorical
+ * parameter (so NCCL_ALGO unset is not blamed for failing only with
+ * NCCL_PROTO=Simple, an interaction the feasibility term handles instead). A later
+ * success at that level disproves the rule and removes it. A wrong sum (OUTCOME_VERIFY) bans that exact
  * point for good; its neighbours (one ordinal step, or one categorical swap, or
  * set/unset of one variable) are suspect: runnable, never recommended unchecked.
  *
@@ -150,7 +154,40 @@ static void rule_remove(prune *pr, size_t d, size_t l)
 	pr->lvl[d][l].pruned = false;
 }
 
-/* Create or refresh the rule for level (d, l) after an observation there. */
+/* Distinct failing points of class `cls` at level (d, l) that the level alone explains
+ * (see the file comment), or 0 when they do not cover two levels of every other
+ * categorical parameter. */
+static int explained_failures(const prune *pr, size_t d, size_t l, enum outcome_class cls)
+{
+	uint32_t first[SPACE_MAX_DIMS];
+	bool varied[SPACE_MAX_DIMS] = {false}, any = false;
+	int n = 0;
+
+	for (size_t i = 0; i < pr->nfails; i++) {
+		const struct point *p = &pr->fails[i].p;
+		bool alone = pr->fails[i].cls == cls && p->lv[d] == l;
+
+		for (size_t e = 0; e < pr->dims && alone; e++)
+			alone = e == d || !pr->lvl[e] || pr->lvl[e][p->lv[e]].ok > 0;
+		if (!alone)
+			continue;
+		for (size_t e = 0; e < pr->dims; e++) {
+			if (!any)
+				first[e] = p->lv[e];
+			else if (p->lv[e] != first[e])
+				varied[e] = true;
+		}
+		any = true;
+		n++;
+	}
+	for (size_t e = 0; pr->min_failures > 1 && e < pr->dims; e++) {
+		if (e != d && pr->lvl[e] && space_levels(pr->sp, e) > 1 && !varied[e])
+			return 0;
+	}
+	return n;
+}
+
+/* Create or refresh the rule for level (d, l). */
 static void level_update(prune *pr, size_t d, size_t l)
 {
 	struct level_stats *st = &pr->lvl[d][l];
@@ -164,10 +201,16 @@ static void level_update(prune *pr, size_t d, size_t l)
 	if (!r) {
 		int cls = -1;
 
+		int best = 0;
+
 		for (int c = 0; c < OUTCOME_COUNT_; c++) {
-			if (st->fail_points[c] >= pr->min_failures &&
-			    (cls < 0 || st->fail_points[c] > st->fail_points[cls]))
+			int n = st->fail_points[c] >= pr->min_failures
+			        ? explained_failures(pr, d, l, (enum outcome_class)c) : 0;
+
+			if (n >= pr->min_failures && n > best) {
+				best = n;
 				cls = c;
+			}
 		}
 		if (cls < 0 || !grow((void **)&pr->rules, &pr->caprules, pr->nrules, sizeof *r))
 			return;
@@ -226,7 +269,15 @@ void prune_observe(prune *pr, const struct point *p, const struct outcome *o)
 			st->fail_runs[c]++;
 			st->fail_points[c] += new_fail;
 		}
-		level_update(pr, d, p->lv[d]);
+	}
+	/* A success anywhere can make earlier failures of another level explicable by
+	 * that level alone, so every categorical level is looked at again. */
+	for (size_t d = 0; d < pr->dims; d++) {
+		if (!pr->lvl[d])
+			continue;
+		for (size_t l = 0; l < space_levels(pr->sp, d); l++)
+			if (pr->lvl[d][l].runs > 0)
+				level_update(pr, d, l);
 	}
 }
 

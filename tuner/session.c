@@ -1447,8 +1447,11 @@ static int run_final(nccltune_session *s, struct final_state *f)
 	if (rc)
 		return rc;
 	ne = f->k + f->nt;
-	if (ne == 0)
+	if (ne == 0) {
+		/* nothing to re-measure: no rounds, so nothing reads the per-round arrays */
+		f->rounds = 0;
 		return 0;
+	}
 	per = ne + (size_t)f->base_ok;
 	f->rounds = R / per;
 	if (f->rounds == 0)

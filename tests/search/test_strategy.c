@@ -193,7 +193,14 @@ static void test_foreign_observations(void)
 			continue;
 		memset(&o, 0, sizeof o);
 		if (i == 0) {
-			/* three Tree failures at different points: a rule for everyone */
+			/* three Tree failures with three protocols that work with Ring: a rule
+			 * for everyone */
+			o.cls = OUTCOME_OK;
+			o.objective_us = 5000;
+			for (uint32_t k = 0; k < 3; k++) {
+				p = (struct point){{k, 0, 5, 6, k, 0}};
+				prune_observe(pr, &p, &o);
+			}
 			o.cls = OUTCOME_CAPTURE;
 			for (uint32_t k = 0; k < 3; k++) {
 				p = (struct point){{k, 1, k, k + 1, k, k}};

@@ -61,6 +61,18 @@ if session pcie-gen5-8gpu bo 60; then
 		fail "pcie-gen5-8gpu: did not beat the default (gain $ratio, 95% low $low)"
 fi
 
+# Regression: with the old rule, the first failures of this random session pruned
+# NCCL_ALGO=Ring and unset (blamed for LL128's wrong sums and Simple's capture
+# failures), the search ran out of points after 10 runs and the final phase crashed.
+out=$("$NT" run --model pcie-gen5-8gpu --strategy random --budget 60 --seed 10 \
+	--out "$tmp/random-10" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "random seed 10: exit $rc: ${out: -600}"
+grep -A4 '"pruned":' "$tmp/random-10/results.json" | grep -q '"NCCL_ALGO":[[:space:]]*"Ring"' &&
+	fail "random seed 10: NCCL_ALGO=Ring pruned (it works with LL)"
+r10=$(field "$tmp/random-10" gain ratio)
+awk -v r="$r10" 'BEGIN { exit !(r > 1.5) }' || fail "random seed 10: gain only $r10"
+
 # A model session replays exactly for the same seed: the model probe mixes the session's
 # --seed with NCCLTUNE_RUN, so the same runs come back with the same figures.
 "$NT" run --model nvlink-h200-8gpu --budget 16 --seed 1 --out "$tmp/again" >/dev/null 2>&1 ||
