@@ -5,8 +5,12 @@
 #   1. search efficiency of bo/nm/random/grid on every built-in machine MODEL;
 #   2. tuner overhead: CPU per suggestion (measured), a real model session's wall time;
 #   3. probe cost: the model probe per run (measured here), the real probe on an H200
-#      (measured by the probe work on the GPU machine; included when its file exists).
-# Bounded for a 2-core machine: 2-3 minutes in full (at most ~10 when loaded), well under a
+#      (measured by the probe work on the GPU machine; included when its file exists);
+#   4. whole sessions: what `nccltune run --model` recommends per strategy at 60 runs
+#      (bench/session_regret.py; MODEL numbers).
+# Hand-written notes on a report live next to it (results/bench-<date>.notes.md) and are
+# included after its header, so a re-run keeps them.
+# Bounded for a 2-core machine: 4-6 minutes in full (at most ~12 when loaded), about a
 # minute with --quick.
 set -euo pipefail
 
@@ -21,7 +25,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--build) build=${2:?--build needs a folder}; shift ;;
 	--out) out=${2:?--out needs a file}; shift ;;
-	-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -34,9 +38,16 @@ fi
 jobs=$(nproc 2>/dev/null || echo 1)
 if [ $quick = 1 ]; then
 	seeds=5 budget=100 overhead_obs="--obs 50 --obs 100 --obs 200" reps=3 probe_runs=20 session_budget=20
+	whole_opts=--quick
 else
+	whole_opts="--seeds 30"
 	seeds=30 budget=100 overhead_obs="--obs 50 --obs 100 --obs 200 --obs 400" reps=5
 	probe_runs=100 session_budget=60
+fi
+notes=${out%.md}.notes.md
+if ! command -v python3 >/dev/null; then
+	echo "bench/run.sh: python3 is needed for section 4 (bench/session_regret.py)" >&2
+	exit 1
 fi
 
 if [ ! -f "$build/build.ninja" ]; then
@@ -105,6 +116,12 @@ read -r probe_total probe_user probe_sys <"$tmp/probe-time"
 probe_ms=$(awk -v t="$probe_total" -v n="$probe_runs" 'BEGIN { printf "%.2f", 1000 * t / n }')
 probe_cpu_ms=$(awk -v u="$probe_user" -v s="$probe_sys" -v n="$probe_runs" \
 	'BEGIN { printf "%.2f", 1000 * (u + s) / n }')
+
+# ---- 4. whole sessions: what the product recommends (MODEL numbers) ----
+echo "bench/run.sh: whole sessions per model and strategy ($whole_opts)" >&2
+# shellcheck disable=SC2086 # whole_opts is a list of options
+python3 bench/session_regret.py --build "$build" $whole_opts --jobs "$jobs" \
+	--landscapes "$tmp/search.md" >"$tmp/whole.md"
 t_total=$(secs "$t_start" "$(now)")
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
@@ -128,8 +145,13 @@ h200=results/h200-1gpu-2026-11-29/probe-cost.md
 	echo "real machines. CPU times of the tuner (section 2) and the model probe's cost (section 3)"
 	echo "are MEASUREMENTS on the CPU above. Shares of a session's time for a 3 s probe run are"
 	echo "COMPUTED from those measurements, not measured. GPU numbers appear only where the"
-	echo "probe work measured them on the GPU machine (section 3)."
+	echo "probe work measured them on the GPU machine (section 3). Section 4's whole sessions"
+	echo "run on the models too: MODEL numbers."
 	echo
+	if [ -f "$notes" ]; then
+		cat "$notes"
+		echo
+	fi
 	echo "## 1. Search efficiency (MODEL numbers)"
 	echo
 	echo "Per model, the optimum is found by scoring every point of the default space with"
@@ -182,6 +204,19 @@ h200=results/h200-1gpu-2026-11-29/probe-cost.md
 		echo "> **Pending:** \`$h200\` did not exist when this report was written. No GPU number"
 		echo "> is given here; see that file once the probe work commits it."
 	fi
+	echo
+	echo "## 4. Whole sessions (MODEL numbers)"
+	echo
+	echo "Section 1 scores the configuration the search would pick after each run, without"
+	echo "the session's final phase. Here each (model, strategy, seed) is a whole"
+	echo "\`nccltune run --model M --strategy S --budget 60 --seed K\` (bench/session_regret.py):"
+	echo "search, then the finalists re-measured interleaved with the baseline and chosen by"
+	echo "the strategy's ranking, all within the 60 runs. The recommendation (results.json"
+	echo "best.env; none: NCCL's defaults) is scored by the model probe at noise 0, and its"
+	echo "regret is (that / section 1's exhaustive optimum) - 1. Workload: 122 x 43,008 B bf16"
+	echo "on every model, as in section 1."
+	echo
+	cat "$tmp/whole.md"
 } >"$tmp/report.md"
 mkdir -p "$(dirname "$out")"
 mv "$tmp/report.md" "$out.tmp.$$"

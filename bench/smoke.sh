@@ -1,9 +1,11 @@
 #!/bin/sh
-# smoke.sh SEARCH_EFFICIENCY OVERHEAD SPACE - the bench-smoke test: both benchmark programs run
-# a tiny configuration, exit 0 and print their tables. No timing is checked: benchmark
-# numbers belong in results/bench-<date>.md (bench/run.sh), not in a pass/fail test.
+# smoke.sh SEARCH_EFFICIENCY OVERHEAD SPACE [SESSION_REGRET_PY BUILD_ROOT] - the bench-smoke
+# test: the benchmark programs run a tiny configuration, exit 0 and print their tables (with
+# the last two arguments, bench/session_regret.py too: two short whole sessions). No timing
+# is checked: benchmark numbers belong in results/bench-<date>.md (bench/run.sh), not in a
+# pass/fail test.
 set -u
-search=$1 overhead=$2 small_space=$3
+search=$1 overhead=$2 small_space=$3 session_regret=${4:-} build_root=${5:-}
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
 fail=0
@@ -42,4 +44,22 @@ if "$search" --seeds 0 >"$out" 2>&1; then
 	fail=1
 fi
 expect "--seeds: '0' is not an integer in 1..1000"
+
+if [ -n "$session_regret" ]; then
+	if ! python3 "$session_regret" --build "$build_root" --model pcie-4gpu-switch \
+			--strategy bo --strategy random --seeds 1 --budget 12 --jobs 1 >"$out"; then
+		echo "bench-smoke: $session_regret failed" >&2
+		exit 1
+	fi
+	expect "| pcie-4gpu-switch | bo |"
+	expect "| pcie-4gpu-switch | random |"
+	expect "| model | random/bo, medians |"
+	expect "Targets, whole sessions (MODEL numbers; at 12 runs)"
+	expect "1 models x 2 strategies x 1 seeds, budget 12"
+	if python3 "$session_regret" --build "$build_root/no-such-folder" >"$out" 2>&1; then
+		echo "bench-smoke: session_regret.py ran without a build" >&2
+		fail=1
+	fi
+	expect "no-such-folder/cli/nccltune is not built"
+fi
 exit $fail
