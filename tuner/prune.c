@@ -2,12 +2,14 @@
  *
  * Rules. A categorical level (NCCL_ALGO=Tree) becomes a rule when it never succeeded
  * and failed with the same class at `min_failures` distinct points that it alone
- * explains: every other categorical level of such a point has succeeded somewhere (so
- * NCCL_ALGO=Ring is not blamed for the wrong sums of NCCL_PROTO=LL128 with Ring), and
- * together those points take at least two levels of every other categorical
- * parameter (so NCCL_ALGO unset is not blamed for failing only with
- * NCCL_PROTO=Simple, an interaction the feasibility term handles instead). A later
- * success at that level disproves the rule and removes it. A wrong sum (OUTCOME_VERIFY) bans that exact
+ * explains: every other categorical level of such a point has succeeded somewhere, so
+ * NCCL_ALGO=Ring is not blamed for the wrong sums of NCCL_PROTO=LL128 with Ring (an
+ * earlier rule that blamed every level of a failing point could prune every algorithm
+ * and end a search after ten runs). Limit: a failure that only a pair of levels
+ * causes (NCCL_PROTO=Simple with NCCL_ALGO unset makes NCCL pick Tree) is blamed on
+ * the level of the pair that has not worked elsewhere; requiring the failures to span
+ * other levels too avoided that but cost bo measurably in bench/ (a later success at
+ * the level removes such a rule). A later success at that level disproves the rule. A wrong sum (OUTCOME_VERIFY) bans that exact
  * point for good; its neighbours (one ordinal step, or one categorical swap, or
  * set/unset of one variable) are suspect: runnable, never recommended unchecked.
  *
@@ -155,12 +157,9 @@ static void rule_remove(prune *pr, size_t d, size_t l)
 }
 
 /* Distinct failing points of class `cls` at level (d, l) that the level alone explains
- * (see the file comment), or 0 when they do not cover two levels of every other
- * categorical parameter. */
+ * (every other categorical level of the point has succeeded somewhere). */
 static int explained_failures(const prune *pr, size_t d, size_t l, enum outcome_class cls)
 {
-	uint32_t first[SPACE_MAX_DIMS];
-	bool varied[SPACE_MAX_DIMS] = {false}, any = false;
 	int n = 0;
 
 	for (size_t i = 0; i < pr->nfails; i++) {
@@ -169,20 +168,7 @@ static int explained_failures(const prune *pr, size_t d, size_t l, enum outcome_
 
 		for (size_t e = 0; e < pr->dims && alone; e++)
 			alone = e == d || !pr->lvl[e] || pr->lvl[e][p->lv[e]].ok > 0;
-		if (!alone)
-			continue;
-		for (size_t e = 0; e < pr->dims; e++) {
-			if (!any)
-				first[e] = p->lv[e];
-			else if (p->lv[e] != first[e])
-				varied[e] = true;
-		}
-		any = true;
-		n++;
-	}
-	for (size_t e = 0; pr->min_failures > 1 && e < pr->dims; e++) {
-		if (e != d && pr->lvl[e] && space_levels(pr->sp, e) > 1 && !varied[e])
-			return 0;
+		n += alone;
 	}
 	return n;
 }
