@@ -294,10 +294,43 @@ static void test_variables(void)
 	model_destroy(seed);
 }
 
+/* h200-nvlink-2gpu: the measured headline figures (results/nvidia-h200-x2-2026-11-29,
+ * per-op = per-step / 122), each with the tolerance the model file states for it. The
+ * model's numbers are model figures; these check only that the fit still holds. */
+static void test_h200_2gpu(void)
+{
+	static const char *const nvls0[] = { "NCCL_NVLS_ENABLE=0", NULL };
+	static const char *const best[] = { "NCCL_NVLS_ENABLE=0", "NCCL_MIN_NCHANNELS=32",
+		"NCCL_MAX_NCHANNELS=32", "NCCL_BUFFSIZE=65536", "NCCL_NTHREADS=128", NULL };
+	static const char *const nop2p[] = { "NCCL_NVLS_ENABLE=0", "NCCL_P2P_DISABLE=1", NULL };
+	struct model *m = load("h200-nvlink-2gpu");
+	struct model_eval_result res, best_res, p2p;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	/* defaults: 887 us per step / 122 = 7.3 us/op, +-10% */
+	eval_vars(m, nvls0, 43008, PROTO_DTYPE_BF16, &res);
+	CHECK(res.ok);
+	CHECK_NEAR(res.us[0], 7.29, 0.10 * 7.29);
+	/* tuned best: 775 us per step / 122 = 6.4 us/op, +-10% */
+	eval_vars(m, best, 43008, PROTO_DTYPE_BF16, &best_res);
+	CHECK(best_res.ok);
+	CHECK_NEAR(best_res.us[0], 6.40, 0.10 * 6.40);
+	/* P2P disabled (host memory): 1.69 ms per step / 122 = 13.9 us/op, +-10% */
+	eval_vars(m, nop2p, 43008, PROTO_DTYPE_BF16, &p2p);
+	CHECK(p2p.ok);
+	CHECK_NEAR(p2p.us[0], 13.83, 0.10 * 13.83);
+	/* the ordering seen on the real box: host memory is much slower than NVLink */
+	CHECK(p2p.us[0] > 1.5 * res.us[0]);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	test_calibration();
 	test_failures();
 	test_variables();
+	test_h200_2gpu();
 	return check_status();
 }

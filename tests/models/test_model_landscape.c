@@ -27,7 +27,7 @@ static void cfg_add(struct cfg *c, const char *name, const char *value)
 	c->envp[++c->n] = NULL;
 }
 
-#define NMODELS 4
+#define NMODELS 5
 #define MAXCONF 300000
 
 /* What the walk learns about one model. */
