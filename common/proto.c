@@ -230,43 +230,43 @@ void proto_report_fail(struct proto_report *r, enum proto_stage stage, const cha
 	va_end(ap);
 }
 
-char *proto_report_format(const struct proto_report *r)
+cJSON *proto_report_json(const struct proto_report *r)
 {
 	cJSON *root = cJSON_CreateObject();
-	char *text = NULL, *line = NULL;
-	size_t len;
 
 	if (!root)
 		return NULL;
 	if (!cJSON_AddStringToObject(root, "schema", PROTO_SCHEMA) ||
 	    !cJSON_AddBoolToObject(root, "ok", r->ok))
-		goto out;
+		goto fail;
 	if (!r->ok) {
 		if (!cJSON_AddStringToObject(root, "stage", proto_stage_name(r->stage)) ||
 		    !cJSON_AddStringToObject(root, "error", r->error))
-			goto out;
+			goto fail;
 	} else {
 		cJSON *results;
 
 		if (!cJSON_AddNumberToObject(root, "nranks", r->nranks) ||
 		    !cJSON_AddStringToObject(root, "nccl_version", r->nccl_version) ||
 		    !cJSON_AddStringToObject(root, "source", r->source))
-			goto out;
+			goto fail;
 		if (r->model[0] && !cJSON_AddStringToObject(root, "model", r->model))
-			goto out;
+			goto fail;
 		results = cJSON_AddArrayToObject(root, "results");
 		if (!results)
-			goto out;
+			goto fail;
 		for (size_t i = 0; i < r->nresults; i++) {
 			const struct proto_size_result *s = &r->results[i];
 			cJSON *o = cJSON_CreateObject(), *us;
 
-			if (!o || !cJSON_AddItemToArray(results, o))
-				goto out;
+			if (!o || !cJSON_AddItemToArray(results, o)) {
+				cJSON_Delete(o);
+				goto fail;
+			}
 			if (!cJSON_AddNumberToObject(o, "bytes", (double)s->bytes) ||
 			    !cJSON_AddNumberToObject(o, "ops", s->ops) ||
 			    !cJSON_AddNumberToObject(o, "samples", s->samples))
-				goto out;
+				goto fail;
 			us = cJSON_AddObjectToObject(o, "us");
 			if (!us || !cJSON_AddNumberToObject(us, "median", s->us.median) ||
 			    !cJSON_AddNumberToObject(us, "p10", s->us.p10) ||
@@ -274,12 +274,22 @@ char *proto_report_format(const struct proto_report *r)
 			    !cJSON_AddNumberToObject(us, "min", s->us.min) ||
 			    !cJSON_AddNumberToObject(us, "max", s->us.max) ||
 			    !cJSON_AddBoolToObject(o, "correct", s->correct))
-				goto out;
+				goto fail;
 		}
 	}
-	text = cJSON_PrintUnformatted(root);
+	return root;
+fail:
+	cJSON_Delete(root);
+	return NULL;
+}
+
+char *proto_json_line(const cJSON *obj)
+{
+	char *text = cJSON_PrintUnformatted(obj), *line = NULL;
+	size_t len;
+
 	if (!text)
-		goto out;
+		return NULL;
 	len = strlen(text);
 	line = malloc(len + 2);
 	if (line) {
@@ -287,8 +297,15 @@ char *proto_report_format(const struct proto_report *r)
 		line[len] = '\n';
 		line[len + 1] = '\0';
 	}
-out:
 	free(text);
+	return line;
+}
+
+char *proto_report_format(const struct proto_report *r)
+{
+	cJSON *root = proto_report_json(r);
+	char *line = root ? proto_json_line(root) : NULL;
+
 	cJSON_Delete(root);
 	return line;
 }

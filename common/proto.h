@@ -94,6 +94,15 @@ void proto_stats_compute(double *samples, size_t n, struct proto_stats *out);
 void proto_report_fail(struct proto_report *r, enum proto_stage stage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* `r` as a cJSON object (protocol v1), for a probe that adds extension keys before
+ * printing it with proto_json_line. The caller owns the object (cJSON_Delete). NULL when
+ * out of memory. */
+struct cJSON *proto_report_json(const struct proto_report *r);
+
+/* Any JSON value as one unformatted line followed by a newline; malloc'd, the caller
+ * frees. NULL when out of memory. */
+char *proto_json_line(const struct cJSON *obj);
+
 /* Render `r` as one line of JSON (protocol v1) followed by a newline. Returns a
  * malloc'd string the caller frees, or NULL when out of memory. */
 char *proto_report_format(const struct proto_report *r);

@@ -55,39 +55,26 @@ static bool any_time(const double *phase_s)
 
 char *report_format(const struct proto_report *r, const double *phase_s)
 {
-	char *line = proto_report_format(r), *text = NULL, *out = NULL;
-	cJSON *root = NULL, *ph;
-	size_t len;
+	cJSON *root;
+	char *out = NULL;
 
-	if (!line || !phase_s)
-		return line;
 	/* A run that never reached a GPU (bad setup, a rank lost before reporting) has no
 	 * phase times: say nothing rather than a row of zeros. */
-	if (!any_time(phase_s))
-		return line;
-	root = cJSON_Parse(line);
+	if (!phase_s || !any_time(phase_s))
+		return proto_report_format(r);
+	root = proto_report_json(r);
 	if (!root)
-		goto out;
-	ph = cJSON_AddObjectToObject(root, "phases_s");
-	if (!ph)
-		goto out;
-	for (int s = 0; s < PROBE_STEP_COUNT; s++)
-		if (!cJSON_AddNumberToObject(ph, probe_step_name((enum probe_step)s),
-		                             round_us(phase_s[s])))
-			goto out;
-	text = cJSON_PrintUnformatted(root);
-	if (!text)
-		goto out;
-	len = strlen(text);
-	out = malloc(len + 2);
-	if (out) {
-		memcpy(out, text, len);
-		out[len] = '\n';
-		out[len + 1] = '\0';
+		return NULL;
+	{
+		cJSON *ph = cJSON_AddObjectToObject(root, "phases_s");
+
+		for (int s = 0; ph && s < PROBE_STEP_COUNT; s++)
+			if (!cJSON_AddNumberToObject(ph, probe_step_name((enum probe_step)s),
+			                             round_us(phase_s[s])))
+				ph = NULL;
+		if (ph)
+			out = proto_json_line(root);
 	}
-out:
-	free(text);
-	free(line);
 	cJSON_Delete(root);
 	return out;
 }
