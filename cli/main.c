@@ -616,17 +616,27 @@ static int cmd_check(const struct command *cmd, int argc, char **argv)
 	return report_error(rc, err);
 }
 
-static int cmd_show(const struct command *cmd, int argc, char **argv)
+/* Parse a command that takes no options but --help, and one session folder. Returns
+ * -1 with *dir set to go on, else the exit status to return at once. */
+static int session_dir_operand(const struct command *cmd, int argc, char **argv,
+                               const char **dir)
 {
 	struct parsed p;
-	const char *dir;
-	char err[2048] = "";
 	int rc = parse_options(cmd, argc, argv, &p);
 
 	if (rc)
 		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
-	rc = one_operand(cmd, argc, argv, p.first_operand, &dir);
-	if (rc)
+	rc = one_operand(cmd, argc, argv, p.first_operand, dir);
+	return rc ? rc : -1;
+}
+
+static int cmd_show(const struct command *cmd, int argc, char **argv)
+{
+	const char *dir;
+	char err[2048] = "";
+	int rc = session_dir_operand(cmd, argc, argv, &dir);
+
+	if (rc >= 0)
 		return rc;
 	rc = nccltune_show(dir, stdout, err, sizeof err);
 	fflush(stdout);
@@ -635,15 +645,11 @@ static int cmd_show(const struct command *cmd, int argc, char **argv)
 
 static int cmd_report(const struct command *cmd, int argc, char **argv)
 {
-	struct parsed p;
 	const char *dir;
 	char err[2048] = "";
-	int rc = parse_options(cmd, argc, argv, &p);
+	int rc = session_dir_operand(cmd, argc, argv, &dir);
 
-	if (rc)
-		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
-	rc = one_operand(cmd, argc, argv, p.first_operand, &dir);
-	if (rc)
+	if (rc >= 0)
 		return rc;
 	rc = nccltune_report_write(dir, err, sizeof err);
 	if (rc == NCCLTUNE_OK)
