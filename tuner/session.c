@@ -176,6 +176,19 @@ int nccltune_session_set_model(nccltune_session *s, const char *model)
 	return set_string(s, &s->model, model);
 }
 
+/* Read the file an option names (at most 1 MiB). Returns the malloc'd text, or NULL
+ * with NCCLTUNE_USAGE set and a message naming the option and the file. */
+static char *read_option_file(nccltune_session *s, const char *option, const char *path,
+                              size_t *len)
+{
+	char e[1024];
+	char *text = fs_read_file(path, 1 << 20, len, e, sizeof e);
+
+	if (!text)
+		setf(s, NCCLTUNE_USAGE, "%s: %s", option, e);
+	return text;
+}
+
 int nccltune_session_set_space_file(nccltune_session *s, const char *path)
 {
 	char e[1024];
@@ -186,9 +199,9 @@ int nccltune_session_set_space_file(nccltune_session *s, const char *path)
 
 	if (rc)
 		return rc;
-	text = fs_read_file(path, 1 << 20, &len, e, sizeof e);
+	text = read_option_file(s, "--space", path, &len);
 	if (!text)
-		return setf(s, NCCLTUNE_USAGE, "--space: %s", e);
+		return NCCLTUNE_USAGE;
 	rc = space_parse(text, len, path, &sp, e, sizeof e);
 	free(text);
 	if (rc != 0)
@@ -208,9 +221,9 @@ int nccltune_session_set_workload_file(nccltune_session *s, const char *path)
 
 	if (rc)
 		return rc;
-	text = fs_read_file(path, 1 << 20, &len, e, sizeof e);
+	text = read_option_file(s, "--workload", path, &len);
 	if (!text)
-		return setf(s, NCCLTUNE_USAGE, "--workload: %s", e);
+		return NCCLTUNE_USAGE;
 	rc = workload_parse(text, len, path, &w, e, sizeof e);
 	free(text);
 	if (rc != 0)
