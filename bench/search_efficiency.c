@@ -48,6 +48,7 @@ struct options {
 	long seeds, budget, jobs;
 	const char *space_file;          /* NULL: the default space */
 	double noise;                    /* scale of the models' noise (1: their default) */
+	bool per_seed;                   /* also print every seed's final recommendation */
 };
 
 /* One model's landscape, shared read-only by every run on it. */
@@ -70,6 +71,8 @@ struct run_result {
 	int evals, failures, retries;
 	double suggest_cpu_s, recommend_cpu_s;
 	int suggestions, recommendations;
+	double final_regret;             /* the recommendation's regret after the last run */
+	char final_rec[256];             /* that recommendation, as NAME=value words */
 };
 
 struct job {
@@ -250,6 +253,10 @@ static int run_one(struct job *job)
 					goto out;
 				cur = ok ? y / job->tg->opt.best_us - 1.0 : INFINITY;
 				optimism = ok ? est / y - 1.0 : NAN;
+				if (base)
+					snprintf(r->final_rec, sizeof r->final_rec, "(baseline)");
+				else
+					space_point_describe(sp, &rp, r->final_rec, sizeof r->final_rec);
 			}
 		}
 		trace[evals - 1] = cur;
@@ -257,6 +264,7 @@ static int run_one(struct job *job)
 	}
 
 	r->evals = evals;
+	r->final_regret = cur;
 	r->optimism60 = evals ? mtrace[(60 <= evals ? 60 : evals) - 1] : NAN;
 	r->to5 = r->to2 = INFINITY;
 	for (int i = 0; i < evals; i++) {
@@ -379,11 +387,13 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: bench-search-efficiency [--model NAME]... [--strategy NAME]... [--seeds N]\n"
 	        "                               [--budget N] [--jobs N] [--space FILE] [--noise S]\n"
+	        "                               [--per-seed]\n"
 	        "Search efficiency of the strategies on the built-in machine MODELS (all numbers\n"
 	        "are model numbers). Defaults: every built-in model, every strategy, 10 seeds,\n"
 	        "budget 100 (runs, the baseline included), 1 job, the default space (the optimum\n"
 	        "is found by scoring every point of the space), the models' own noise (--noise 1;\n"
-	        "0: exact values, a diagnostic). Markdown on stdout.\n");
+	        "0: exact values, a diagnostic). Markdown on stdout; --per-seed adds a table of\n"
+	        "every seed's final recommendation and its regret.\n");
 }
 
 static int parse_options(int argc, char **argv, struct options *opt)
@@ -408,6 +418,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		} else if (strcmp(a, "--strategy") == 0 && v && opt->nstrategies < MAX_STRATEGIES) {
 			opt->strategies[opt->nstrategies++] = v;
 			i++;
+		} else if (strcmp(a, "--per-seed") == 0) {
+			opt->per_seed = true;
 		} else if (strcmp(a, "--space") == 0 && v) {
 			opt->space_file = v;
 			i++;
@@ -708,6 +720,22 @@ static void print_report(const struct options *opt, struct target *tg, struct jo
 			printf("| %s | %s (%s) | %s |\n", landscape_name(tg[m].ls),
 			       x->regret[2] <= 0.05 + 1e-12 ? "met" : "MISSED",
 			       fmt_pct(x->regret[2], c, sizeof c), ratio_verdict);
+		}
+	}
+	if (opt->per_seed) {
+		char ra[32], rb[32];
+
+		printf("\n### Every seed's final recommendation (MODEL numbers; after %ld runs)\n\n",
+		       opt->budget);
+		printf("| model | strategy | seed | regret | best run | recommended |\n");
+		printf("| --- | --- | ---: | ---: | ---: | --- |\n");
+		for (size_t i = 0; i < opt->nmodels * opt->nstrategies * seeds; i++) {
+			const struct job *j = &jobs[i];
+
+			printf("| %s | %s | %lu | %s | %s | `%s` |\n", landscape_name(j->tg->ls),
+			       j->strategy, j->seed, fmt_pct(j->res.final_regret, ra, sizeof ra),
+			       fmt_pct(j->res.oracle[NCHECK - 1], rb, sizeof rb),
+			       j->res.final_rec[0] ? j->res.final_rec : "(none)");
 		}
 	}
 	printf("\nsearch_efficiency: %zu models x %zu strategies x %zu seeds, budget %ld, "

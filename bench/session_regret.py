@@ -27,7 +27,8 @@ import sys
 import tempfile
 import time
 
-MODELS = ["pcie-gen5-8gpu", "nvlink-h200-8gpu", "pcie-4gpu-switch", "pcie-2x4-islands"]
+MODELS = ["pcie-gen5-8gpu", "nvlink-h200-8gpu", "pcie-4gpu-switch", "pcie-2x4-islands",
+          "h200-nvlink-2gpu"]
 QUICK_MODELS = ["pcie-gen5-8gpu", "pcie-2x4-islands"]
 STRATEGIES = ["bo", "random", "nm"]
 BYTES, OPS, DTYPE = 43008, 122, "bf16"

@@ -6,9 +6,17 @@
  * with a random digital shift drawn from the strategy's seed, mapped to levels by
  * floor(u * levels); ineligible ones are skipped.
  *
- * Model. Successful runs only: y = log(objective_us), standardised. Failures are not
- * given made-up values - a penalty would distort the length scales - but lower the
- * score of their neighbourhood through prune_feasibility, and are never rerun.
+ * Model. Successful runs only: y = log(objective_us), standardised. Inputs: strings are
+ * categories; numbers are ordered (space_coord), except that a dimension of at most
+ * BO_SHORT_LIST levels, numbers or not (NCCL_NTHREADS' 64, 128, 256, 512 and unset), is
+ * a category too. With a handful of levels an ordered kernel interpolates through an
+ * untried middle level from its neighbours and hides an interior optimum; NTHREADS=256
+ * was such a case: on the NVLink models, seeds that had run 64 and 512 saw 256 as "in
+ * between", never ran it and ended 12-14% off (results/bench-2026-11-29.notes.md). As a
+ * category every untried level keeps its prior uncertainty, and trying all of a few
+ * levels is cheap. Failures are not given made-up values - a penalty would distort the
+ * length scales - but lower the score of their neighbourhood through
+ * prune_feasibility, and are never rerun.
  * Hyperparameters are refitted (warm-started from the previous fit) after every new
  * success while there are fewer than 30, then every 5th, then every 10th beyond 100,
  * on at most 80 points (the 40 best and 40 spread over the rest), so a suggestion
@@ -41,6 +49,8 @@
 #include "acq.h"
 #include "gp.h"
 
+#define BO_SHORT_LIST 6          /* numeric dimensions of at most this many levels are
+                                    modelled as categories */
 #define BO_EXHAUSTIVE_MAX 20000
 #define BO_RANDOM_CANDIDATES 1000
 #define BO_TOP_POINTS 5
@@ -102,8 +112,8 @@ static int bo_create(strategy *s, char *err, size_t errlen)
 			set += space_level_text(s->sp, d, l) != NULL;
 		if (n < 2)
 			shape.kind[d] = GP_IN_OFF;
-		else if (space_is_categorical(s->sp, d))
-			shape.kind[d] = GP_IN_CATEGORICAL;
+		else if (space_is_categorical(s->sp, d) || n <= BO_SHORT_LIST)
+			shape.kind[d] = GP_IN_CATEGORICAL;   /* strings, or a few numbers: see above */
 		else if (set >= 2)
 			shape.kind[d] = GP_IN_ORDINAL;
 		else
