@@ -2,7 +2,8 @@
 # bench/run.sh [--quick] [--build DIR] [--out FILE] - run every benchmark of issue #7 and
 # write one Markdown report (default results/bench-<UTC date>.md, or
 # results/bench-<date>-quick.md with --quick):
-#   1. search efficiency of bo/nm/random/grid on every built-in machine MODEL;
+#   1. search efficiency of bo/nm/random/grid on every built-in machine MODEL (and two
+#      diagnostics: without noise, and bo against random with less noise);
 #   2. tuner overhead: CPU per suggestion (measured), a real model session's wall time;
 #   3. probe cost: the model probe per run (measured here), the real probe on an H200
 #      (measured by the probe work on the GPU machine; included when its file exists);
@@ -83,6 +84,14 @@ if [ $quick = 0 ]; then
 	echo "bench/run.sh: search efficiency without noise (diagnostic, 10 seeds)" >&2
 	"$search" --seeds 10 --budget "$budget" --jobs "$jobs" --noise 0 |
 		sed -n '/^### Regret of/,$p' | sed '/^### Targets/,$d' >"$tmp/search-noise0.md"
+	# diagnostic: bo against random on the two PCIe models with the models' noise scaled
+	# down (1 = the models' guess of 3-4% per run; the 2x H200 measured 0.7-1.4%)
+	for nz in 0.5 0.25; do
+		echo "bench/run.sh: search efficiency at noise x$nz (diagnostic, 30 seeds)" >&2
+		"$search" --seeds 30 --budget 60 --jobs "$jobs" --noise "$nz" \
+			--model pcie-gen5-8gpu --model pcie-2x4-islands --strategy bo --strategy random |
+			sed -n '/^### Regret of/,$p' | sed '/^### Targets/,$d' >"$tmp/search-noise$nz.md"
+	done
 fi
 
 # ---- 2. overhead: a real model session, then the in-process measurements ----
@@ -178,6 +187,22 @@ h200=results/h200-1gpu-2026-11-29/probe-cost.md
 		echo
 		sed 's/^### /#### /' "$tmp/search-noise0.md"
 		echo
+	fi
+	if [ -f "$tmp/search-noise0.25.md" ]; then
+		echo "### Diagnostic: bo against random with less noise (MODEL numbers, not a target)"
+		echo
+		echo "The same loops on the two PCIe models, 30 seeds, 60 runs, with every noise term"
+		echo "of the model scaled by 0.5 and 0.25 (per-run noise about 1.5-2% and 0.75-1%"
+		echo "instead of the models' guessed 3-4%; the 2x H200 session repeats in"
+		echo "results/nvidia-h200-x2-2026-11-29/ spread 0.7% and 1.4% per run): how much of the"
+		echo "gap to the 2x target is the models' noise."
+		echo
+		for nz in 0.5 0.25; do
+			echo "#### Noise x$nz"
+			echo
+			sed 's/^### /##### /' "$tmp/search-noise$nz.md"
+			echo
+		done
 	fi
 	echo "## 2. Tuner overhead (MEASURED CPU time on this machine)"
 	echo
