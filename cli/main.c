@@ -80,8 +80,10 @@ static const struct opt run_opts[] = {
 
 static const struct opt export_opts[] = {
 	{"format", required_argument, "F", O_FORMAT, NULL},   /* help built from the formats */
-	{"install", optional_argument, "PATH", O_INSTALL, "merge the sitecustomize block into "
-	 "PATH (default: PY's site-packages/sitecustomize.py), keeping a backup"},
+	{"install", optional_argument, "PATH", O_INSTALL, "merge the block (--format "
+	 "sitecustomize, the default, or nccl-conf) into PATH (default: PY's "
+	 "sitecustomize.py; for nccl-conf $NCCL_CONF_FILE, else ~/.nccl.conf), keeping a "
+	 "backup"},
 	{"python", required_argument, "PY", O_PYTHON, "the interpreter whose site-packages "
 	 "--install uses (default python3)"},
 	{"help", no_argument, NULL, O_HELP, "this help"},
@@ -544,9 +546,11 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 	fmt = VAL(&p, O_FORMAT);
 	first = p.first_operand;
 	if (GIVEN(&p, O_INSTALL)) {
-		if (fmt && strcmp(fmt, "sitecustomize") != 0)
-			return usage_error(cmd, "--install writes the sitecustomize block; --format %s "
-			                   "cannot be installed", fmt);
+		if (fmt && strcmp(fmt, "sitecustomize") != 0 && strcmp(fmt, "nccl-conf") != 0)
+			return usage_error(cmd, "--install writes the sitecustomize or the nccl-conf "
+			                   "block; --format %s cannot be installed", fmt);
+		if (fmt && strcmp(fmt, "nccl-conf") == 0 && GIVEN(&p, O_PYTHON))
+			return usage_error(cmd, "--python only goes with a sitecustomize install");
 		target = VAL(&p, O_INSTALL);
 		/* "--install PATH SESSION": getopt only attaches an optional value given as
 		 * --install=PATH, so take PATH from the operands when there are two. */
@@ -574,8 +578,8 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 	if (rc)
 		return rc;
 	if (GIVEN(&p, O_INSTALL)) {
-		rc = nccltune_install(path, target, VAL(&p, O_PYTHON), written, sizeof written, err,
-		                      sizeof err);
+		rc = nccltune_install(path, fmt, target, VAL(&p, O_PYTHON), written, sizeof written,
+		                      err, sizeof err);
 		if (rc == NCCLTUNE_OK)
 			printf("installed the tuned environment into %s\n", written);
 		return report_error(rc, err);

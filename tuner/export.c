@@ -1,5 +1,6 @@
-/* export.c - the tuned environment as sitecustomize.py, shell exports, an env file, JSON
- * or rows for NVIDIA's example tuner plugin; one function per format.
+/* export.c - the tuned environment as sitecustomize.py, shell exports, an env file, an
+ * NCCL configuration file (nccl.conf), JSON or rows for NVIDIA's example tuner plugin; one
+ * function per format.
  *
  * The text is built in memory and handed over whole, so an error half-way never leaves
  * half an export behind. Every value is written through a quoting function of its format
@@ -21,8 +22,22 @@
 #include "nccltune.h"
 
 const char *const nccltune_export_formats[] = {
-	"sitecustomize", "shell", "dotenv", "json", "nccl-tuner-csv", NULL
+	"sitecustomize", "shell", "dotenv", "nccl-conf", "json", "nccl-tuner-csv", NULL
 };
+
+const char *nccltune_export_filename(const char *format)
+{
+	static const char *const files[][2] = {
+		{ "sitecustomize", "sitecustomize.py" }, { "shell", "env.sh" },
+		{ "dotenv", "nccl.env" }, { "nccl-conf", "nccl.conf" }, { "json", "env.json" },
+		{ "nccl-tuner-csv", "tuner.csv" },
+	};
+
+	for (size_t i = 0; format && i < sizeof(files) / sizeof(files[0]); i++)
+		if (strcmp(files[i][0], format) == 0)
+			return files[i][1];
+	return NULL;
+}
 
 /* Longest comment line we write. NVIDIA's example tuner plugin reads its file with a
  * 256-byte fgets: the rest of a longer '#' line would be parsed as a config row. */
@@ -237,6 +252,56 @@ int export_dotenv(const struct summary *s, FILE *out, char *err, size_t errlen)
 	return NCCLTUNE_OK;
 }
 
+/* ---- nccl-conf ---- */
+
+/* NCCL's own configuration file (src/misc/param.cc, setEnvFile): a line that starts
+ * with '#' is a comment; any other splits at its first '=' into a name and a value taken
+ * literally to the end of the line (no quotes, no escapes, no trimming), each part cut
+ * at 1023 bytes; NCCL 2.28 drops a trailing '\r', older versions keep it. Each pair is
+ * set with setenv(..., 0): the process environment wins over the file, and within a
+ * file the first line for a variable wins. */
+#define NCCL_CONF_PART_MAX 1023
+
+static bool nccl_conf_safe(const char *v, char *why, size_t whylen)
+{
+	if (strlen(v) > NCCL_CONF_PART_MAX) {
+		fs_errf(why, whylen, "longer than the %d bytes NCCL reads from a line",
+		        NCCL_CONF_PART_MAX);
+		return false;
+	}
+	for (const char *p = v; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			fs_errf(why, whylen, "control character 0x%02x would end or change the line",
+			        (unsigned char)*p);
+			return false;
+		}
+	}
+	return true;
+}
+
+int export_nccl_conf(const struct summary *s, FILE *out, char *err, size_t errlen)
+{
+	char why[256];
+	int rc = check_env(s, "nccl-conf", err, errlen);
+
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	for (size_t i = 0; i < s->best.env.n; i++)
+		if (!nccl_conf_safe(s->best.env.v[i].value, why, sizeof(why)))
+			return refuse(s, &s->best.env.v[i], "nccl-conf", why, err, errlen);
+	fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
+	header(s, out);
+	comment(out, "NCCL reads $NCCL_CONF_FILE (NCCL >= 2.23) or else ~/.nccl.conf, then");
+	comment(out, "/etc/nccl.conf. The environment wins over these files, and in a file the");
+	comment(out, "first line for a variable wins: nccltune export --install checks that.");
+	if (s->best.env.n == 0)
+		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
+	for (size_t i = 0; i < s->best.env.n; i++)
+		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
+	fprintf(out, "%s\n", EXPORT_MARK_END);
+	return NCCLTUNE_OK;
+}
+
 /* ---- json ---- */
 
 static void json_string(FILE *out, const char *s)
@@ -396,12 +461,14 @@ int export_render(const struct summary *s, const char *format, FILE *out, char *
 		return export_shell(s, out, err, errlen);
 	if (strcmp(format, "dotenv") == 0)
 		return export_dotenv(s, out, err, errlen);
+	if (strcmp(format, "nccl-conf") == 0)
+		return export_nccl_conf(s, out, err, errlen);
 	if (strcmp(format, "json") == 0)
 		return export_json(s, out, err, errlen);
 	if (strcmp(format, "nccl-tuner-csv") == 0)
 		return export_tuner_csv(s, out, err, errlen);
-	fs_errf(err, errlen, "unknown export format '%s' (sitecustomize, shell, dotenv, json, "
-	        "nccl-tuner-csv)", format);
+	fs_errf(err, errlen, "unknown export format '%s' (sitecustomize, shell, dotenv, "
+	        "nccl-conf, json, nccl-tuner-csv)", format);
 	return NCCLTUNE_USAGE;
 }
 

@@ -1,6 +1,6 @@
 /* export.h - the tuned environment of a loaded result in each export format: one
  * function per format, plus the marker lines that delimit nccltune's block inside a
- * sitecustomize.py (shared with install.c). Used by nccltune_export (export.c). */
+ * sitecustomize.py or an nccl.conf (shared with install.c). Used by nccltune_export (export.c). */
 #ifndef NCCLTUNE_EXPORT_H
 #define NCCLTUNE_EXPORT_H
 
@@ -20,6 +20,7 @@
 int export_sitecustomize(const struct summary *s, FILE *out, char *err, size_t errlen);
 int export_shell(const struct summary *s, FILE *out, char *err, size_t errlen);
 int export_dotenv(const struct summary *s, FILE *out, char *err, size_t errlen);
+int export_nccl_conf(const struct summary *s, FILE *out, char *err, size_t errlen);
 int export_json(const struct summary *s, FILE *out, char *err, size_t errlen);
 int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errlen);
 

@@ -1,18 +1,25 @@
-/* install.c - merge the sitecustomize block into a sitecustomize.py: between marker
- * lines, keeping the rest of the file byte for byte (Ubuntu ships one with the apport
- * hook), replacing an earlier nccltune block, keeping a backup, atomically.
+/* install.c - merge nccltune's block (the sitecustomize or the nccl-conf export) into a
+ * sitecustomize.py or an NCCL configuration file: between marker lines, keeping the rest
+ * of the file byte for byte (Ubuntu ships a sitecustomize.py with the apport hook; an
+ * nccl.conf often holds NCCL_SOCKET_IFNAME), replacing an earlier nccltune block,
+ * keeping a backup, atomically.
  *
- * Without a target, the interpreter is asked which sitecustomize it imports: Python
- * imports only the first `sitecustomize` on sys.path, so writing a second one into
- * site-packages next to the distribution's would silently do nothing. */
+ * Without a target: for sitecustomize, the interpreter is asked which sitecustomize it
+ * imports (Python imports only the first `sitecustomize` on sys.path, so writing a second
+ * one into site-packages next to the distribution's would silently do nothing); for
+ * nccl-conf, the file NCCL reads for this user: $NCCL_CONF_FILE, else ~/.nccl.conf.
+ * NCCL keeps the first line it reads for a variable, so a line of the file outside the
+ * block that sets a tuned variable before it is refused rather than silently winning. */
 #include <errno.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "export.h"
 #include "fsutil.h"
@@ -22,7 +29,7 @@
 
 extern char **environ;
 
-#define SITE_MAX (4u << 20)      /* a sitecustomize.py larger than this is not one */
+#define SITE_MAX (4u << 20)      /* a sitecustomize.py or nccl.conf larger than this is not one */
 #define PY_TIMEOUT_S 30.0
 
 /* Which file is (or would be) `import sitecustomize`: the one already imported at
@@ -188,26 +195,102 @@ static char *merge(const char *old, size_t olen, size_t begin, size_t end, bool 
 	return buf;
 }
 
-int nccltune_install(const char *path, const char *target, const char *python,
-                     char *written, size_t written_len, char *err, size_t errlen)
+/* The configuration file NCCL reads for this user: $NCCL_CONF_FILE when set (NCCL >=
+ * 2.23), else ~/.nccl.conf ($HOME, else the password database). */
+static int find_nccl_conf(char *buf, size_t len, char *err, size_t errlen)
+{
+	const char *f = getenv("NCCL_CONF_FILE"), *home = getenv("HOME");
+	struct passwd *pw;
+
+	if (f && *f) {
+		if (strlen(f) >= len)
+			return fs_errf(err, errlen, "NCCL_CONF_FILE: path too long");
+		snprintf(buf, len, "%s", f);
+		return NCCLTUNE_OK;
+	}
+	if (!home || !*home) {
+		pw = getpwuid(getuid());
+		home = pw ? pw->pw_dir : NULL;
+	}
+	if (!home || !*home) {
+		fs_errf(err, errlen, "no home folder to put .nccl.conf in (HOME is unset and the "
+		        "password database has none): give the file, e.g. --install=/etc/nccl.conf");
+		return NCCLTUNE_USAGE;
+	}
+	if (strlen(home) + sizeof("/.nccl.conf") > len)
+		return fs_errf(err, errlen, "%s/.nccl.conf: path too long", home);
+	snprintf(buf, len, "%s/.nccl.conf", home);
+	return NCCLTUNE_OK;
+}
+
+/* An NCCL configuration file keeps the first line for a variable: refuse one outside
+ * nccltune's block that sets a tuned variable and comes before the block (before its
+ * place at the end when there is none). 0, or NCCLTUNE_USAGE with a message. */
+static int conf_conflicts(const char *target, const char *old, size_t len, size_t block_at,
+                          const struct summary *s, char *err, size_t errlen)
+{
+	size_t pos = 0, line = 0;
+
+	while (pos < len && pos < block_at) {
+		const char *nl = memchr(old + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (old + pos)) : len - pos;
+		const char *eq = memchr(old + pos, '=', n);
+
+		line++;
+		if (old[pos] != '#' && eq) {
+			size_t nlen = (size_t)(eq - (old + pos));
+
+			for (size_t i = 0; i < s->best.env.n; i++) {
+				const char *name = s->best.env.v[i].name;
+
+				if (strlen(name) == nlen && memcmp(name, old + pos, nlen) == 0) {
+					fs_errf(err, errlen, "%s:%zu: sets %s outside nccltune's block, and NCCL "
+					        "keeps the first line for a variable, so the tuned value would not "
+					        "apply; remove or comment out that line and run again", target, line,
+					        name);
+					return NCCLTUNE_USAGE;
+				}
+			}
+		}
+		pos = nl ? pos + n + 1 : len;
+	}
+	return 0;
+}
+
+int nccltune_install(const char *path, const char *format, const char *target,
+                     const char *python, char *written, size_t written_len, char *err,
+                     size_t errlen)
 {
 	struct summary *s = NULL;
 	char *block = NULL, *old = NULL, *merged = NULL;
 	size_t blen = 0, olen = 0, mlen = 0, begin = 0, end = 0;
 	char found_path[PATH_MAX], real[PATH_MAX], bak[PATH_MAX + 32];
 	struct stat st;
-	bool existed = false;
+	bool existed = false, conf;
 	int mode = 0644, rc, found;
 
 	if (written && written_len)
 		written[0] = '\0';
+	if (!format)
+		format = "sitecustomize";
+	conf = strcmp(format, "nccl-conf") == 0;
+	if (!conf && strcmp(format, "sitecustomize") != 0) {
+		fs_errf(err, errlen, "format %s cannot be installed (sitecustomize, nccl-conf)", format);
+		return NCCLTUNE_USAGE;
+	}
+	if (conf && python) {
+		fs_errf(err, errlen, "a Python interpreter only matters to a sitecustomize install");
+		return NCCLTUNE_USAGE;
+	}
 	if (summary_load(path, 0, &s, err, errlen) < 0)
 		return NCCLTUNE_USAGE;
-	rc = export_render_string(s, "sitecustomize", &block, &blen, err, errlen);
+	rc = export_render_string(s, format, &block, &blen, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
 	if (!target) {
-		rc = find_site(python ? python : "python3", found_path, sizeof(found_path), err, errlen);
+		rc = conf ? find_nccl_conf(found_path, sizeof(found_path), err, errlen)
+		          : find_site(python ? python : "python3", found_path, sizeof(found_path), err,
+		                      errlen);
 		if (rc != NCCLTUNE_OK)
 			goto out;
 		target = found_path;
@@ -230,7 +313,8 @@ int nccltune_install(const char *path, const char *target, const char *python,
 		if (!old)
 			goto out;
 		if (memchr(old, '\0', olen)) {
-			fs_errf(err, errlen, "%s: contains NUL bytes: not a Python source file", real);
+			fs_errf(err, errlen, "%s: contains NUL bytes: not a %s", real,
+			        conf ? "configuration file" : "Python source file");
 			rc = NCCLTUNE_USAGE;
 			goto out;
 		}
@@ -253,7 +337,8 @@ int nccltune_install(const char *path, const char *target, const char *python,
 		goto out;
 	}
 	found = find_block(real, old ? old : "", olen, &begin, &end, err, errlen);
-	if (found < 0) {
+	if (found < 0 || (conf && conf_conflicts(real, old ? old : "", olen, found ? begin : olen, s,
+	                                         err, errlen) != 0)) {
 		rc = NCCLTUNE_USAGE;
 		goto out;
 	}

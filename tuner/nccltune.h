@@ -79,16 +79,25 @@ int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, 
 /* Formats of nccltune_export, NULL-terminated. */
 extern const char *const nccltune_export_formats[];
 
+/* The file name a session gives format's export in its exports/ folder
+ * ("sitecustomize.py", "nccl.conf", ...), or NULL for an unknown format. Can't fail. */
+const char *nccltune_export_filename(const char *format);
+
 /* Write the tuned environment of `path` (a session folder or a results.json) in
  * `format` to `out`. Values are validated against NCCL's syntax; a hostile file gives
  * an error, never code. */
 int nccltune_export(const char *path, const char *format, FILE *out, char *err, size_t errlen);
 
-/* Merge the sitecustomize block into `target` (a sitecustomize.py; NULL: find
- * `python`'s site-packages) between marker lines, keeping the rest, replacing an older
- * block, keeping a backup, atomically. The path written is reported in `written`. */
-int nccltune_install(const char *path, const char *target, const char *python,
-                     char *written, size_t written_len, char *err, size_t errlen);
+/* Merge nccltune's block in `format` ("sitecustomize", or NULL for it; "nccl-conf")
+ * into `target` between marker lines, keeping the rest, replacing an older block,
+ * keeping a backup (TARGET.nccltune-bak), atomically. target NULL: for sitecustomize the
+ * sitecustomize.py `python` (NULL: python3) imports; for nccl-conf $NCCL_CONF_FILE, else
+ * ~/.nccl.conf. An nccl-conf install is refused (NCCLTUNE_USAGE, naming the line) when a
+ * line outside the block sets a tuned variable before it: NCCL keeps the first line for
+ * a variable. The path written is reported in `written`. */
+int nccltune_install(const char *path, const char *format, const char *target,
+                     const char *python, char *written, size_t written_len, char *err,
+                     size_t errlen);
 
 /* Compare the fingerprint saved in `session_dir` with the current one, taken by
  * running `probe_command --fingerprint` (NULL: the probe the session used). Prints a

@@ -2000,10 +2000,6 @@ out:
 /* The exports and the report, through the public API the CLI also uses. */
 static void write_exports(nccltune_session *s)
 {
-	static const struct { const char *format, *file; } names[] = {
-		{"sitecustomize", "sitecustomize.py"}, {"shell", "env.sh"}, {"dotenv", "nccl.env"},
-		{"json", "env.json"}, {"nccl-tuner-csv", "tuner.csv"},
-	};
 	char dir[PATH_MAX + 16], path[PATH_MAX + 64], e[1024];
 
 	snprintf(dir, sizeof dir, "%s/exports", s->dir);
@@ -2012,15 +2008,12 @@ static void write_exports(nccltune_session *s)
 		return;
 	}
 	for (size_t i = 0; nccltune_export_formats[i]; i++) {
-		const char *fmt = nccltune_export_formats[i], *file = NULL;
+		const char *fmt = nccltune_export_formats[i], *file = nccltune_export_filename(fmt);
 		char *buf = NULL, fallback[128];
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
 		int rc;
 
-		for (size_t j = 0; j < sizeof names / sizeof names[0] && !file; j++)
-			if (strcmp(names[j].format, fmt) == 0)
-				file = names[j].file;
 		if (!file) {
 			snprintf(fallback, sizeof fallback, "%s.txt", fmt);
 			file = fallback;

@@ -247,8 +247,9 @@ static void test_small_space(void)
 	/* Exports and report were written through the public API. */
 	{
 		static const char *const files[] = {"exports/sitecustomize.py", "exports/env.sh",
-		                                    "exports/nccl.env", "exports/env.json",
-		                                    "exports/tuner.csv", "report.html"};
+		                                    "exports/nccl.env", "exports/nccl.conf",
+		                                    "exports/env.json", "exports/tuner.csv",
+		                                    "report.html"};
 		char envsh[512];
 
 		for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {

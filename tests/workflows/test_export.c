@@ -23,7 +23,7 @@ static bool update;
 struct fmt { const char *name, *ext; };
 static const struct fmt fmts[] = {
 	{ "sitecustomize", "sitecustomize.py" }, { "shell", "env.sh" }, { "dotenv", "nccl.env" },
-	{ "json", "env.json" }, { "nccl-tuner-csv", "tuner.csv" },
+	{ "nccl-conf", "nccl.conf" }, { "json", "env.json" }, { "nccl-tuner-csv", "tuner.csv" },
 };
 
 /* Compare `got` with golden/NAME, or rewrite it when updating. */
@@ -97,6 +97,9 @@ static void lines_safe(const char *text, const char *format)
 			} else if (strcmp(format, "dotenv") == 0) {
 				CHECK(strncmp(line, "NCCL_", 5) == 0);
 				CHECK(!strpbrk(line, "`$'\"\\ #"));
+			} else if (strcmp(format, "nccl-conf") == 0) {
+				/* NAME=value, the name NCCL's: the value is taken literally by NCCL */
+				CHECK(strncmp(line, "NCCL_", 5) == 0 && strchr(line, '=') != NULL);
 			}
 		}
 		p += n + (nl ? 1 : 0);
@@ -219,9 +222,46 @@ static void test_statuses(void)
 	          NCCLTUNE_USAGE);
 	CHECK_CONTAINS(err, "no-such-session");
 	free(text);
-	/* the list of formats is what export_render accepts */
-	for (size_t k = 0; nccltune_export_formats[k]; k++)
+	/* the list of formats is what export_render accepts, with the session's file names */
+	for (size_t k = 0; nccltune_export_formats[k]; k++) {
+		CHECK(k < sizeof(fmts) / sizeof(fmts[0]));
+		if (k >= sizeof(fmts) / sizeof(fmts[0]))
+			break;
 		CHECK_STR(nccltune_export_formats[k], fmts[k].name);
+		CHECK_STR(nccltune_export_filename(fmts[k].name), fmts[k].ext);
+	}
+	CHECK(nccltune_export_filename("yaml") == NULL);
+	CHECK(nccltune_export_filename(NULL) == NULL);
+}
+
+/* nccl-conf: NCCL reads a line to its end and keeps 1023 bytes of a value, so a value it
+ * would cut or a line it would split is refused, whoever built the summary. */
+static void test_nccl_conf_limits(void)
+{
+	static char longv[1100];
+	struct summary s;
+	struct summary_var v;
+	char *text = NULL, err[1024] = "";
+	size_t len = 0;
+
+	memset(longv, 'a', sizeof(longv) - 1);
+	memset(&s, 0, sizeof(s));
+	snprintf(s.origin, sizeof(s.origin), "crafted");
+	s.source = "measured";
+	s.fp.gpu_count = -1;
+	s.best.present = true;
+	v.name = "NCCL_SOCKET_IFNAME";
+	v.value = longv;
+	s.best.env.n = 1;
+	s.best.env.v = &v;
+	CHECK_INT(export_nccl_conf(&s, stdout, err, sizeof(err)), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(err, "crafted: best.env.NCCL_SOCKET_IFNAME");
+	CHECK_CONTAINS(err, "as nccl-conf");
+	v.value = "eth0";
+	CHECK_INT(export_render_string(&s, "nccl-conf", &text, &len, err, sizeof(err)), NCCLTUNE_OK);
+	CHECK_CONTAINS(text, "\nNCCL_SOCKET_IFNAME=eth0\n" EXPORT_MARK_END "\n");
+	CHECK(strncmp(text, EXPORT_MARK_BEGIN "\n", strlen(EXPORT_MARK_BEGIN) + 1) == 0);
+	free(text);
 }
 
 /* A summary built by hand (as a future caller might) with a value the loader would have
@@ -279,6 +319,7 @@ int main(void)
 	test_errors();
 	test_statuses();
 	test_defence_in_depth();
+	test_nccl_conf_limits();
 	if (update)
 		fprintf(stderr, "goldens rewritten in %s: review the diff\n", golden_dir);
 	return check_status();

@@ -1,0 +1,108 @@
+#!/bin/sh
+# test_install_conf.sh - nccltune_install with format nccl-conf: merge the block into an
+# NCCL configuration file that has other settings, twice; what NCCL would then set, read
+# with NCCL's rules (src/misc/param.cc: '#' at the start of a line is a comment, a line
+# splits at its first '=', the environment and then the first line for a variable win);
+# the refusal of a line that would shadow a tuned variable; the default targets
+# ($NCCL_CONF_FILE, else ~/.nccl.conf); and the CLI's --format nccl-conf --install.
+set -eu
+TOOL=$1
+NT=${2:-}
+DATA=$NCCLTUNE_SOURCE_ROOT/tests/workflows/data
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+T=$(cd "$T" && pwd -P)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# What NCCL ends up with for NAME, given the environment and the file, by its rules.
+nccl_sees() {
+	name=$1 file=$2
+	eval "envval=\${$name-}"
+	if [ -n "$envval" ]; then printf '%s\n' "$envval"; return; fi
+	awk -v n="$name" 'substr($0, 1, 1) != "#" && index($0, "=") > 0 {
+		k = substr($0, 1, index($0, "=") - 1)
+		if (k == n) { print substr($0, index($0, "=") + 1); exit }
+	}' "$file"
+}
+
+# A user's ~/.nccl.conf: settings of their own, a comment, no nccltune block yet.
+cat > "$T/nccl.conf" <<'EOF'
+# site settings
+NCCL_SOCKET_IFNAME==eth0
+NCCL_DEBUG=WARN
+EOF
+chmod 0600 "$T/nccl.conf"
+cp "$T/nccl.conf" "$T/orig.conf"
+
+"$TOOL" install-conf "$DATA/measured" "$T/nccl.conf" > "$T/out1" || fail "first install"
+[ "$(cat "$T/out1")" = "$T/nccl.conf" ] || fail "written path: $(cat "$T/out1")"
+cp "$T/nccl.conf" "$T/after1.conf"
+"$TOOL" install-conf "$DATA/measured" "$T/nccl.conf" >/dev/null || fail "second install"
+cmp -s "$T/after1.conf" "$T/nccl.conf" || fail "second install changed the file"
+[ "$(grep -c '^# >>> nccltune >>>$' "$T/nccl.conf")" = 1 ] || fail "start markers"
+# the user's lines are kept byte for byte, the block is the export
+sed '/^# >>> nccltune >>>$/,/^# <<< nccltune <<<$/d' "$T/nccl.conf" | sed '$d' > "$T/rest"
+cmp -s "$T/orig.conf" "$T/rest" || fail "content outside the block changed"
+"$TOOL" export nccl-conf "$DATA/measured" > "$T/block"
+sed -n '/^# >>> nccltune >>>$/,/^# <<< nccltune <<<$/p' "$T/nccl.conf" > "$T/new.block"
+cmp -s "$T/block" "$T/new.block" || fail "installed block differs from the export"
+cmp -s "$T/orig.conf" "$T/nccl.conf.nccltune-bak" || fail "backup"
+[ "$(stat -c %a "$T/nccl.conf")" = 600 ] || fail "mode $(stat -c %a "$T/nccl.conf")"
+
+# What NCCL reads from it: the tuned values and the user's own; the environment wins.
+for kv in NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 \
+          NCCL_NTHREADS=64 NCCL_SOCKET_IFNAME==eth0 NCCL_DEBUG=WARN; do
+	name=${kv%%=*} want=${kv#*=}
+	got=$(unset "$name"; nccl_sees "$name" "$T/nccl.conf")
+	[ "$got" = "$want" ] || fail "$name: NCCL would read '$got', want '$want'"
+done
+got=$(NCCL_NTHREADS=256; export NCCL_NTHREADS; nccl_sees NCCL_NTHREADS "$T/nccl.conf")
+[ "$got" = 256 ] || fail "the environment did not win: $got"
+
+# A line that sets a tuned variable before the block would win over it: refused, with
+# the line named, and the file is left alone.
+printf 'NCCL_PROTO=Simple\nNCCL_DEBUG=INFO\n' > "$T/shadow.conf"
+cp "$T/shadow.conf" "$T/shadow.orig"
+rc=0
+"$TOOL" install-conf "$DATA/measured" "$T/shadow.conf" > /dev/null 2> "$T/shadow.err" || rc=$?
+[ "$rc" = 2 ] || fail "shadowing line: exit $rc, want 2"
+grep -q "shadow.conf:1: sets NCCL_PROTO outside nccltune's block" "$T/shadow.err" ||
+	fail "message: $(cat "$T/shadow.err")"
+cmp -s "$T/shadow.orig" "$T/shadow.conf" || fail "refused install changed the file"
+[ ! -e "$T/shadow.conf.nccltune-bak" ] || fail "refused install left a backup"
+# after the block it is dead and harmless: accepted (the block's own line comes first)
+{ cat "$T/block"; printf 'NCCL_PROTO=Simple\n'; } > "$T/after.conf"
+"$TOOL" install-conf "$DATA/measured" "$T/after.conf" >/dev/null || fail "line after the block"
+[ "$(nccl_sees NCCL_PROTO "$T/after.conf")" = LL ] || fail "the block's line does not win"
+# a commented-out line does not count
+printf '#NCCL_PROTO=Simple\n' > "$T/commented.conf"
+"$TOOL" install-conf "$DATA/measured" "$T/commented.conf" >/dev/null || fail "commented line"
+
+# Default target: $NCCL_CONF_FILE, else ~/.nccl.conf.
+mkdir "$T/home"
+got=$(NCCL_CONF_FILE="$T/custom.conf" HOME="$T/home" "$TOOL" install-conf "$DATA/measured" -) ||
+	fail "install to NCCL_CONF_FILE"
+[ "$got" = "$T/custom.conf" ] && [ -f "$T/custom.conf" ] || fail "NCCL_CONF_FILE target: $got"
+got=$(env -u NCCL_CONF_FILE HOME="$T/home" "$TOOL" install-conf "$DATA/measured" -) ||
+	fail "install to ~/.nccl.conf"
+[ "$got" = "$T/home/.nccl.conf" ] || fail "home target: $got"
+cmp -s "$T/block" "$T/home/.nccl.conf" || fail "new ~/.nccl.conf is not just the block"
+[ "$(stat -c %a "$T/home/.nccl.conf")" = 644 ] || fail "new file mode"
+
+# The CLI: --format nccl-conf --install=PATH, and --python refused with it.
+if [ -n "$NT" ]; then
+	out=$("$NT" export --format nccl-conf --install="$T/cli.conf" "$DATA/measured") ||
+		fail "nccltune export --format nccl-conf --install"
+	[ "$out" = "installed the tuned environment into $T/cli.conf" ] || fail "CLI said: $out"
+	cmp -s "$T/block" "$T/cli.conf" || fail "CLI install content"
+	rc=0
+	"$NT" export --format nccl-conf --install="$T/cli2.conf" --python python3 \
+		"$DATA/measured" >/dev/null 2>"$T/cli.err" || rc=$?
+	[ "$rc" = 2 ] || fail "--python with nccl-conf: exit $rc"
+	grep -q -- "--python only goes with a sitecustomize install" "$T/cli.err" ||
+		fail "CLI message: $(cat "$T/cli.err")"
+	rc=0
+	"$NT" export --format json --install="$T/x.json" "$DATA/measured" 2>/dev/null || rc=$?
+	[ "$rc" = 2 ] || fail "--format json --install: exit $rc"
+fi
+echo "nccl-conf install passed"
