@@ -127,6 +127,20 @@ static int check_env(const struct summary *s, const char *format, char *err, siz
 	return NCCLTUNE_OK;
 }
 
+/* check_env, then `safe` on every value: the format's own limits. */
+static int check_values(const struct summary *s, const char *format,
+                        bool (*safe)(const char *value, char *why, size_t whylen), char *err,
+                        size_t errlen)
+{
+	char why[256];
+	int rc = check_env(s, format, err, errlen);
+
+	for (size_t i = 0; rc == NCCLTUNE_OK && i < s->best.env.n; i++)
+		if (!safe(s->best.env.v[i].value, why, sizeof(why)))
+			rc = refuse(s, &s->best.env.v[i], format, why, err, errlen);
+	return rc;
+}
+
 /* ---- sitecustomize ---- */
 
 /* A Python string literal for any byte string: printable ASCII as is except quote and
@@ -188,20 +202,26 @@ static void sh_quote(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
+/* No control character: sh_quote keeps quotes literal, but no quoting survives a
+ * newline pasted into an interactive shell, or a control character in a terminal; and
+ * an nccl.conf line ends at a newline. */
+static bool no_control(const char *v, char *why, size_t whylen)
+{
+	for (const char *p = v; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			fs_errf(why, whylen, "control character 0x%02x", (unsigned char)*p);
+			return false;
+		}
+	}
+	return true;
+}
+
 int export_shell(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
-	int rc = check_env(s, "shell", err, errlen);
+	int rc = check_values(s, "shell", no_control, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		/* sh_quote keeps quotes literal, but no quoting survives a newline pasted into
-		 * an interactive shell, or a control character in a terminal: refuse them. */
-		for (const char *p = s->best.env.v[i].value; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				return refuse(s, &s->best.env.v[i], "shell", "control character", err,
-				              errlen);
-	}
 	header(s, out);
 	if (s->best.env.n == 0) {
 		comment(out, "NCCL's defaults were the best configuration found: nothing to export.");
@@ -235,14 +255,10 @@ static bool dotenv_safe(const char *v, char *why, size_t whylen)
 
 int export_dotenv(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
-	char why[256];
-	int rc = check_env(s, "dotenv", err, errlen);
+	int rc = check_values(s, "dotenv", dotenv_safe, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
-	for (size_t i = 0; i < s->best.env.n; i++)
-		if (!dotenv_safe(s->best.env.v[i].value, why, sizeof(why)))
-			return refuse(s, &s->best.env.v[i], "dotenv", why, err, errlen);
 	header(s, out);
 	comment(out, "For docker run --env-file FILE and systemd EnvironmentFile=FILE.");
 	if (s->best.env.n == 0)
@@ -269,26 +285,15 @@ static bool nccl_conf_safe(const char *v, char *why, size_t whylen)
 		        NCCL_CONF_PART_MAX);
 		return false;
 	}
-	for (const char *p = v; *p; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			fs_errf(why, whylen, "control character 0x%02x would end or change the line",
-			        (unsigned char)*p);
-			return false;
-		}
-	}
-	return true;
+	return no_control(v, why, whylen);
 }
 
 int export_nccl_conf(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
-	char why[256];
-	int rc = check_env(s, "nccl-conf", err, errlen);
+	int rc = check_values(s, "nccl-conf", nccl_conf_safe, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
-	for (size_t i = 0; i < s->best.env.n; i++)
-		if (!nccl_conf_safe(s->best.env.v[i].value, why, sizeof(why)))
-			return refuse(s, &s->best.env.v[i], "nccl-conf", why, err, errlen);
 	fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
 	header(s, out);
 	comment(out, "NCCL reads $NCCL_CONF_FILE (NCCL >= 2.23) or else ~/.nccl.conf, then");

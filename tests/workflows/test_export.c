@@ -234,6 +234,21 @@ static void test_statuses(void)
 	CHECK(nccltune_export_filename(NULL) == NULL);
 }
 
+/* A summary built by hand, as a caller that bypasses the loader might: origin "crafted",
+ * one variable NCCL_SOCKET_IFNAME=value (v must outlive s). */
+static void crafted(struct summary *s, struct summary_var *v, const char *value)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->origin, sizeof(s->origin), "crafted");
+	s->source = "measured";
+	s->fp.gpu_count = -1;
+	s->best.present = true;
+	v->name = "NCCL_SOCKET_IFNAME";
+	v->value = value;
+	s->best.env.n = 1;
+	s->best.env.v = v;
+}
+
 /* nccl-conf: NCCL reads a line to its end and keeps 1023 bytes of a value, so a value it
  * would cut or a line it would split is refused, whoever built the summary. */
 static void test_nccl_conf_limits(void)
@@ -245,15 +260,7 @@ static void test_nccl_conf_limits(void)
 	size_t len = 0;
 
 	memset(longv, 'a', sizeof(longv) - 1);
-	memset(&s, 0, sizeof(s));
-	snprintf(s.origin, sizeof(s.origin), "crafted");
-	s.source = "measured";
-	s.fp.gpu_count = -1;
-	s.best.present = true;
-	v.name = "NCCL_SOCKET_IFNAME";
-	v.value = longv;
-	s.best.env.n = 1;
-	s.best.env.v = &v;
+	crafted(&s, &v, longv);
 	CHECK_INT(export_nccl_conf(&s, stdout, err, sizeof(err)), NCCLTUNE_USAGE);
 	CHECK_CONTAINS(err, "crafted: best.env.NCCL_SOCKET_IFNAME");
 	CHECK_CONTAINS(err, "as nccl-conf");
@@ -273,15 +280,7 @@ static void test_defence_in_depth(void)
 	struct summary_var v;
 
 	for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
-		memset(&s, 0, sizeof(s));
-		snprintf(s.origin, sizeof(s.origin), "crafted");
-		s.source = "measured";
-		s.fp.gpu_count = -1;
-		s.best.present = true;
-		v.name = "NCCL_SOCKET_IFNAME";
-		v.value = bad[b];
-		s.best.env.n = 1;
-		s.best.env.v = &v;
+		crafted(&s, &v, bad[b]);
 		for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
 			char *text = NULL, err[1024] = "";
 			size_t len = 0;
