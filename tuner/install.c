@@ -12,8 +12,8 @@
  * block that sets a tuned variable before it is refused rather than silently winning. */
 #include <errno.h>
 #include <libgen.h>
-#include <pwd.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@
 
 extern char **environ;
 
-#define SITE_MAX (4u << 20)      /* a sitecustomize.py or nccl.conf larger than this is not one */
+#define SITE_MAX (4u << 20)      /* a sitecustomize.py or nccl.conf larger is not one */
 #define PY_TIMEOUT_S 30.0
 
 /* Which file is (or would be) `import sitecustomize`: the one already imported at
@@ -203,8 +203,10 @@ static int find_nccl_conf(char *buf, size_t len, char *err, size_t errlen)
 	struct passwd *pw;
 
 	if (f && *f) {
-		if (strlen(f) >= len)
-			return fs_errf(err, errlen, "NCCL_CONF_FILE: path too long");
+		if (strlen(f) >= len) {
+			fs_errf(err, errlen, "NCCL_CONF_FILE: path too long");
+			return NCCLTUNE_USAGE;
+		}
 		snprintf(buf, len, "%s", f);
 		return NCCLTUNE_OK;
 	}
@@ -217,8 +219,10 @@ static int find_nccl_conf(char *buf, size_t len, char *err, size_t errlen)
 		        "password database has none): give the file, e.g. --install=/etc/nccl.conf");
 		return NCCLTUNE_USAGE;
 	}
-	if (strlen(home) + sizeof("/.nccl.conf") > len)
-		return fs_errf(err, errlen, "%s/.nccl.conf: path too long", home);
+	if (strlen(home) + sizeof("/.nccl.conf") > len) {
+		fs_errf(err, errlen, "%s/.nccl.conf: path too long", home);
+		return NCCLTUNE_USAGE;
+	}
 	snprintf(buf, len, "%s/.nccl.conf", home);
 	return NCCLTUNE_OK;
 }
