@@ -843,8 +843,8 @@ static int push_run(nccltune_session *s, const struct session_run *r)
 
 /* Is r a run of the configuration (p, try_no)? A point is a point whoever asked for it
  * (search or try); without a point, try_no tells an off-space try from the baseline. */
-static bool same_config(const struct session_run *r, const struct point *p, size_t try_no,
-                        size_t dims)
+bool session_same_config(const struct session_run *r, const struct point *p, size_t try_no,
+                         size_t dims)
 {
 	if (!p)
 		return !r->has_point && r->try_no == try_no;
@@ -908,7 +908,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		const struct session_run *r = &s->queue[s->qpos];
 
 		if (r->phase == phase && r->try_no == try_no &&
-		    same_config(r, p, try_no, space_dims(s->sp))) {
+		    session_same_config(r, p, try_no, space_dims(s->sp))) {
 			*o = r->o;
 			s->qpos++;
 			return push_run(s, r) == NCCLTUNE_OK ? 0 : NCCLTUNE_ERROR;
@@ -1074,7 +1074,7 @@ static bool config_ever_wrong(const nccltune_session *s, const struct point *p, 
 {
 	for (size_t i = 0; i < s->nruns; i++)
 		if (s->runs[i].o.cls == OUTCOME_VERIFY &&
-		    same_config(&s->runs[i], p, try_no, space_dims(s->sp)))
+		    session_same_config(&s->runs[i], p, try_no, space_dims(s->sp)))
 			return true;
 	return false;
 }
@@ -1595,7 +1595,7 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 
 	for (size_t i = 0; i < s->nruns && !use_final; i++)
 		use_final = s->runs[i].phase == PHASE_FINAL && s->runs[i].o.cls == OUTCOME_OK &&
-		            same_config(&s->runs[i], p, try_no, space_dims(s->sp));
+		            session_same_config(&s->runs[i], p, try_no, space_dims(s->sp));
 	for (size_t w = 0; w < s->wl.n; w++) {
 		double v[256];
 		size_t m = 0;
@@ -1603,7 +1603,7 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 		for (size_t i = 0; i < s->nruns && m < 256; i++) {
 			const struct session_run *r = &s->runs[i];
 
-			if (r->o.cls != OUTCOME_OK || !same_config(r, p, try_no, space_dims(s->sp)) ||
+			if (r->o.cls != OUTCOME_OK || !session_same_config(r, p, try_no, space_dims(s->sp)) ||
 			    (use_final && r->phase != PHASE_FINAL))
 				continue;
 			for (size_t j = 0; j < r->o.report.nresults; j++)
@@ -1665,7 +1665,7 @@ static cJSON *failures_json(const nccltune_session *s)
 			const struct session_run *q = &s->runs[j];
 
 			if (!done[j] && q->o.cls == r->o.cls &&
-			    same_config(q, r->has_point ? &r->p : NULL, r->try_no, space_dims(s->sp))) {
+			    session_same_config(q, r->has_point ? &r->p : NULL, r->try_no, space_dims(s->sp))) {
 				done[j] = true;
 				count++;
 			}

@@ -151,6 +151,10 @@ char *session_run_describe(const nccltune_session *s, const struct session_run *
                            size_t len);
 /* Did the probe say its figures come from a model? */
 bool session_is_model(const nccltune_session *s);
+/* Is run r of the configuration (p, try_no)? p NULL: the baseline (try_no 0) or the
+ * off-space try try_no. Can't fail. */
+bool session_same_config(const struct session_run *r, const struct point *p, size_t try_no,
+                         size_t dims);
 /* The best objective measured so far in the search (not the final phase), with its
  * point when p is non-NULL. Returns 1 when there is one, else 0. */
 int session_point_best(const nccltune_session *s, double *best_us, struct point *p);

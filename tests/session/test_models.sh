@@ -40,7 +40,40 @@ session() {
 	[ "$(grep -c '"type":"run"' "$dir/journal.jsonl")" -le "$budget" ] ||
 		fail "$model: more runs than the budget"
 	"$NT" show "$dir" >/dev/null || fail "$model: show failed on the session"
+	printf '%s\n' "$out" > "$dir/summary.txt"
 	return 0
+}
+
+# The summary's noise line: the pooled spread of the final repeats, recomputed here from
+# the journal, and the "does not tell the two apart" note exactly when results.json's
+# second finalist lies inside the first's interval.
+check_noise() {
+	local dir=$1 want got
+	command -v python3 >/dev/null || { echo "python3 not found: noise line not checked"; return 0; }
+	want=$(python3 - "$dir" <<'PYEOF'
+import json, math, sys
+d = sys.argv[1]
+groups = {}
+for line in open(d + "/journal.jsonl"):
+    r = json.loads(line)
+    if r.get("type") == "run" and r["phase"] == "final" and r["outcome"] == "ok":
+        key = json.dumps([r.get("point"), r.get("try", 0)])
+        groups.setdefault(key, []).append(math.log(r["objective_us"]))
+ss = sum(sum((x - sum(v) / len(v)) ** 2 for x in v) for v in groups.values())
+dof = sum(len(v) - 1 for v in groups.values())
+top = json.load(open(d + "/results.json"))["top"]
+inside = (len(top) > 1 and top[1].get("repeats", 1) > 1 and "ci95_us" in top[0] and
+          top[0]["ci95_us"][0] <= top[1]["objective_us"] <= top[0]["ci95_us"][1])
+print("%.1f %s" % (100 * math.sqrt(ss / dof), "inside" if inside else "apart"))
+PYEOF
+) || { fail "$dir: could not recompute the noise"; return 1; }
+	got=$(sed -n 's/^noise: *one run varies by about \([0-9.]*\)%.*/\1/p' "$dir/summary.txt")
+	[ "$got" = "${want% *}" ] || fail "$dir: noise line says '$got'%, the journal gives ${want% *}%"
+	if grep -q "the next finalist's time is inside the best's 95% interval" "$dir/summary.txt"; then
+		[ "${want#* }" = inside ] || fail "$dir: 'does not tell apart' printed, finalists apart"
+	else
+		[ "${want#* }" = apart ] || fail "$dir: 'does not tell apart' missing"
+	fi
 }
 
 # Every built-in model the probe lists, so a new model is covered without editing this
@@ -54,6 +87,7 @@ done
 # The default strategy (bo) with the README's budget.
 if session pcie-gen5-8gpu bo 60; then
 	dir="$tmp/pcie-gen5-8gpu-bo"
+	check_noise "$dir"
 	grep -A3 '"pruned":' "$dir/results.json" | grep -q '"NCCL_ALGO":[[:space:]]*"Tree"' ||
 		fail "pcie-gen5-8gpu: NCCL_ALGO=Tree was not pruned"
 	grep -A4 '"best":' "$dir/results.json" | grep -q '"NCCL_ALGO":[[:space:]]*"Tree"' &&
