@@ -1603,7 +1603,8 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 		for (size_t i = 0; i < s->nruns && m < 256; i++) {
 			const struct session_run *r = &s->runs[i];
 
-			if (r->o.cls != OUTCOME_OK || !session_same_config(r, p, try_no, space_dims(s->sp)) ||
+			if (r->o.cls != OUTCOME_OK ||
+			    !session_same_config(r, p, try_no, space_dims(s->sp)) ||
 			    (use_final && r->phase != PHASE_FINAL))
 				continue;
 			for (size_t j = 0; j < r->o.report.nresults; j++)
@@ -1665,7 +1666,8 @@ static cJSON *failures_json(const nccltune_session *s)
 			const struct session_run *q = &s->runs[j];
 
 			if (!done[j] && q->o.cls == r->o.cls &&
-			    session_same_config(q, r->has_point ? &r->p : NULL, r->try_no, space_dims(s->sp))) {
+			    session_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
+			                        space_dims(s->sp))) {
 				done[j] = true;
 				count++;
 			}

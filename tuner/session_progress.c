@@ -265,7 +265,8 @@ static void print_noise(nccltune_session *s, const cJSON *top)
 			continue;
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = s->runs[j].phase == PHASE_FINAL && s->runs[j].o.cls == OUTCOME_OK &&
-			       session_same_config(&s->runs[j], r->has_point ? &r->p : NULL, r->try_no, dims);
+			       session_same_config(&s->runs[j], r->has_point ? &r->p : NULL, r->try_no,
+			                           dims);
 		if (seen)
 			continue;   /* this configuration's group was counted at its first run */
 		for (size_t j = i; j < s->nruns; j++) {
@@ -293,7 +294,8 @@ static void print_noise(nccltune_session *s, const cJSON *top)
 	fprintf(f, "noise:    one run varies by about %.1f%% (spread of the final repeats of %zu "
 	        "configuration(s))\n", 100.0 * sqrt(ss / (double)dof), groups);
 	if (cJSON_IsArray(ci) && cJSON_GetArraySize(ci) == 2 && cJSON_IsObject(t1) &&
-	    num(t1, "repeats") > 1 && num(t1, "objective_us") >= cJSON_GetArrayItem(ci, 0)->valuedouble &&
+	    num(t1, "repeats") > 1 &&
+	    num(t1, "objective_us") >= cJSON_GetArrayItem(ci, 0)->valuedouble &&
 	    num(t1, "objective_us") <= cJSON_GetArrayItem(ci, 1)->valuedouble)
 		fprintf(f, "          the next finalist's time is inside the best's 95%% interval: this "
 		        "session does not\n          tell the two apart (they may be as fast; a "
