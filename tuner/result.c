@@ -165,6 +165,16 @@ cJSON *result_build(const struct result_input *in)
 	} else if (!cJSON_AddNullToObject(root, "gain")) {
 		goto fail;
 	}
+	if (in->has_noise) {
+		cJSON *nz = cJSON_AddObjectToObject(root, "noise");
+
+		if (!nz || !cJSON_AddNumberToObject(nz, "run_sd", round(in->noise_sd * 1e4) / 1e4) ||
+		    !cJSON_AddNumberToObject(nz, "configs", in->noise_configs) ||
+		    !cJSON_AddNumberToObject(nz, "dof", in->noise_dof))
+			goto fail;
+	} else if (!cJSON_AddNullToObject(root, "noise")) {
+		goto fail;
+	}
 	arr = cJSON_AddArrayToObject(root, "top");
 	if (!arr)
 		goto fail;

@@ -54,6 +54,9 @@ struct result_input {
 	const struct result_size *sizes; /* best.per_size */
 	bool has_gain;
 	double gain, gain_lo, gain_hi;  /* gain_lo/hi NAN: no interval */
+	bool has_noise;                 /* false: "noise": null */
+	double noise_sd;                /* pooled sd of log(time) over the final repeats */
+	int noise_configs, noise_dof;   /* configurations re-measured; degrees of freedom */
 	size_t ntop;
 	const struct result_config *top;
 	int evaluations;

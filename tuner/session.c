@@ -1585,6 +1585,51 @@ static void score_finalists(nccltune_session *s, struct final_state *f)
 		score_one(s, f, final_entry(f, j));
 }
 
+/* How much one run varies: the pooled standard deviation of log(objective) over the
+ * configurations the final phase re-measured (baseline, finalists, tries), each about
+ * its own mean. Returns false when the repeats give fewer than 2 degrees of freedom. */
+static bool final_noise(const nccltune_session *s, double *sd, int *configs, int *dof)
+{
+	size_t dims = space_dims(s->sp), groups = 0, df = 0;
+	double ss = 0;
+
+	for (size_t i = 0; i < s->nruns; i++) {
+		const struct session_run *r = &s->runs[i];
+		const struct point *p = r->has_point ? &r->p : NULL;
+		double sum = 0, mean;
+		size_t n = 0;
+		bool seen = false;
+
+		if (r->phase != PHASE_FINAL || r->o.cls != OUTCOME_OK)
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = s->runs[j].phase == PHASE_FINAL && s->runs[j].o.cls == OUTCOME_OK &&
+			       session_same_config(&s->runs[j], p, r->try_no, dims);
+		if (seen)
+			continue;   /* counted with the first run of its configuration */
+		for (size_t j = i; j < s->nruns; j++)
+			if (s->runs[j].phase == PHASE_FINAL && s->runs[j].o.cls == OUTCOME_OK &&
+			    session_same_config(&s->runs[j], p, r->try_no, dims)) {
+				sum += log(s->runs[j].o.objective_us);
+				n++;
+			}
+		mean = sum / (double)n;
+		for (size_t j = i; j < s->nruns && n > 1; j++)
+			if (s->runs[j].phase == PHASE_FINAL && s->runs[j].o.cls == OUTCOME_OK &&
+			    session_same_config(&s->runs[j], p, r->try_no, dims))
+				ss += (log(s->runs[j].o.objective_us) - mean) *
+				      (log(s->runs[j].o.objective_us) - mean);
+		groups += n > 1;
+		df += n - 1;
+	}
+	if (df < 2)
+		return false;
+	*sd = sqrt(ss / (double)df);
+	*configs = (int)groups;
+	*dof = (int)df;
+	return true;
+}
+
 /* Median over the runs of the configuration (p, try_no) in the final phase, or else in
  * any phase, of each workload size's median latency. */
 static size_t per_size(const nccltune_session *s, const struct point *p, size_t try_no,
@@ -1898,6 +1943,7 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 	in.failures = fails;
 	in.pruned = pruned;
 	in.gain_lo = in.gain_hi = NAN;
+	in.has_noise = final_noise(s, &in.noise_sd, &in.noise_configs, &in.noise_dof);
 	if (nb) {
 		in.has_baseline = true;
 		in.baseline.env = empty;

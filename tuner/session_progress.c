@@ -242,57 +242,21 @@ static void print_tries(nccltune_session *s, const cJSON *doc)
 	}
 }
 
-/* How much one run varies, from the final phase: the pooled standard deviation of
- * log(objective) over the configurations it re-measured (the baseline, finalists,
- * tries), about the relative spread of one run. Then, when the next finalist's time lies
- * inside the best's 95% interval, that this session does not tell the two apart. Prints
- * nothing without at least two repeats' worth of spread. */
-static void print_noise(nccltune_session *s, const cJSON *top)
+/* How much one run varies (results.json "noise", from the final repeats), and, when
+ * the next finalist's time lies inside the best's 95% interval, that this session does
+ * not tell the two apart. Nothing when the result has no noise figure. */
+static void print_noise(nccltune_session *s, const cJSON *doc)
 {
 	FILE *f = s->progress;
-	size_t dims = space_dims(s->sp), groups = 0, dof = 0;
-	double ss = 0;
+	const cJSON *nz = cJSON_GetObjectItemCaseSensitive(doc, "noise");
+	const cJSON *top = cJSON_GetObjectItemCaseSensitive(doc, "top");
 	const cJSON *t0 = cJSON_GetArrayItem(top, 0), *t1 = cJSON_GetArrayItem(top, 1);
 	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(t0, "ci95_us");
 
-	for (size_t i = 0; i < s->nruns; i++) {
-		const struct session_run *r = &s->runs[i];
-		double sum = 0, mean;
-		size_t n = 0;
-		bool seen = false;
-
-		if (r->phase != PHASE_FINAL || r->o.cls != OUTCOME_OK)
-			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = s->runs[j].phase == PHASE_FINAL && s->runs[j].o.cls == OUTCOME_OK &&
-			       session_same_config(&s->runs[j], r->has_point ? &r->p : NULL, r->try_no,
-			                           dims);
-		if (seen)
-			continue;   /* this configuration's group was counted at its first run */
-		for (size_t j = i; j < s->nruns; j++) {
-			const struct session_run *q = &s->runs[j];
-
-			if (q->phase == PHASE_FINAL && q->o.cls == OUTCOME_OK &&
-			    session_same_config(q, r->has_point ? &r->p : NULL, r->try_no, dims)) {
-				sum += log(q->o.objective_us);
-				n++;
-			}
-		}
-		mean = sum / (double)n;
-		for (size_t j = i; j < s->nruns && n > 1; j++) {
-			const struct session_run *q = &s->runs[j];
-
-			if (q->phase == PHASE_FINAL && q->o.cls == OUTCOME_OK &&
-			    session_same_config(q, r->has_point ? &r->p : NULL, r->try_no, dims))
-				ss += (log(q->o.objective_us) - mean) * (log(q->o.objective_us) - mean);
-		}
-		groups += n > 1;
-		dof += n - 1;
-	}
-	if (dof < 2)
+	if (!cJSON_IsObject(nz))
 		return;
-	fprintf(f, "noise:    one run varies by about %.1f%% (spread of the final repeats of %zu "
-	        "configuration(s))\n", 100.0 * sqrt(ss / (double)dof), groups);
+	fprintf(f, "noise:    one run varies by about %.1f%% (spread of the final repeats of %d "
+	        "configuration(s))\n", 100.0 * num(nz, "run_sd"), (int)num(nz, "configs"));
 	if (cJSON_IsArray(ci) && cJSON_GetArraySize(ci) == 2 && cJSON_IsObject(t1) &&
 	    num(t1, "repeats") > 1 &&
 	    num(t1, "objective_us") >= cJSON_GetArrayItem(ci, 0)->valuedouble &&
@@ -357,7 +321,7 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 			        rep > 1 ? "" : "  (measured once)");
 		}
 	}
-	print_noise(s, top);
+	print_noise(s, doc);
 	for (size_t i = 0; i < prune_rule_count(s->pr); i++)
 		fprintf(f, "%s %s\n", i ? "         " : "pruned:  ", prune_rule_at(s->pr, i)->text);
 	for (size_t i = 0; i < s->nruns; i++) {

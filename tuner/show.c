@@ -44,6 +44,11 @@ static void overview(FILE *o, const struct summary *s)
 	row(o, "machine", summary_describe_machine(&s->fp, buf, sizeof(buf)));
 	row(o, "workload", summary_describe_workload(&s->workload, buf, sizeof(buf)));
 	row(o, "result", summary_describe_gain(s, buf, sizeof(buf)));
+	if (s->has_noise) {
+		snprintf(line, sizeof(line), "one run varies by about %.1f%% (spread of the final "
+		         "repeats of %ld configuration(s))", 100.0 * s->noise_sd, s->noise_configs);
+		row(o, "noise", line);
+	}
 	for (size_t i = 0; i < s->nruns; i++) {
 		const struct summary_run *r = &s->runs[i];
 

@@ -796,7 +796,8 @@ static int parse_root(const struct ctx *c, const cJSON *root, struct summary *s)
 {
 	static const char *const keys[] = { "schema", "tool", "created", "fingerprint", "source",
 		"model", "workload", "strategy", "seed", "budget", "pinned", "baseline", "best",
-		"gain", "top", "evaluations", "failures", "pruned", "tries", NULL };
+		"gain", "noise", "top", "evaluations", "failures", "pruned", "tries", NULL };
+	static const char *const noise_keys[] = { "run_sd", "configs", "dof", NULL };
 	static const char *const tool_keys[] = { "name", "version", NULL };
 	static const char *const gain_keys[] = { "ratio", "ci95", NULL };
 	const cJSON *m;
@@ -876,6 +877,20 @@ static int parse_root(const struct ctx *c, const cJSON *root, struct summary *s)
 		if (parse_ci(c, m, "gain", "ci95", &have, &s->gain_lo, &s->gain_hi, 1e6) < 0)
 			return -1;
 		s->has_gain = true;
+	}
+	/* optional: results.json files written before nccltune recorded it have none */
+	if (member(c, root, "", "noise", false, true, &m) < 0)
+		return -1;
+	if (m) {
+		if (want_object(c, m, "noise") < 0 || check_keys(c, m, "noise", noise_keys) < 0 ||
+		    get_number(c, m, "noise", "run_sd", true, 0, 10, false, NULL, &s->noise_sd) < 0 ||
+		    get_number(c, m, "noise", "configs", true, 1, 1e6, true, NULL, &d) < 0)
+			return -1;
+		s->noise_configs = (long)d;
+		if (get_number(c, m, "noise", "dof", true, 2, 1e9, true, NULL, &d) < 0)
+			return -1;
+		s->noise_dof = (long)d;
+		s->has_noise = true;
 	}
 	if (parse_top(c, root, s) < 0)
 		return -1;

@@ -100,6 +100,9 @@ struct summary {
 	struct summary_size *sizes;       /* best.per_size */
 	bool has_gain;
 	double gain, gain_lo, gain_hi;    /* gain_lo/hi NAN without an interval */
+	bool has_noise;                   /* "noise": how much one run varies (optional) */
+	double noise_sd;                  /* pooled sd of log(time) over the final repeats */
+	long noise_configs, noise_dof;
 	long evaluations;
 	size_t ntop, nfailures, npruned, ntries;
 	struct summary_measure *top;

@@ -83,6 +83,12 @@ case "$models" in *h200-nvlink-2gpu*) ;; *) fail "--list-models lacks h200-nvlin
 for m in $models; do
 	[ "$m" = pcie-gen5-8gpu ] || session "$m" bo 16
 done
+# Too few final repeats for a spread: results.json says so with null, and no noise line.
+if session pcie-gen5-8gpu random 8; then
+	grep -q '"noise":[[:space:]]*null' "$tmp/pcie-gen5-8gpu-random/results.json" ||
+		fail "budget 8: noise is not null"
+	grep -q '^noise:' "$tmp/pcie-gen5-8gpu-random/summary.txt" && fail "budget 8: a noise line"
+fi
 
 # The default strategy (bo) with the README's budget.
 if session pcie-gen5-8gpu bo 60; then
