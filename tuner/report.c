@@ -631,6 +631,9 @@ static void section_headline(FILE *o, const struct summary *s)
 	else
 		fputs("baseline / tuned", o);
 	fputs("</div></div></div>", o);
+	if (s->has_noise)
+		fprintf(o, "<p class=\"dim\">One run varies by about %.1f%% (spread of the final "
+		        "repeats of %ld configuration(s)).</p>", 100.0 * s->noise_sd, s->noise_configs);
 	fputs("<h2 style=\"margin-top:18px\">Tuned environment</h2>", o);
 	if (!s->best.present)
 		fputs("<p>No configuration worked: nothing to export.</p>", o);

@@ -36,6 +36,14 @@ for s in measured model noconfig defaults-best accepted; do
 	fi
 	"$TOOL" show "$T/$s" > "$T/$s.txt" || fail "$s: show status"
 	grep -q '^  result ' "$T/$s.txt" || fail "$s: show has no result line"
+	# results.json's noise (only the measured fixture has one) in the page and in show
+	if [ "$s" = measured ]; then
+		grep -q 'One run varies by about 2.1% (spread of the final repeats of 4 ' "$R" ||
+			fail "measured: no noise line in the report"
+		grep -q '^  noise      one run varies by about 2.1%' "$T/$s.txt" || fail "show: noise"
+	else
+		grep -q 'One run varies' "$R" && fail "$s: a noise line without a noise figure"
+	fi
 done
 # Content: the convergence and family charts, the top table, failures, the machine.
 R=$T/measured/report.html
