@@ -349,6 +349,8 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 	if (cJSON_IsObject(best)) {
 		fprintf(f, "use it:   nccltune export --format shell %s\n", s->dir);
 		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", s->dir);
+		fprintf(f, "          nccltune export --format nccl-conf --install %s   (NCCL's own file)\n",
+		        s->dir);
 		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", s->dir, s->dir);
 	}
 	fflush(f);

@@ -94,6 +94,8 @@ fi
 if session pcie-gen5-8gpu bo 60; then
 	dir="$tmp/pcie-gen5-8gpu-bo"
 	check_noise "$dir"
+	grep -q "^          nccltune export --format nccl-conf --install $dir" "$dir/summary.txt" ||
+		fail "summary: no nccl-conf install hint"
 	grep -A3 '"pruned":' "$dir/results.json" | grep -q '"NCCL_ALGO":[[:space:]]*"Tree"' ||
 		fail "pcie-gen5-8gpu: NCCL_ALGO=Tree was not pruned"
 	grep -A4 '"best":' "$dir/results.json" | grep -q '"NCCL_ALGO":[[:space:]]*"Tree"' &&
