@@ -7,17 +7,7 @@
 #include <string.h>
 
 #include "session_priv.h"
-
-static char *fmt_us(double us, char *buf, size_t len)
-{
-	if (!isfinite(us))
-		snprintf(buf, len, "-");
-	else if (us >= 1000.0)
-		snprintf(buf, len, "%.2f ms", us / 1000.0);
-	else
-		snprintf(buf, len, "%.1f us", us);
-	return buf;
-}
+#include "summary.h"
 
 static char *fmt_duration(double s, char *buf, size_t len)
 {
@@ -108,7 +98,7 @@ void session_progress_run(nccltune_session *s, const struct session_run *r)
 	if (s->progress_tty) {
 		clear_line(s);
 		fprintf(s->progress, "%srun %zu/%d  best %s", lab, s->nruns, s->budget,
-		        fmt_us(best, a, sizeof a));
+		        summary_format_us(best, a, sizeof a));
 		if (isfinite(best) && isfinite(base) && best > 0)
 			fprintf(s->progress, " (%.2fx)", base / best);
 		fprintf(s->progress, "  failures %zu  ETA %s", failures, eta);
@@ -122,11 +112,11 @@ void session_progress_run(nccltune_session *s, const struct session_run *r)
 		snprintf(env, sizeof env, "(NCCL defaults)");
 	fprintf(s->progress, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, s->nruns, s->budget,
 	        session_phase_name(r->phase), outcome_class_name(r->o.cls),
-	        r->o.cls == OUTCOME_OK ? fmt_us(r->o.objective_us, a, sizeof a) : "",
+	        r->o.cls == OUTCOME_OK ? summary_format_us(r->o.objective_us, a, sizeof a) : "",
 	        env[0] ? env : "(all searched variables unset)");
 	if (r->o.cls != OUTCOME_OK)
 		fprintf(s->progress, " (%.80s)", r->o.error);
-	fprintf(s->progress, " | best %s", fmt_us(best, b, sizeof b));
+	fprintf(s->progress, " | best %s", summary_format_us(best, b, sizeof b));
 	if (isfinite(best) && isfinite(base) && best > 0)
 		fprintf(s->progress, " (%.2fx)", base / best);
 	fprintf(s->progress, " | %zu failed | ETA %s\n", failures, eta);
@@ -172,8 +162,8 @@ static char *ci_text(const cJSON *cfg, const char *key, bool us, char *buf, size
 		return buf;
 	}
 	if (us)
-		snprintf(buf, len, " [95%% %s .. %s]", fmt_us(ci->child->valuedouble, a, sizeof a),
-		         fmt_us(ci->child->next->valuedouble, b, sizeof b));
+		snprintf(buf, len, " [95%% %s .. %s]", summary_format_us(ci->child->valuedouble, a, sizeof a),
+		         summary_format_us(ci->child->next->valuedouble, b, sizeof b));
 	else
 		snprintf(buf, len, " [95%% %.2fx .. %.2fx]", ci->child->valuedouble,
 		         ci->child->next->valuedouble);
@@ -222,7 +212,7 @@ static void print_tries(nccltune_session *s, const cJSON *doc)
 			continue;
 		}
 		fprintf(f, "your config %d: %s per step%s (%d run(s)%s%s)  %s\n", n,
-		        fmt_us(num(it, "objective_us"), a, sizeof a),
+		        summary_format_us(num(it, "objective_us"), a, sizeof a),
 		        ci_text(it, "ci95_us", true, ci, sizeof ci), (int)num(it, "repeats"),
 		        ok ? "" : "; failed: ", ok ? "" : oc->valuestring, env);
 		if (cJSON_IsObject(vb))
@@ -294,12 +284,12 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 	fprintf(f, "workload: %s per step\n", workload_describe(&s->wl, desc, sizeof desc));
 	if (cJSON_IsObject(base))
 		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
-		        fmt_us(num(base, "objective_us"), a, sizeof a),
+		        summary_format_us(num(base, "objective_us"), a, sizeof a),
 		        ci_text(base, "ci95_us", true, ci, sizeof ci), (int)num(base, "repeats"));
 	else
 		fprintf(f, "baseline: failed (NCCL's defaults did not run; see the journal)\n");
 	if (cJSON_IsObject(best)) {
-		fprintf(f, "best:     %s per step%s  %s\n", fmt_us(num(best, "objective_us"), a, sizeof a),
+		fprintf(f, "best:     %s per step%s  %s\n", summary_format_us(num(best, "objective_us"), a, sizeof a),
 		        ci_text(best, "ci95_us", true, ci, sizeof ci),
 		        env_text(cJSON_GetObjectItemCaseSensitive(best, "env"), env, sizeof env));
 		if (cJSON_IsObject(gain))
@@ -315,7 +305,7 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 		cJSON_ArrayForEach(it, top) {
 			int rep = (int)num(it, "repeats");
 
-			fprintf(f, "  %d. %-10s%-27s  %s%s\n", ++n, fmt_us(num(it, "objective_us"), a, sizeof a),
+			fprintf(f, "  %d. %-10s%-27s  %s%s\n", ++n, summary_format_us(num(it, "objective_us"), a, sizeof a),
 			        ci_text(it, "ci95_us", true, ci, sizeof ci),
 			        env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env),
 			        rep > 1 ? "" : "  (measured once)");

@@ -18,11 +18,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "fsutil.h"
 
 #define SPACE_SCHEMA "nccltune-space/1"
 #define NAME_MAX_LEN 64
@@ -199,20 +200,6 @@ static const char default_space_json[] =
 	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
 	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
 
-static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* ---- value syntax ---- */
 
 /* Optimal string alignment distance, capped: returns cap+1 as soon as it is exceeded. */
@@ -254,16 +241,16 @@ static const struct nccl_var *var_lookup(const char *name, char *why, size_t why
 	size_t len = strlen(name);
 
 	if (len <= 5 || strncmp(name, "NCCL_", 5) != 0) {
-		errf(why, whylen, "not an NCCL variable (names start with NCCL_)");
+		fs_errf(why, whylen, "not an NCCL variable (names start with NCCL_)");
 		return NULL;
 	}
 	if (len >= NAME_MAX_LEN) {
-		errf(why, whylen, "name longer than %d characters", NAME_MAX_LEN - 1);
+		fs_errf(why, whylen, "name longer than %d characters", NAME_MAX_LEN - 1);
 		return NULL;
 	}
 	for (const char *c = name; *c; c++) {
 		if (!(isupper((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_')) {
-			errf(why, whylen, "not an NCCL variable name (A-Z, 0-9 and _ only)");
+			fs_errf(why, whylen, "not an NCCL variable name (A-Z, 0-9 and _ only)");
 			return NULL;
 		}
 	}
@@ -273,7 +260,7 @@ static const struct nccl_var *var_lookup(const char *name, char *why, size_t why
 	}
 	for (size_t i = 0; i < NVARS; i++) {
 		if (edit_distance(name, nccl_vars[i].name, 2) <= 2) {
-			errf(why, whylen, "unknown NCCL variable (did you mean %s?)", nccl_vars[i].name);
+			fs_errf(why, whylen, "unknown NCCL variable (did you mean %s?)", nccl_vars[i].name);
 			return NULL;
 		}
 	}
@@ -331,7 +318,7 @@ static int check_token_list(const char *value, const char *const *words, const c
 		char *q, *colon;
 
 		if (elen == 0)
-			return errf(why, whylen, "'%s': empty entry", value);
+			return fs_errf(why, whylen, "'%s': empty entry", value);
 		memcpy(entry, p, elen);
 		entry[elen] = '\0';
 		q = entry;
@@ -343,11 +330,11 @@ static int check_token_list(const char *value, const char *const *words, const c
 			for (size_t i = 0; func_words[i]; i++)
 				known = known || strcasecmp(q, func_words[i]) == 0;
 			if (!known)
-				return errf(why, whylen, "'%s': unknown collective '%s'", value, q);
+				return fs_errf(why, whylen, "'%s': unknown collective '%s'", value, q);
 			q = colon + 1;
 		} else if (!first) {
 			/* NCCL's parseList: only the first list may go without a "func:" prefix */
-			return errf(why, whylen, "'%s': entry '%s' after ';' needs a collective prefix "
+			return fs_errf(why, whylen, "'%s': entry '%s' after ';' needs a collective prefix "
 			            "(e.g. allreduce:)", value, entry);
 		}
 		if (*q == '^')
@@ -359,11 +346,11 @@ static int check_token_list(const char *value, const char *const *words, const c
 			if (comma)
 				*comma = '\0';
 			if (*q == '\0')
-				return errf(why, whylen, "'%s': empty item in list", value);
+				return fs_errf(why, whylen, "'%s': empty item in list", value);
 			for (size_t i = 0; words[i]; i++)
 				known = known || strcasecmp(q, words[i]) == 0;
 			if (!known)
-				return errf(why, whylen, "'%s': unknown %s '%s' (%s)", value, what, q,
+				return fs_errf(why, whylen, "'%s': unknown %s '%s' (%s)", value, what, q,
 				            allowed);
 			if (!comma)
 				break;
@@ -381,16 +368,16 @@ static int check_value(const struct nccl_var *v, const char *value, char *why, s
 	long long n;
 
 	if (value[0] == '\0')
-		return errf(why, whylen, "empty value");
+		return fs_errf(why, whylen, "empty value");
 	if (strlen(value) > VALUE_MAX_LEN)
-		return errf(why, whylen, "value longer than %d characters", VALUE_MAX_LEN);
+		return fs_errf(why, whylen, "value longer than %d characters", VALUE_MAX_LEN);
 	switch (v->rule) {
 	case RULE_INT:
 		if (!parse_decimal(value, &n) || n < v->lo || n > v->hi || (n - v->lo) % v->step)
 			return v->step > 1
-			       ? errf(why, whylen, "'%s' is not a multiple of %lld in [%lld, %lld]",
+			       ? fs_errf(why, whylen, "'%s' is not a multiple of %lld in [%lld, %lld]",
 			              value, v->step, v->lo, v->hi)
-			       : errf(why, whylen, "'%s' is not an integer in [%lld, %lld]", value,
+			       : fs_errf(why, whylen, "'%s' is not an integer in [%lld, %lld]", value,
 			              v->lo, v->hi);
 		return 0;
 	case RULE_ALGO:
@@ -405,7 +392,7 @@ static int check_value(const struct nccl_var *v, const char *value, char *why, s
 		if (parse_decimal(value, &n) && n >= v->lo && n <= v->hi)
 			return 0;
 		words_list(v->words, allowed, sizeof allowed);
-		return errf(why, whylen, "'%s' is not a path level (%s, or legacy %lld..%lld; "
+		return fs_errf(why, whylen, "'%s' is not a path level (%s, or legacy %lld..%lld; "
 		            "case-sensitive)", value, allowed, v->lo, v->hi);
 	case RULE_WORD:
 		for (size_t i = 0; v->words[i]; i++) {
@@ -413,16 +400,16 @@ static int check_value(const struct nccl_var *v, const char *value, char *why, s
 				return 0;
 		}
 		words_list(v->words, allowed, sizeof allowed);
-		return errf(why, whylen, "'%s' is not one of %s", value, allowed);
+		return fs_errf(why, whylen, "'%s' is not one of %s", value, allowed);
 	case RULE_GENERIC:
 		for (const char *c = value; *c; c++) {
 			if (!isalnum((unsigned char)*c) && !strchr("_.,:;^=+/@%-", *c))
-				return errf(why, whylen, "'%s': character '%c' is not allowed "
+				return fs_errf(why, whylen, "'%s': character '%c' is not allowed "
 				            "(letters, digits and _.,:;^=+/@%%- only)", value, *c);
 		}
 		return 0;
 	}
-	return errf(why, whylen, "internal: unknown rule");
+	return fs_errf(why, whylen, "internal: unknown rule");
 }
 
 int space_value_check(const char *name, const char *value, char *why, size_t whylen)
@@ -553,28 +540,28 @@ static int parse_values(struct param *p, const cJSON *list, const char *at, char
 	const cJSON *it;
 
 	if (!cJSON_IsArray(list))
-		return errf(err, errlen, "%s: values must be a list", at);
+		return fs_errf(err, errlen, "%s: values must be a list", at);
 	if (n == 0)
-		return errf(err, errlen, "%s: empty values list", at);
+		return fs_errf(err, errlen, "%s: empty values list", at);
 	if (n > SPACE_MAX_LEVELS)
-		return errf(err, errlen, "%s: %zu levels, at most %d", at, n, SPACE_MAX_LEVELS);
+		return fs_errf(err, errlen, "%s: %zu levels, at most %d", at, n, SPACE_MAX_LEVELS);
 	cJSON_ArrayForEach(it, list) {
 		if (cJSON_IsString(it))
 			nstr++;
 		else if (cJSON_IsNumber(it))
 			nnum++;
 		else if (!cJSON_IsNull(it))
-			return errf(err, errlen, "%s: values[%zu] is not a string, number or null",
+			return fs_errf(err, errlen, "%s: values[%zu] is not a string, number or null",
 			            at, idx);
 		idx++;
 	}
 	if (nstr && nnum)
-		return errf(err, errlen, "%s: values mix strings and numbers (strings are "
+		return fs_errf(err, errlen, "%s: values mix strings and numbers (strings are "
 		            "categories, numbers ordered levels)", at);
 	if (nstr + nnum == 0)
-		return errf(err, errlen, "%s: values hold only null (nothing to search)", at);
+		return fs_errf(err, errlen, "%s: values hold only null (nothing to search)", at);
 	if (param_alloc(p, n) < 0)
-		return errf(err, errlen, "%s: out of memory", at);
+		return fs_errf(err, errlen, "%s: out of memory", at);
 	p->kind = KIND_VALUES;
 	p->categorical = nstr > 0;
 	cJSON_ArrayForEach(it, list) {
@@ -586,7 +573,7 @@ static int parse_values(struct param *p, const cJSON *list, const char *at, char
 			text = it->valuestring;
 		} else if (cJSON_IsNumber(it)) {
 			if (!json_integer(it, &v))
-				return errf(err, errlen, "%s: values[%zu]: %g is not an integer", at, l,
+				return fs_errf(err, errlen, "%s: values[%zu]: %g is not an integer", at, l,
 				            it->valuedouble);
 			if (l > 0) {
 				double prev = NAN;
@@ -594,7 +581,7 @@ static int parse_values(struct param *p, const cJSON *list, const char *at, char
 				for (size_t k = l; k-- > 0 && isnan(prev);)
 					prev = p->num[k];
 				if (!isnan(prev) && (double)v <= prev)
-					return errf(err, errlen, "%s: values[%zu]: numbers must be in "
+					return fs_errf(err, errlen, "%s: values[%zu]: numbers must be in "
 					            "increasing order (%lld after %.0f)", at, l, v, prev);
 			}
 			p->num[l] = (double)v;
@@ -603,14 +590,14 @@ static int parse_values(struct param *p, const cJSON *list, const char *at, char
 		}
 		if (text) {
 			if (check_value(p->var, text, why, sizeof why) < 0)
-				return errf(err, errlen, "%s: %s", at, why);
+				return fs_errf(err, errlen, "%s: %s", at, why);
 			p->text[l] = strdup(text);
 			if (!p->text[l])
-				return errf(err, errlen, "%s: out of memory", at);
+				return fs_errf(err, errlen, "%s: out of memory", at);
 		}
 		for (size_t k = 0; k < l; k++) {
 			if (same_text(p->var, p->text[k], p->text[l]))
-				return errf(err, errlen, "%s: values[%zu] repeats values[%zu]", at, l, k);
+				return fs_errf(err, errlen, "%s: values[%zu] repeats values[%zu]", at, l, k);
 		}
 		l++;
 	}
@@ -628,22 +615,22 @@ static int parse_range(struct param *p, const cJSON *range, bool pow2, const cha
 	if (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
 	    !json_integer(cJSON_GetArrayItem(range, 0), &lo) ||
 	    !json_integer(cJSON_GetArrayItem(range, 1), &hi))
-		return errf(err, errlen, "%s: %s must be [lo, hi] with two integers", at, key);
+		return fs_errf(err, errlen, "%s: %s must be [lo, hi] with two integers", at, key);
 	if (lo > hi)
-		return errf(err, errlen, "%s: inverted range [%lld, %lld]", at, lo, hi);
+		return fs_errf(err, errlen, "%s: inverted range [%lld, %lld]", at, lo, hi);
 	if (pow2) {
 		for (long long v = 1; v <= hi && v > 0; v *= 2)
 			n += v >= lo;
 		if (n == 0)
-			return errf(err, errlen, "%s: no power of two in [%lld, %lld]", at, lo, hi);
+			return fs_errf(err, errlen, "%s: no power of two in [%lld, %lld]", at, lo, hi);
 	} else {
 		if ((double)hi - (double)lo + 1 > SPACE_MAX_LEVELS)
-			return errf(err, errlen, "%s: %.0f levels, at most %d", at,
+			return fs_errf(err, errlen, "%s: %.0f levels, at most %d", at,
 			            (double)hi - (double)lo + 1, SPACE_MAX_LEVELS);
 		n = (size_t)(hi - lo + 1);
 	}
 	if (param_alloc(p, n) < 0)
-		return errf(err, errlen, "%s: out of memory", at);
+		return fs_errf(err, errlen, "%s: out of memory", at);
 	p->kind = pow2 ? KIND_POW2 : KIND_INT;
 	p->lo = lo;
 	p->hi = hi;
@@ -652,11 +639,11 @@ static int parse_range(struct param *p, const cJSON *range, bool pow2, const cha
 			continue;
 		snprintf(buf, sizeof buf, "%lld", v);
 		if (check_value(p->var, buf, why, sizeof why) < 0)
-			return errf(err, errlen, "%s: %s [%lld, %lld]: %s", at, key, lo, hi, why);
+			return fs_errf(err, errlen, "%s: %s [%lld, %lld]: %s", at, key, lo, hi, why);
 		p->num[l] = (double)v;
 		p->text[l] = strdup(buf);
 		if (!p->text[l])
-			return errf(err, errlen, "%s: out of memory", at);
+			return fs_errf(err, errlen, "%s: out of memory", at);
 		l++;
 		if (pow2 && v > hi / 2)
 			break;
@@ -674,12 +661,12 @@ static int parse_param(struct param *p, const cJSON *spec, const char *origin, c
 	snprintf(at, sizeof at, "%s: params.%s", origin, spec->string);
 	p->var = var_lookup(spec->string, why, sizeof why);
 	if (!p->var)
-		return errf(err, errlen, "%s: %s", at, why);
+		return fs_errf(err, errlen, "%s: %s", at, why);
 	snprintf(p->name, sizeof p->name, "%s", spec->string);
 	if (!cJSON_IsObject(spec))
-		return errf(err, errlen, "%s: must be an object such as {\"values\": [...]}", at);
+		return fs_errf(err, errlen, "%s: must be an object such as {\"values\": [...]}", at);
 	if (duplicate_key(spec))
-		return errf(err, errlen, "%s: duplicate key \"%s\"", at, duplicate_key(spec));
+		return fs_errf(err, errlen, "%s: duplicate key \"%s\"", at, duplicate_key(spec));
 	cJSON_ArrayForEach(it, spec) {
 		if (strcmp(it->string, "values") == 0)
 			values = it;
@@ -688,12 +675,12 @@ static int parse_param(struct param *p, const cJSON *spec, const char *origin, c
 		else if (strcmp(it->string, "pow2") == 0)
 			pow2 = it;
 		else
-			return errf(err, errlen, "%s: unknown key \"%s\" (expected values, int or pow2)",
+			return fs_errf(err, errlen, "%s: unknown key \"%s\" (expected values, int or pow2)",
 			            at, it->string);
 		kinds++;
 	}
 	if (kinds != 1)
-		return errf(err, errlen, "%s: needs exactly one of values, int or pow2", at);
+		return fs_errf(err, errlen, "%s: needs exactly one of values, int or pow2", at);
 	if (values && parse_values(p, values, at, err, errlen) < 0)
 		return -1;
 	if (range && parse_range(p, range, false, at, err, errlen) < 0)
@@ -734,23 +721,23 @@ static int parse_fixed(space *sp, const cJSON *fixed, const char *origin, char *
 	const cJSON *it;
 
 	if (!cJSON_IsObject(fixed))
-		return errf(err, errlen, "%s: fixed: must be an object of NCCL_X: value", origin);
+		return fs_errf(err, errlen, "%s: fixed: must be an object of NCCL_X: value", origin);
 	if (duplicate_key(fixed))
-		return errf(err, errlen, "%s: fixed: duplicate key \"%s\"", origin,
+		return fs_errf(err, errlen, "%s: fixed: duplicate key \"%s\"", origin,
 		            duplicate_key(fixed));
 	sp->fixed_name = calloc(n ? n : 1, sizeof *sp->fixed_name);
 	sp->fixed_value = calloc(n ? n : 1, sizeof *sp->fixed_value);
 	if (!sp->fixed_name || !sp->fixed_value)
-		return errf(err, errlen, "%s: fixed: out of memory", origin);
+		return fs_errf(err, errlen, "%s: fixed: out of memory", origin);
 	cJSON_ArrayForEach(it, fixed) {
 		const struct nccl_var *v = var_lookup(it->string, why, sizeof why);
 		const char *text;
 		long long num;
 
 		if (!v)
-			return errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
+			return fs_errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
 		if (find_dim(sp, it->string, &d) == 0)
-			return errf(err, errlen, "%s: fixed.%s: also searched in params", origin,
+			return fs_errf(err, errlen, "%s: fixed.%s: also searched in params", origin,
 			            it->string);
 		if (cJSON_IsString(it)) {
 			text = it->valuestring;
@@ -758,16 +745,16 @@ static int parse_fixed(space *sp, const cJSON *fixed, const char *origin, char *
 			snprintf(buf, sizeof buf, "%lld", num);
 			text = buf;
 		} else {
-			return errf(err, errlen, "%s: fixed.%s: must be a string or an integer "
+			return fs_errf(err, errlen, "%s: fixed.%s: must be a string or an integer "
 			            "(leave the variable out to keep NCCL's default)", origin, it->string);
 		}
 		if (check_value(v, text, why, sizeof why) < 0)
-			return errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
+			return fs_errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
 		sp->fixed_name[i] = strdup(it->string);
 		sp->fixed_value[i] = strdup(text);
 		sp->nfixed = ++i;
 		if (!sp->fixed_name[i - 1] || !sp->fixed_value[i - 1])
-			return errf(err, errlen, "%s: fixed: out of memory", origin);
+			return fs_errf(err, errlen, "%s: fixed: out of memory", origin);
 	}
 	return 0;
 }
@@ -794,26 +781,26 @@ static int parse_operand(const space *sp, const char **s, struct operand *o, cha
 		       p[len] == '_')
 			len++;
 		if (len >= sizeof name)
-			return errf(why, whylen, "name too long");
+			return fs_errf(why, whylen, "name too long");
 		memcpy(name, p, len);
 		name[len] = '\0';
 		*s = p + len;
 		if (find_dim(sp, name, &o->dim) == 0) {
 			if (sp->p[o->dim].categorical)
-				return errf(why, whylen, "%s is categorical; constraints compare numbers",
+				return fs_errf(why, whylen, "%s is categorical; constraints compare numbers",
 				            name);
 			o->is_param = true;
 			return 0;
 		}
 		if (find_fixed(sp, name, &i) == 0) {
 			if (!parse_decimal(sp->fixed_value[i], &num))
-				return errf(why, whylen, "%s is fixed to '%s', not a number", name,
+				return fs_errf(why, whylen, "%s is fixed to '%s', not a number", name,
 				            sp->fixed_value[i]);
 			o->is_param = false;
 			o->num = (double)num;
 			return 0;
 		}
-		return errf(why, whylen, "unknown parameter %s (not in params or fixed)", name);
+		return fs_errf(why, whylen, "unknown parameter %s (not in params or fixed)", name);
 	}
 	if (isdigit((unsigned char)*p) || *p == '-' || *p == '.') {
 		char *end;
@@ -821,12 +808,12 @@ static int parse_operand(const space *sp, const char **s, struct operand *o, cha
 		errno = 0;
 		o->num = strtod(p, &end);
 		if (end == p || errno || !isfinite(o->num))
-			return errf(why, whylen, "bad number");
+			return fs_errf(why, whylen, "bad number");
 		o->is_param = false;
 		*s = end;
 		return 0;
 	}
-	return errf(why, whylen, "expected a parameter name or a number at '%s'", p);
+	return fs_errf(why, whylen, "expected a parameter name or a number at '%s'", p);
 }
 
 static void operand_text(const space *sp, const struct operand *o, char *buf, size_t len)
@@ -861,16 +848,16 @@ static int parse_constraint(const space *sp, const char *text, struct constraint
 			op = k;
 	}
 	if (op < 0)
-		return errf(why, whylen, "expected <, <=, ==, !=, >= or > at '%s'", s);
+		return fs_errf(why, whylen, "expected <, <=, ==, !=, >= or > at '%s'", s);
 	s += strlen(op_text[op]);
 	c->op = (enum cons_op)op;
 	if (parse_operand(sp, &s, &c->b, why, whylen) < 0)
 		return -1;
 	s = skip_space(s);
 	if (*s)
-		return errf(why, whylen, "unexpected '%s' after the comparison", s);
+		return fs_errf(why, whylen, "unexpected '%s' after the comparison", s);
 	if (!c->a.is_param && !c->b.is_param)
-		return errf(why, whylen, "compares two numbers; name a searched parameter");
+		return fs_errf(why, whylen, "compares two numbers; name a searched parameter");
 	operand_text(sp, &c->a, a, sizeof a);
 	operand_text(sp, &c->b, b, sizeof b);
 	snprintf(c->text, sizeof c->text, "%s %s %s", a, op_text[op], b);
@@ -885,16 +872,16 @@ static int parse_constraints(space *sp, const cJSON *list, const char *origin, c
 	const cJSON *it;
 
 	if (!cJSON_IsArray(list))
-		return errf(err, errlen, "%s: constraints: must be a list of strings", origin);
+		return fs_errf(err, errlen, "%s: constraints: must be a list of strings", origin);
 	sp->cons = calloc(n ? n : 1, sizeof *sp->cons);
 	if (!sp->cons)
-		return errf(err, errlen, "%s: constraints: out of memory", origin);
+		return fs_errf(err, errlen, "%s: constraints: out of memory", origin);
 	cJSON_ArrayForEach(it, list) {
 		if (!cJSON_IsString(it))
-			return errf(err, errlen, "%s: constraints[%zu]: must be a string such as "
+			return fs_errf(err, errlen, "%s: constraints[%zu]: must be a string such as "
 			            "\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"", origin, i);
 		if (parse_constraint(sp, it->valuestring, &sp->cons[i], why, sizeof why) < 0)
-			return errf(err, errlen, "%s: constraints[%zu]: %s in \"%s\"", origin, i, why,
+			return fs_errf(err, errlen, "%s: constraints[%zu]: %s in \"%s\"", origin, i, why,
 			            it->valuestring);
 		sp->ncons = ++i;
 	}
@@ -940,23 +927,23 @@ int space_parse(const char *text, size_t len, const char *origin, space **out, c
 		origin = "space";
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
-		errf(err, errlen, "%s: line %zu: not valid JSON", origin,
+		fs_errf(err, errlen, "%s: line %zu: not valid JSON", origin,
 		     line_of(text, len, end ? end : text));
 		goto out;
 	}
 	for (const char *c = end; c && c < text + len; c++) {
 		if (!isspace((unsigned char)*c) && *c != '\0') {
-			errf(err, errlen, "%s: line %zu: text after the JSON object", origin,
+			fs_errf(err, errlen, "%s: line %zu: text after the JSON object", origin,
 			     line_of(text, len, c));
 			goto out;
 		}
 	}
 	if (!cJSON_IsObject(root)) {
-		errf(err, errlen, "%s: not a JSON object", origin);
+		fs_errf(err, errlen, "%s: not a JSON object", origin);
 		goto out;
 	}
 	if (duplicate_key(root)) {
-		errf(err, errlen, "%s: duplicate key \"%s\"", origin, duplicate_key(root));
+		fs_errf(err, errlen, "%s: duplicate key \"%s\"", origin, duplicate_key(root));
 		goto out;
 	}
 	cJSON_ArrayForEach(it, root) {
@@ -969,39 +956,39 @@ int space_parse(const char *text, size_t len, const char *origin, space **out, c
 		} else if (strcmp(it->string, "constraints") == 0) {
 			cons = it;
 		} else {
-			errf(err, errlen, "%s: %s: unknown key (expected schema, params, fixed, "
+			fs_errf(err, errlen, "%s: %s: unknown key (expected schema, params, fixed, "
 			     "constraints)", origin, it->string);
 			goto out;
 		}
 	}
 	if (!schema) {
-		errf(err, errlen, "%s: schema: missing (expected \"%s\")", origin, SPACE_SCHEMA);
+		fs_errf(err, errlen, "%s: schema: missing (expected \"%s\")", origin, SPACE_SCHEMA);
 		goto out;
 	}
 	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, SPACE_SCHEMA) != 0) {
-		errf(err, errlen, "%s: schema: not \"%s\"", origin, SPACE_SCHEMA);
+		fs_errf(err, errlen, "%s: schema: not \"%s\"", origin, SPACE_SCHEMA);
 		goto out;
 	}
 	if (!params || !cJSON_IsObject(params)) {
-		errf(err, errlen, "%s: params: %s", origin, params ? "must be an object" : "missing");
+		fs_errf(err, errlen, "%s: params: %s", origin, params ? "must be an object" : "missing");
 		goto out;
 	}
 	if (!params->child) {
-		errf(err, errlen, "%s: params: empty (nothing to search)", origin);
+		fs_errf(err, errlen, "%s: params: empty (nothing to search)", origin);
 		goto out;
 	}
 	if (duplicate_key(params)) {
-		errf(err, errlen, "%s: params.%s: appears twice", origin, duplicate_key(params));
+		fs_errf(err, errlen, "%s: params.%s: appears twice", origin, duplicate_key(params));
 		goto out;
 	}
 	if (cJSON_GetArraySize(params) > SPACE_MAX_DIMS) {
-		errf(err, errlen, "%s: params: %d parameters, at most %d", origin,
+		fs_errf(err, errlen, "%s: params: %d parameters, at most %d", origin,
 		     cJSON_GetArraySize(params), SPACE_MAX_DIMS);
 		goto out;
 	}
 	sp = calloc(1, sizeof *sp);
 	if (!sp) {
-		errf(err, errlen, "%s: out of memory", origin);
+		fs_errf(err, errlen, "%s: out of memory", origin);
 		goto out;
 	}
 	cJSON_ArrayForEach(it, params) {
@@ -1016,7 +1003,7 @@ int space_parse(const char *text, size_t len, const char *origin, space **out, c
 	if (cons && parse_constraints(sp, cons, origin, err, errlen) < 0)
 		goto out;
 	if (!space_nonempty(sp)) {
-		errf(err, errlen, "%s: constraints: no point of the space satisfies them all",
+		fs_errf(err, errlen, "%s: constraints: no point of the space satisfies them all",
 		     origin);
 		goto out;
 	}
