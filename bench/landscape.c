@@ -78,19 +78,6 @@ void landscape_set_noise(struct landscape *ls, double scale)
 	ls->noise = scale;
 }
 
-static enum outcome_class stage_class(enum proto_stage s)
-{
-	switch (s) {
-	case PROTO_STAGE_ARGS: return OUTCOME_ARGS;
-	case PROTO_STAGE_ENV: return OUTCOME_ENV;
-	case PROTO_STAGE_INIT: return OUTCOME_INIT;
-	case PROTO_STAGE_CAPTURE: return OUTCOME_CAPTURE;
-	case PROTO_STAGE_REPLAY: return OUTCOME_REPLAY;
-	case PROTO_STAGE_VERIFY: return OUTCOME_VERIFY;
-	}
-	return OUTCOME_GARBAGE;
-}
-
 /* Read p's environment (as the session would build it for the probe, with an empty
  * user environment) into *env. Returns 0 or -1 (out of memory). */
 static int read_env(const struct landscape *ls, const struct point *p, struct model_env *env,
@@ -117,7 +104,7 @@ int landscape_exact(const struct landscape *ls, const struct point *p, double *o
 		return -1;
 	model_eval(ls->m, &env, &ls->pw, &res);
 	if (!res.ok) {
-		*cls = stage_class(res.stage);
+		*cls = outcome_class_of_stage(res.stage);
 		*objective_us = NAN;
 		return 0;
 	}
@@ -161,7 +148,7 @@ int landscape_measure(const struct landscape *ls, const struct point *p, unsigne
 	if (model_report(ls->m, &res, &ls->pw, ls->noise, rng, &o->report, err, errlen) != 0)
 		goto out;
 	if (!o->report.ok) {
-		o->cls = stage_class(o->report.stage);
+		o->cls = outcome_class_of_stage(o->report.stage);
 		o->exit_status = 1;
 		snprintf(o->error, sizeof o->error, "%s", o->report.error);
 		rc = 0;

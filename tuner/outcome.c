@@ -46,3 +46,16 @@ const char *outcome_class_phrase(enum outcome_class c)
 {
 	return (unsigned)c < OUTCOME_COUNT_ ? classes[c].phrase : "failed";
 }
+
+enum outcome_class outcome_class_of_stage(enum proto_stage stage)
+{
+	switch (stage) {
+	case PROTO_STAGE_ARGS: return OUTCOME_ARGS;
+	case PROTO_STAGE_ENV: return OUTCOME_ENV;
+	case PROTO_STAGE_INIT: return OUTCOME_INIT;
+	case PROTO_STAGE_CAPTURE: return OUTCOME_CAPTURE;
+	case PROTO_STAGE_REPLAY: return OUTCOME_REPLAY;
+	case PROTO_STAGE_VERIFY: return OUTCOME_VERIFY;
+	}
+	return OUTCOME_GARBAGE;
+}

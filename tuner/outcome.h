@@ -35,6 +35,9 @@ const char *outcome_class_name(enum outcome_class c);
 int outcome_class_parse(const char *s, enum outcome_class *out);
 /* A failure worth retrying once to tell a flake from a rule (crash, timeout, garbage). */
 bool outcome_class_flaky(enum outcome_class c);
+/* The class of a failure the probe reported at `stage` (OUTCOME_GARBAGE for a stage
+ * outside the protocol). Can't fail. */
+enum outcome_class outcome_class_of_stage(enum proto_stage stage);
 /* A human phrase for summaries: "failed at graph capture", "crashed", "hung". */
 const char *outcome_class_phrase(enum outcome_class c);
 

@@ -396,19 +396,6 @@ out:
 	return rc;
 }
 
-static enum outcome_class stage_class(enum proto_stage s)
-{
-	switch (s) {
-	case PROTO_STAGE_ARGS: return OUTCOME_ARGS;
-	case PROTO_STAGE_ENV: return OUTCOME_ENV;
-	case PROTO_STAGE_INIT: return OUTCOME_INIT;
-	case PROTO_STAGE_CAPTURE: return OUTCOME_CAPTURE;
-	case PROTO_STAGE_REPLAY: return OUTCOME_REPLAY;
-	case PROTO_STAGE_VERIFY: return OUTCOME_VERIFY;
-	}
-	return OUTCOME_GARBAGE;
-}
-
 /* The last lines of stderr that fit in dst (starting at a line boundary when one is
  * within reach), with trailing newlines removed. */
 static void stderr_tail(const char *s, size_t len, char *dst, size_t dstlen)
@@ -490,7 +477,7 @@ void runner_classify(const struct runner_result *res, struct outcome *out)
 		out->cls = OUTCOME_OK;
 		return;
 	}
-	out->cls = stage_class(out->report.stage);
+	out->cls = outcome_class_of_stage(out->report.stage);
 	snprintf(out->error, sizeof out->error, "%s", out->report.error);
 }
 
