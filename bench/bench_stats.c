@@ -1,11 +1,12 @@
 /* bench_stats.c - clocks, medians and option parsing shared by the benchmarks. */
 #include "bench_stats.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "fsutil.h"
 
 static double clock_s(clockid_t id)
 {
@@ -47,19 +48,9 @@ double bench_median(double *v, size_t n)
 int bench_parse_count(const char *opt, const char *arg, long lo, long hi, long *out,
                       char *err, size_t errlen)
 {
-	char *end = NULL;
-	long v;
-
-	if (!arg) {
-		snprintf(err, errlen, "%s: missing value", opt);
-		return -1;
-	}
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || v < lo || v > hi) {
-		snprintf(err, errlen, "%s: '%s' is not an integer in %ld..%ld", opt, arg, lo, hi);
-		return -1;
-	}
-	*out = v;
+	if (!arg)
+		return fs_errf(err, errlen, "%s: missing value", opt);
+	if (fs_parse_long(arg, lo, hi, out) != 0)
+		return fs_errf(err, errlen, "%s: '%s' is not an integer in %ld..%ld", opt, arg, lo, hi);
 	return 0;
 }

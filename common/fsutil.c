@@ -1,6 +1,7 @@
-/* fsutil.c - whole-file reads, atomic replacement, mkdir -p and error formatting. */
+/* fsutil.c - file reads, atomic writes, mkdir -p, error messages, strict integers. */
 #include "fsutil.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -183,5 +184,20 @@ int fs_mkdirs(const char *path, char *err, size_t errlen)
 		if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
 			return fs_errf(err, errlen, "%s: exists and is not a folder", path);
 	}
+	return 0;
+}
+
+int fs_parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
 	return 0;
 }

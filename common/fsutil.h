@@ -1,5 +1,5 @@
-/* fsutil.h - small file helpers every component needs: read a whole file, write one
- * atomically, format error messages. No hidden state. */
+/* fsutil.h - small helpers every component needs: read a whole file, write one
+ * atomically, format error messages, parse a strict integer. No hidden state. */
 #ifndef NCCLTUNE_FSUTIL_H
 #define NCCLTUNE_FSUTIL_H
 
@@ -20,6 +20,10 @@ int fs_write_atomic(const char *path, const void *data, size_t len, int mode,
 /* Create `path` and any missing parents (like mkdir -p) with mode 0755. Returns 0 or
  * -1 with a message naming the component that failed. */
 int fs_mkdirs(const char *path, char *err, size_t errlen);
+
+/* A decimal integer in [lo, hi] that is all of s (no sign-only, no leading space, no
+ * trailing characters, no overflow) into *out. Returns 0, or -1 with *out unchanged. */
+int fs_parse_long(const char *s, long lo, long hi, long *out);
 
 /* printf into err (if err is non-NULL and errlen > 0), truncating safely. Returns -1
  * so callers can write `return fs_errf(err, errlen, "...")`. */

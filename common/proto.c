@@ -84,22 +84,6 @@ int proto_stage_parse(const char *s, enum proto_stage *out)
 	return -1;
 }
 
-/* Parse a decimal integer in [lo, hi] that fills all of s. */
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s || isspace((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, size_t errlen)
 {
 	size_t n = 0;
@@ -157,21 +141,21 @@ int proto_workload_option(struct proto_workload *w, const char *name, const char
 	if (strcmp(name, "bytes") == 0)
 		return proto_bytes_parse(arg, w, err, errlen);
 	if (strcmp(name, "ops") == 0) {
-		if (parse_long(arg, 1, PROTO_MAX_OPS, &v) != 0)
+		if (fs_parse_long(arg, 1, PROTO_MAX_OPS, &v) != 0)
 			return fs_errf(err, errlen, "--ops: '%s' is not an integer in 1..%d",
 			               arg ? arg : "", PROTO_MAX_OPS);
 		w->ops = (int)v;
 		return 0;
 	}
 	if (strcmp(name, "iters") == 0) {
-		if (parse_long(arg, 1, PROTO_MAX_ITERS, &v) != 0)
+		if (fs_parse_long(arg, 1, PROTO_MAX_ITERS, &v) != 0)
 			return fs_errf(err, errlen, "--iters: '%s' is not an integer in 1..%d",
 			               arg ? arg : "", PROTO_MAX_ITERS);
 		w->iters = (int)v;
 		return 0;
 	}
 	if (strcmp(name, "warmup") == 0) {
-		if (parse_long(arg, 0, PROTO_MAX_ITERS, &v) != 0)
+		if (fs_parse_long(arg, 0, PROTO_MAX_ITERS, &v) != 0)
 			return fs_errf(err, errlen, "--warmup: '%s' is not an integer in 0..%d",
 			               arg ? arg : "", PROTO_MAX_ITERS);
 		w->warmup = (int)v;

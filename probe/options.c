@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsutil.h"
+
 enum opt_kind {
 	OPT_WORKLOAD, OPT_LAUNCH, OPT_TEARDOWN, OPT_GPUS, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
 	OPT_FINGERPRINT,
@@ -94,21 +96,6 @@ int options_teardown(enum probe_teardown asked, enum probe_launch mode, enum pro
 	return 0;
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int apply(struct probe_config *cfg, const struct opt_row *row, const char *arg,
                  enum options_action *action, char *err, size_t errlen)
 {
@@ -142,7 +129,7 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 		}
 		return 0;
 	case OPT_GPUS:
-		if (parse_int(arg, 1, 1024, &v) != 0) {
+		if (fs_parse_long(arg, 1, 1024, &v) != 0) {
 			snprintf(err, errlen, "--gpus: '%s' is not an integer in 1..1024", arg);
 			return -1;
 		}
