@@ -143,6 +143,8 @@ static int run_one(struct job *job)
 	double raw = INFINITY;   /* regret of the best single measurement */
 	double best_run = INFINITY;   /* regret of the best point run so far (noise-free) */
 	double optimism = NAN;        /* measured / true - 1 of the current recommendation */
+	struct point rec;             /* the current recommendation (rec_kind 1) */
+	int rec_kind = 0;             /* 0 none yet, 1 rec, 2 the baseline */
 	int evals = 0, rc = -1;
 
 	memset(r, 0, sizeof *r);
@@ -253,10 +255,8 @@ static int run_one(struct job *job)
 					goto out;
 				cur = ok ? y / job->tg->opt.best_us - 1.0 : INFINITY;
 				optimism = ok ? est / y - 1.0 : NAN;
-				if (base)
-					snprintf(r->final_rec, sizeof r->final_rec, "(baseline)");
-				else
-					space_point_describe(sp, &rp, r->final_rec, sizeof r->final_rec);
+				rec = rp;
+				rec_kind = base ? 2 : 1;
 			}
 		}
 		trace[evals - 1] = cur;
@@ -265,6 +265,10 @@ static int run_one(struct job *job)
 
 	r->evals = evals;
 	r->final_regret = cur;
+	if (rec_kind == 2)
+		snprintf(r->final_rec, sizeof r->final_rec, "(baseline)");
+	else if (rec_kind == 1)
+		space_point_describe(sp, &rec, r->final_rec, sizeof r->final_rec);
 	r->optimism60 = evals ? mtrace[(60 <= evals ? 60 : evals) - 1] : NAN;
 	r->to5 = r->to2 = INFINITY;
 	for (int i = 0; i < evals; i++) {

@@ -1585,17 +1585,24 @@ static void score_finalists(nccltune_session *s, struct final_state *f)
 		score_one(s, f, final_entry(f, j));
 }
 
+/* Is q a final-phase run that worked, of the same configuration as r? */
+static bool same_final_ok(const nccltune_session *s, const struct session_run *q,
+                          const struct session_run *r)
+{
+	return q->phase == PHASE_FINAL && q->o.cls == OUTCOME_OK &&
+	       session_same_config(q, r->has_point ? &r->p : NULL, r->try_no, space_dims(s->sp));
+}
+
 /* How much one run varies: the pooled standard deviation of log(objective) over the
  * configurations the final phase re-measured (baseline, finalists, tries), each about
  * its own mean. Returns false when the repeats give fewer than 2 degrees of freedom. */
 static bool final_noise(const nccltune_session *s, double *sd, int *configs, int *dof)
 {
-	size_t dims = space_dims(s->sp), groups = 0, df = 0;
+	size_t groups = 0, df = 0;
 	double ss = 0;
 
 	for (size_t i = 0; i < s->nruns; i++) {
 		const struct session_run *r = &s->runs[i];
-		const struct point *p = r->has_point ? &r->p : NULL;
 		double sum = 0, mean;
 		size_t n = 0;
 		bool seen = false;
@@ -1603,22 +1610,18 @@ static bool final_noise(const nccltune_session *s, double *sd, int *configs, int
 		if (r->phase != PHASE_FINAL || r->o.cls != OUTCOME_OK)
 			continue;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = s->runs[j].phase == PHASE_FINAL && s->runs[j].o.cls == OUTCOME_OK &&
-			       session_same_config(&s->runs[j], p, r->try_no, dims);
+			seen = same_final_ok(s, &s->runs[j], r);
 		if (seen)
 			continue;   /* counted with the first run of its configuration */
 		for (size_t j = i; j < s->nruns; j++)
-			if (s->runs[j].phase == PHASE_FINAL && s->runs[j].o.cls == OUTCOME_OK &&
-			    session_same_config(&s->runs[j], p, r->try_no, dims)) {
+			if (same_final_ok(s, &s->runs[j], r)) {
 				sum += log(s->runs[j].o.objective_us);
 				n++;
 			}
 		mean = sum / (double)n;
-		for (size_t j = i; j < s->nruns && n > 1; j++)
-			if (s->runs[j].phase == PHASE_FINAL && s->runs[j].o.cls == OUTCOME_OK &&
-			    session_same_config(&s->runs[j], p, r->try_no, dims))
-				ss += (log(s->runs[j].o.objective_us) - mean) *
-				      (log(s->runs[j].o.objective_us) - mean);
+		for (size_t j = i; j < s->nruns; j++)
+			if (same_final_ok(s, &s->runs[j], r))
+				ss += pow(log(s->runs[j].o.objective_us) - mean, 2);
 		groups += n > 1;
 		df += n - 1;
 	}
