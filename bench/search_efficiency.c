@@ -45,7 +45,7 @@ struct options {
 	size_t nmodels;
 	const char *strategies[MAX_STRATEGIES];
 	size_t nstrategies;
-	long seeds, budget, jobs;
+	long seeds, first_seed, budget, jobs;
 	const char *space_file;          /* NULL: the default space */
 	double noise;                    /* scale of the models' noise (1: their default) */
 	bool per_seed;                   /* also print every seed's final recommendation */
@@ -390,10 +390,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: bench-search-efficiency [--model NAME]... [--strategy NAME]... [--seeds N]\n"
-	        "                               [--budget N] [--jobs N] [--space FILE] [--noise S]\n"
-	        "                               [--per-seed]\n"
+	        "                               [--first-seed N] [--budget N] [--jobs N]\n"
+	        "                               [--space FILE] [--noise S] [--per-seed]\n"
 	        "Search efficiency of the strategies on the built-in machine MODELS (all numbers\n"
-	        "are model numbers). Defaults: every built-in model, every strategy, 10 seeds,\n"
+	        "are model numbers). Defaults: every built-in model, every strategy, 10 seeds\n"
+	        "from 1 (--first-seed: another set, to check a change on seeds it was not tuned on),\n"
 	        "budget 100 (runs, the baseline included), 1 job, the default space (the optimum\n"
 	        "is found by scoring every point of the space), the models' own noise (--noise 1;\n"
 	        "0: exact values, a diagnostic). Markdown on stdout; --per-seed adds a table of\n"
@@ -406,6 +407,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 
 	memset(opt, 0, sizeof *opt);
 	opt->seeds = 10;
+	opt->first_seed = 1;
 	opt->budget = 100;
 	opt->jobs = 1;
 	opt->noise = 1.0;
@@ -439,6 +441,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			i++;
 		} else if (strcmp(a, "--seeds") == 0) {
 			rc = bench_parse_count(a, v, 1, 1000, &opt->seeds, err, sizeof err);
+			i++;
+		} else if (strcmp(a, "--first-seed") == 0) {
+			rc = bench_parse_count(a, v, 1, 1000000, &opt->first_seed, err, sizeof err);
 			i++;
 		} else if (strcmp(a, "--budget") == 0) {
 			rc = bench_parse_count(a, v, 2, MAX_BUDGET, &opt->budget, err, sizeof err);
@@ -634,9 +639,10 @@ static void print_report(const struct options *opt, struct target *tg, struct jo
 	}
 
 	printf("\n### Regret of the recommended configuration (MODEL numbers; %s; median of "
-	       "%zu seeds; budget counts the baseline as run 1)\n\n",
+	       "%zu seeds, %ld..%ld; budget counts the baseline as run 1)\n\n",
 	       opt->noise == 1.0 ? "the models' default noise" :
-	       opt->noise == 0.0 ? "NOISE OFF (diagnostic)" : "noise scaled by --noise", seeds);
+	       opt->noise == 0.0 ? "NOISE OFF (diagnostic)" : "noise scaled by --noise", seeds,
+	       opt->first_seed, opt->first_seed + opt->seeds - 1);
 	printf("| model | strategy | regret@20 | regret@40 | regret@60 | regret@100 "
 	       "| runs to <=5%% | runs to <=2%% | seeds <=5%% at 60 | worst seed@60 | best run@60 "
 	       "| best run@100 | best measured@60 | estimated vs true@60 | failed runs "
@@ -802,7 +808,7 @@ int main(int argc, char **argv)
 				j->sp = sp;
 				j->tg = &tg[m];
 				j->strategy = opt.strategies[s];
-				j->seed = (unsigned long)k + 1;
+				j->seed = (unsigned long)opt.first_seed + (unsigned long)k;
 				j->budget = (int)opt.budget;
 			}
 	if (pool_run(jobs, njobs, opt.jobs) != 0)

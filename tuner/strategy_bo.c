@@ -14,7 +14,24 @@
  * was such a case: on the NVLink models, seeds that had run 64 and 512 saw 256 as "in
  * between", never ran it and ended 12-14% off (results/bench-2026-11-29.notes.md). As a
  * category every untried level keeps its prior uncertainty, and trying all of a few
- * levels is cheap. Failures are not given made-up values - a penalty would distort the
+ * levels is cheap.
+ * An ordered input enters the GP warped, as coord^BO_WARP_EXPONENT (coord in [0, 1],
+ * already logarithmic for counts and sizes; Snoek et al., "Input Warping for Bayesian
+ * Optimization of Non-stationary Functions", ICML 2014, learn such a map; here it is
+ * fixed). It stretches the low end of an axis, where small-message latency changes
+ * fast (1 against 2 channels is a cliff), and compresses the high end, where it
+ * saturates (8 against 32 channels a plateau). Unwarped, one length scale had to serve
+ * both, and the GP smoothed the cliff into a trend towards the top of the axis: on the
+ * pcie-2x4-islands model a third of bo's runs went to NCCL_MAX_NCHANNELS=32, and the
+ * median recommendation sat on the plateau, 1.9% off, where random sampling also ends.
+ * Warped, 300 held-out seeds (bench-search-efficiency --first-seed 2001) give a median
+ * of 0.6% there, the same medians on the other models, and a few more of bo's rare
+ * basin tails on nvlink-h200-8gpu (9 instead of 5 seeds beyond 5%). Learning a and b
+ * of the Kumaraswamy warping 1 - (1 - x^a)^b by maximum likelihood was tried: with a
+ * wide prior it did worse on pcie-gen5-8gpu, with a narrow one around a = 0.5 it did
+ * about what this fixed map does, with two more hyperparameters per ordered input to
+ * fit.
+ * Failures are not given made-up values - a penalty would distort the
  * length scales - but lower the score of their neighbourhood through
  * prune_feasibility, and are never rerun.
  * Hyperparameters are refitted (warm-started from the previous fit) after every new
@@ -51,6 +68,7 @@
 
 #define BO_SHORT_LIST 6          /* numeric dimensions of at most this many levels are
                                     modelled as categories */
+#define BO_WARP_EXPONENT 0.5     /* ordered inputs enter the GP as coord^this */
 #define BO_EXHAUSTIVE_MAX 20000
 #define BO_RANDOM_CANDIDATES 1000
 #define BO_TOP_POINTS 5
@@ -71,6 +89,7 @@ struct cand {
 
 struct bo {
 	gp *g;
+	bool warp[SPACE_MAX_DIMS];   /* an ordered input: warped by BO_WARP_EXPONENT */
 	size_t n_init;
 	bool fitted;
 	size_t fit_n;
@@ -119,6 +138,7 @@ static int bo_create(strategy *s, char *err, size_t errlen)
 		else
 			shape.kind[d] = GP_IN_CATEGORICAL;   /* one value or unset: a bit */
 		shape.nullable[d] = set < n;
+		b->warp[d] = shape.kind[d] == GP_IN_ORDINAL;
 	}
 	b->g = gp_create(&shape);
 	b->r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -154,10 +174,17 @@ static void bo_destroy(strategy *s)
 	free(b);
 }
 
+/* A point as GP inputs: its space coordinates, an ordered one (in [0, 1]; -1 unset)
+ * warped to coord^BO_WARP_EXPONENT (see the header comment). */
 static void encode(const strategy *s, const struct point *p, double *x)
 {
-	for (size_t d = 0; d < s->dims; d++)
+	const struct bo *b = s->impl;
+
+	for (size_t d = 0; d < s->dims; d++) {
 		x[d] = space_coord(s->sp, d, p->lv[d]);
+		if (b->warp[d] && x[d] > 0)
+			x[d] = pow(x[d], BO_WARP_EXPONENT);
+	}
 }
 
 /* ---- initial design ---- */
