@@ -631,6 +631,12 @@ static void section_headline(FILE *o, const struct summary *s)
 	else
 		fputs("baseline / tuned", o);
 	fputs("</div></div></div>", o);
+	if (summary_gain_unproven(s))
+		fprintf(o, "<p><b>Caution:</b> not shown to be faster than NCCL's defaults: the "
+		        "speed-up's 95%% interval (%.2f &#8211; %.2f&#215;) includes 1.00&#215;. A "
+		        "longer session (a larger --budget) re-measures the finalists more; until "
+		        "then, NCCL's defaults are as good as far as this session can tell.</p>",
+		        s->gain_lo, s->gain_hi);
 	if (s->has_noise)
 		fprintf(o, "<p class=\"dim\">One run varies by about %.1f%% (spread of the final "
 		        "repeats of %ld configuration(s)).</p>", 100.0 * s->noise_sd, s->noise_configs);

@@ -177,6 +177,15 @@ static double num(const cJSON *o, const char *key)
 	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
 }
 
+/* The lower end of an object's "ci95" pair, or NAN. */
+static double ci_low(const cJSON *o)
+{
+	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci95");
+
+	return cJSON_GetArraySize(ci) == 2 && cJSON_IsNumber(ci->child) ? ci->child->valuedouble
+	                                                                   : NAN;
+}
+
 /* The phrase of an outcome class named in results.json. */
 static const char *phrase_of(const char *name)
 {
@@ -296,6 +305,12 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 			fprintf(f, "gain:     %.2fx vs the baseline%s%s\n", num(gain, "ratio"),
 			        ci_text(gain, "ci95", false, ci, sizeof ci),
 			        num(gain, "ratio") <= 1.0 ? " (nothing beat NCCL's defaults)" : "");
+		if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "env")) > 0 &&
+		    cJSON_IsObject(base) && cJSON_IsObject(gain) &&
+		    summary_gain_is_unproven(num(gain, "ratio"), ci_low(gain)))
+			fprintf(f, "          not shown to be faster than NCCL's defaults: the interval "
+			        "includes 1.00x; a larger\n          --budget re-measures the finalists "
+			        "more (until then the defaults are as good)\n");
 	} else {
 		fprintf(f, "best:     none: no configuration worked\n");
 	}

@@ -1406,8 +1406,21 @@ char *summary_describe_gain(const struct summary *s, char *buf, size_t len)
 			bprintf(buf, len, &off, ": %.2fx (slower)", ratio);
 		if (s->has_gain && isfinite(s->gain_lo))
 			bprintf(buf, len, &off, " (95%% CI %.2f-%.2fx)", s->gain_lo, s->gain_hi);
+		if (summary_gain_unproven(s))
+			bprintf(buf, len, &off, "; not shown to be faster than NCCL's defaults");
 	}
 	return buf;
+}
+
+bool summary_gain_is_unproven(double gain, double gain_lo)
+{
+	return isfinite(gain) && gain >= 1.005 && isfinite(gain_lo) && gain_lo <= 1.0;
+}
+
+bool summary_gain_unproven(const struct summary *s)
+{
+	return s->best.present && s->best.env.n > 0 && s->baseline.present && s->has_gain &&
+	       summary_gain_is_unproven(s->gain, s->gain_lo);
 }
 
 char *summary_describe_env(const struct summary_env *env, char *buf, size_t len)

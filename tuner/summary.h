@@ -179,6 +179,14 @@ char *summary_format_us(double us, char *buf, size_t len);            /* "2.85 m
 char *summary_describe_machine(const struct summary_fingerprint *fp, char *buf, size_t len);
 char *summary_describe_workload(const struct summary_workload *w, char *buf, size_t len);
 char *summary_describe_gain(const struct summary *s, char *buf, size_t len);
+
+/* Is a gain faster on its point estimate (>= 1.005) but not shown to be: its 95%
+ * interval reaches down to 1.00x or below? A session whose recommended settings have
+ * such a gain may be no faster than NCCL's defaults; every view says so. The first
+ * form takes the numbers, the second a result that recommends settings (a non-empty
+ * best.env against a measured baseline). Can't fail. */
+bool summary_gain_is_unproven(double gain, double gain_lo);
+bool summary_gain_unproven(const struct summary *s);
 char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B=2" */
 
 /* Runs of the journal grouped by protocol / algorithm ("LL / Ring"; an unset variable

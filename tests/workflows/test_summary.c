@@ -186,6 +186,19 @@ static void test_measured(void)
 	          "122 x 43008 B all-reduce bf16 per step");
 	CHECK_STR(summary_describe_gain(s, buf, sizeof(buf)),
 	          "baseline 24.40 ms/step, tuned 2.85 ms/step: 8.56x faster (95% CI 8.30-8.80x)");
+	CHECK(!summary_gain_unproven(s));
+	/* an interval down to 1.00x or below: faster on the point estimate, not shown to be */
+	s->gain_lo = 1.0;
+	CHECK(summary_gain_unproven(s));
+	CHECK_STR(summary_describe_gain(s, buf, sizeof(buf)),
+	          "baseline 24.40 ms/step, tuned 2.85 ms/step: 8.56x faster (95% CI 1.00-8.80x); "
+	          "not shown to be faster than NCCL's defaults");
+	s->gain_lo = 8.30;
+	CHECK(!summary_gain_is_unproven(1.02, 1.001));
+	CHECK(summary_gain_is_unproven(1.02, 0.96));
+	CHECK(!summary_gain_is_unproven(1.004, 0.9));    /* no gain claimed: nothing to caution */
+	CHECK(!summary_gain_is_unproven(1.02, NAN));     /* no interval: nothing to judge */
+	CHECK(!summary_gain_is_unproven(NAN, 0.9));
 	CHECK_STR(summary_describe_env(&s->top[1].env, buf, sizeof(buf)),
 	          "NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=1");
 	CHECK_STR(summary_format_us(412.04, buf, sizeof(buf)), "412.0 us");
