@@ -125,13 +125,40 @@ static bool learns_from(enum outcome_class c)
 	return c != OUTCOME_SPAWN && c != OUTCOME_ARGS && (unsigned)c < OUTCOME_COUNT_;
 }
 
+/* "NCCL_ALGO=Tree: failed at graph capture in 3 of 3 runs; pruned": the rule's class
+ * first, then every other way the level failed, most frequent first ("..., computed
+ * wrong sums in 2; pruned"), so a level that failed in mixed ways is not described by
+ * one of them alone. */
 static void rule_text(const prune *pr, struct prune_rule *r)
 {
+	const struct level_stats *st = &pr->lvl[r->dim][r->level];
 	const char *t = space_level_text(pr->sp, r->dim, r->level);
+	bool done[OUTCOME_COUNT_] = {false};
+	size_t off;
+	int n;
 
-	snprintf(r->text, sizeof r->text, "%s=%s: %s in %d of %d runs; pruned",
-	         space_name(pr->sp, r->dim), t ? t : "(unset)", outcome_class_phrase(r->cls),
-	         r->failures, r->runs);
+	n = snprintf(r->text, sizeof r->text, "%s=%s: %s in %d of %d runs",
+	             space_name(pr->sp, r->dim), t ? t : "(unset)", outcome_class_phrase(r->cls),
+	             r->failures, r->runs);
+	off = n > 0 ? (size_t)n : 0;
+	done[r->cls] = true;
+	for (;;) {
+		int next = -1;
+
+		for (int c = 0; c < OUTCOME_COUNT_; c++) {
+			if (!done[c] && st->fail_runs[c] > 0 &&
+			    (next < 0 || st->fail_runs[c] > st->fail_runs[next]))
+				next = c;
+		}
+		if (next < 0 || off >= sizeof r->text)
+			break;
+		done[next] = true;
+		n = snprintf(r->text + off, sizeof r->text - off, ", %s in %d",
+		             outcome_class_phrase((enum outcome_class)next), st->fail_runs[next]);
+		off += n > 0 ? (size_t)n : 0;
+	}
+	if (off < sizeof r->text)
+		snprintf(r->text + off, sizeof r->text - off, "; pruned");
 }
 
 static struct prune_rule *rule_find(prune *pr, size_t d, size_t l)

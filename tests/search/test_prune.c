@@ -70,10 +70,11 @@ static void test_rule(void)
 	CHECK_NEAR(prune_feasibility(pr, &(struct point){{3, 1, 7, 9, 4, 2}}), 0, 0);
 	/* the protocols failed once each alongside Tree, and worked elsewhere: no rule */
 	CHECK(!prune_rejects(pr, &(struct point){{0, 0, 0, 0, 0, 0}}));
-	/* a warm-start observation at Tree keeps the counts in the text honest */
+	/* a warm-start observation at Tree keeps the counts in the text honest, and the
+	 * text names every way the level failed */
 	observe(pr, pt(3, 1, 4, 4, 4, 4), OUTCOME_CRASH);
 	CHECK_STR(prune_rule_at(pr, 0)->text,
-	          "NCCL_ALGO=Tree: failed at graph capture in 3 of 4 runs; pruned");
+	          "NCCL_ALGO=Tree: failed at graph capture in 3 of 4 runs, crashed in 1; pruned");
 	/* and a success disproves it */
 	observe(pr, pt(3, 1, 4, 5, 4, 4), OUTCOME_OK);
 	CHECK_INT(prune_rule_count(pr), 0);
@@ -111,10 +112,12 @@ static void test_no_rule(void)
 	/* once ALGO unset has worked with another protocol, Simple alone explains them */
 	observe(pr, pt(0, 2, 9, 9, 0, 0), OUTCOME_OK);
 	CHECK_INT(prune_rule_count(pr), 1);
-	CHECK_STR(prune_rule_at(pr, 0)->text, "NCCL_PROTO=Simple: hung in 3 of 4 runs; pruned");
+	CHECK_STR(prune_rule_at(pr, 0)->text, "NCCL_PROTO=Simple: hung in 3 of 4 runs, failed at "
+	          "communicator init in 1; pruned");
 	observe(pr, pt(2, 0, 7, 7, 0, 0), OUTCOME_TIMEOUT);
 	CHECK_INT(prune_rule_count(pr), 1);
-	CHECK_STR(prune_rule_at(pr, 0)->text, "NCCL_PROTO=Simple: hung in 4 of 5 runs; pruned");
+	CHECK_STR(prune_rule_at(pr, 0)->text, "NCCL_PROTO=Simple: hung in 4 of 5 runs, failed at "
+	          "communicator init in 1; pruned");
 	/* a broken probe command teaches nothing about configurations */
 	observe(pr, pt(0, 0, 0, 0, 0, 0), OUTCOME_SPAWN);
 	observe(pr, pt(0, 0, 1, 1, 0, 0), OUTCOME_ARGS);
@@ -131,6 +134,29 @@ static void test_no_rule(void)
 	CHECK_STR(prune_rule_at(pr, 0)->text, "NCCL_PROTO=LL128: failed at graph replay in 1 of 1 runs; pruned");
 	prune_destroy(pr);
 	prune_destroy(NULL);
+	space_destroy(sp);
+}
+
+/* A level that failed in two ways is described by both, the more frequent first, the
+ * rule's class by most distinct failing points: LL128 computed wrong sums with Ring and
+ * failed at capture with ALGO unset (NCCL then picks Tree) on the seed's box. */
+static void test_mixed_failures(void)
+{
+	space *sp = space_default();
+	prune *pr = prune_create(sp, 0);
+
+	observe(pr, pt(0, 0, 0, 0, 0, 0), OUTCOME_OK);        /* LL, Ring */
+	observe(pr, pt(0, 2, 1, 1, 0, 0), OUTCOME_OK);        /* LL, ALGO unset */
+	observe(pr, pt(1, 2, 2, 2, 0, 0), OUTCOME_CAPTURE);   /* LL128, ALGO unset */
+	observe(pr, pt(1, 0, 3, 3, 0, 0), OUTCOME_VERIFY);    /* LL128, Ring */
+	observe(pr, pt(1, 2, 4, 4, 0, 0), OUTCOME_CAPTURE);
+	observe(pr, pt(1, 0, 5, 5, 0, 0), OUTCOME_VERIFY);
+	CHECK_INT(prune_rule_count(pr), 0);
+	observe(pr, pt(1, 2, 6, 6, 0, 0), OUTCOME_CAPTURE);
+	CHECK_INT(prune_rule_count(pr), 1);
+	CHECK_STR(prune_rule_at(pr, 0)->text, "NCCL_PROTO=LL128: failed at graph capture in 3 of "
+	          "5 runs, computed wrong sums in 2; pruned");
+	prune_destroy(pr);
 	space_destroy(sp);
 }
 
@@ -204,6 +230,7 @@ int main(void)
 {
 	test_rule();
 	test_no_rule();
+	test_mixed_failures();
 	test_wrong_sum();
 	test_feasibility();
 	return check_status();
