@@ -5,11 +5,17 @@
  * explains: every other categorical level of such a point has succeeded somewhere, so
  * NCCL_ALGO=Ring is not blamed for the wrong sums of NCCL_PROTO=LL128 with Ring (an
  * earlier rule that blamed every level of a failing point could prune every algorithm
- * and end a search after ten runs). Limit: a failure that only a pair of levels
- * causes (NCCL_PROTO=Simple with NCCL_ALGO unset makes NCCL pick Tree) is blamed on
- * the level of the pair that has not worked elsewhere; requiring the failures to span
- * other levels too avoided that but cost bo measurably in bench/ (a later success at
- * the level removes such a rule). A later success at that level disproves the rule. A wrong sum (OUTCOME_VERIFY) bans that exact
+ * and end a search after ten runs). A failure that only a pair of levels causes
+ * (NCCL_PROTO=Simple with NCCL_ALGO unset makes NCCL pick Tree) is blamed on the level
+ * of the pair that has not worked elsewhere, if one has not; requiring the failures to
+ * span other levels too avoided that but cost bo measurably in bench/ (a later success
+ * at the level removes such a rule). A later success at that level disproves the rule.
+ * Pair rules. When both levels have worked elsewhere, the pair itself becomes a rule
+ * under the same conditions: never succeeded together, failed the same way at
+ * `min_failures` distinct points that the pair alone explains (every other categorical
+ * level of the point has worked somewhere). On the pcie-gen5-8gpu model a bo session
+ * spent 10 of 60 runs on Simple with ALGO unset before this rule existed. A success of
+ * the pair disproves it; a rule of either level makes it redundant. A wrong sum (OUTCOME_VERIFY) bans that exact
  * point for good; its neighbours (one ordinal step, or one categorical swap, or
  * set/unset of one variable) are suspect: runnable, never recommended unchecked.
  *
@@ -53,6 +59,8 @@ struct prune {
 	size_t dims;
 	int min_failures;
 	struct level_stats *lvl[SPACE_MAX_DIMS];   /* categorical dims only */
+	/* pairs of categorical dims d < e: levels(d) x levels(e), [l * levels(e) + m] */
+	struct level_stats *pairs[SPACE_MAX_DIMS][SPACE_MAX_DIMS];
 	struct prune_rule *rules;
 	size_t nrules, caprules;
 	struct failed_point *fails;                /* distinct (point, class) */
@@ -83,6 +91,14 @@ prune *prune_create(const space *sp, int min_failures)
 		pr->lvl[d] = calloc(space_levels(sp, d), sizeof *pr->lvl[d]);
 		if (!pr->lvl[d])
 			goto oom;
+		for (size_t e = d + 1; e < pr->dims; e++) {
+			if (!space_is_categorical(sp, e))
+				continue;
+			pr->pairs[d][e] = calloc(space_levels(sp, d) * space_levels(sp, e),
+			                         sizeof *pr->pairs[d][e]);
+			if (!pr->pairs[d][e])
+				goto oom;
+		}
 	}
 	return pr;
 oom:
@@ -94,8 +110,11 @@ void prune_destroy(prune *pr)
 {
 	if (!pr)
 		return;
-	for (size_t d = 0; d < SPACE_MAX_DIMS; d++)
+	for (size_t d = 0; d < SPACE_MAX_DIMS; d++) {
 		free(pr->lvl[d]);
+		for (size_t e = 0; e < SPACE_MAX_DIMS; e++)
+			free(pr->pairs[d][e]);
+	}
 	free(pr->rules);
 	free(pr->fails);
 	free(pr->oks);
@@ -125,21 +144,44 @@ static bool learns_from(enum outcome_class c)
 	return c != OUTCOME_SPAWN && c != OUTCOME_ARGS && (unsigned)c < OUTCOME_COUNT_;
 }
 
+/* The counts of pair (d, l) x (e, m), d < e both categorical. */
+static struct level_stats *pair_stats(const prune *pr, size_t d, size_t l, size_t e, size_t m)
+{
+	return &pr->pairs[d][e][l * space_levels(pr->sp, e) + m];
+}
+
+static const struct level_stats *rule_stats(const prune *pr, const struct prune_rule *r)
+{
+	return r->pair ? pair_stats(pr, r->dim, r->level, r->dim2, r->level2)
+	               : &pr->lvl[r->dim][r->level];
+}
+
+bool prune_rule_matches(const struct prune_rule *r, const struct point *p)
+{
+	return p->lv[r->dim] == r->level && (!r->pair || p->lv[r->dim2] == r->level2);
+}
+
 /* "NCCL_ALGO=Tree: failed at graph capture in 3 of 3 runs; pruned": the rule's class
  * first, then every other way the level failed, most frequent first ("..., computed
  * wrong sums in 2; pruned"), so a level that failed in mixed ways is not described by
  * one of them alone. */
 static void rule_text(const prune *pr, struct prune_rule *r)
 {
-	const struct level_stats *st = &pr->lvl[r->dim][r->level];
+	const struct level_stats *st = rule_stats(pr, r);
 	const char *t = space_level_text(pr->sp, r->dim, r->level);
+	const char *t2 = r->pair ? space_level_text(pr->sp, r->dim2, r->level2) : NULL;
+	char with[128] = "";
 	bool done[OUTCOME_COUNT_] = {false};
 	size_t off;
 	int n;
 
-	n = snprintf(r->text, sizeof r->text, "%s=%s: %s in %d of %d runs",
-	             space_name(pr->sp, r->dim), t ? t : "(unset)", outcome_class_phrase(r->cls),
-	             r->failures, r->runs);
+	if (r->pair && t2)
+		snprintf(with, sizeof with, " with %s=%s", space_name(pr->sp, r->dim2), t2);
+	else if (r->pair)
+		snprintf(with, sizeof with, " with %s unset", space_name(pr->sp, r->dim2));
+	n = snprintf(r->text, sizeof r->text, "%s=%s%s: %s in %d of %d runs",
+	             space_name(pr->sp, r->dim), t ? t : "(unset)", with,
+	             outcome_class_phrase(r->cls), r->failures, r->runs);
 	off = n > 0 ? (size_t)n : 0;
 	done[r->cls] = true;
 	for (;;) {
@@ -161,18 +203,23 @@ static void rule_text(const prune *pr, struct prune_rule *r)
 		snprintf(r->text + off, sizeof r->text - off, "; pruned");
 }
 
-static struct prune_rule *rule_find(prune *pr, size_t d, size_t l)
+/* The rule of level (d, l), or of the pair (d, l) x (e, m) when pair. */
+static struct prune_rule *rule_find(prune *pr, size_t d, size_t l, bool pair, size_t e,
+                                    size_t m)
 {
 	for (size_t i = 0; i < pr->nrules; i++) {
-		if (pr->rules[i].dim == d && pr->rules[i].level == l)
+		const struct prune_rule *r = &pr->rules[i];
+
+		if (r->dim == d && r->level == l && r->pair == pair &&
+		    (!pair || (r->dim2 == e && r->level2 == m)))
 			return &pr->rules[i];
 	}
 	return NULL;
 }
 
-static void rule_remove(prune *pr, size_t d, size_t l)
+static void rule_remove(prune *pr, size_t d, size_t l, bool pair, size_t e, size_t m)
 {
-	struct prune_rule *r = rule_find(pr, d, l);
+	struct prune_rule *r = rule_find(pr, d, l, pair, e, m);
 	size_t i;
 
 	if (!r)
@@ -180,7 +227,10 @@ static void rule_remove(prune *pr, size_t d, size_t l)
 	i = (size_t)(r - pr->rules);
 	memmove(&pr->rules[i], &pr->rules[i + 1], (pr->nrules - i - 1) * sizeof *r);
 	pr->nrules--;
-	pr->lvl[d][l].pruned = false;
+	if (pair)
+		pair_stats(pr, d, l, e, m)->pruned = false;
+	else
+		pr->lvl[d][l].pruned = false;
 }
 
 /* Distinct failing points of class `cls` at level (d, l) that the level alone explains
@@ -207,10 +257,10 @@ static void level_update(prune *pr, size_t d, size_t l)
 	struct prune_rule *r;
 
 	if (st->ok > 0) {
-		rule_remove(pr, d, l);
+		rule_remove(pr, d, l, false, 0, 0);
 		return;
 	}
-	r = rule_find(pr, d, l);
+	r = rule_find(pr, d, l, false, 0, 0);
 	if (!r) {
 		int cls = -1;
 
@@ -239,6 +289,66 @@ static void level_update(prune *pr, size_t d, size_t l)
 	rule_text(pr, r);
 }
 
+/* Distinct failing points of class `cls` with the pair (d, l) x (e, m) that the pair
+ * alone explains (every other categorical level of the point has succeeded somewhere). */
+static int pair_explained_failures(const prune *pr, size_t d, size_t l, size_t e, size_t m,
+                                   enum outcome_class cls)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < pr->nfails; i++) {
+		const struct point *p = &pr->fails[i].p;
+		bool alone = pr->fails[i].cls == cls && p->lv[d] == l && p->lv[e] == m;
+
+		for (size_t f = 0; f < pr->dims && alone; f++)
+			alone = f == d || f == e || !pr->lvl[f] || pr->lvl[f][p->lv[f]].ok > 0;
+		n += alone;
+	}
+	return n;
+}
+
+/* Create, refresh or drop the rule of the pair (d, l) x (e, m). */
+static void pair_update(prune *pr, size_t d, size_t l, size_t e, size_t m)
+{
+	struct level_stats *st = pair_stats(pr, d, l, e, m);
+	const struct level_stats *a = &pr->lvl[d][l], *b = &pr->lvl[e][m];
+	struct prune_rule *r;
+
+	/* worked together, or a level that never worked: the level's own rule covers it */
+	if (st->ok > 0 || a->ok == 0 || b->ok == 0 || a->pruned || b->pruned) {
+		rule_remove(pr, d, l, true, e, m);
+		return;
+	}
+	r = rule_find(pr, d, l, true, e, m);
+	if (!r) {
+		int cls = -1, best = 0;
+
+		for (int c = 0; c < OUTCOME_COUNT_; c++) {
+			int n = st->fail_points[c] >= pr->min_failures
+			        ? pair_explained_failures(pr, d, l, e, m, (enum outcome_class)c) : 0;
+
+			if (n >= pr->min_failures && n > best) {
+				best = n;
+				cls = c;
+			}
+		}
+		if (cls < 0 || !grow((void **)&pr->rules, &pr->caprules, pr->nrules, sizeof *r))
+			return;
+		r = &pr->rules[pr->nrules++];
+		memset(r, 0, sizeof *r);
+		r->dim = d;
+		r->level = l;
+		r->pair = true;
+		r->dim2 = e;
+		r->level2 = m;
+		r->cls = (enum outcome_class)cls;
+		st->pruned = true;
+	}
+	r->failures = st->fail_runs[r->cls];
+	r->runs = st->runs;
+	rule_text(pr, r);
+}
+
 static bool has_point(const struct point *arr, size_t n, const struct point *p, size_t dims)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -246,6 +356,18 @@ static bool has_point(const struct point *arr, size_t n, const struct point *p, 
 			return true;
 	}
 	return false;
+}
+
+/* Count one run of class c at a level or pair (new_fail: a new distinct failing point). */
+static void stats_count(struct level_stats *st, enum outcome_class c, bool new_fail)
+{
+	st->runs++;
+	if (c == OUTCOME_OK) {
+		st->ok++;
+	} else {
+		st->fail_runs[c]++;
+		st->fail_points[c] += new_fail;
+	}
 }
 
 void prune_observe(prune *pr, const struct point *p, const struct outcome *o)
@@ -270,17 +392,12 @@ void prune_observe(prune *pr, const struct point *p, const struct outcome *o)
 			pr->banned[pr->nbanned++] = *p;
 	}
 	for (size_t d = 0; d < pr->dims; d++) {
-		struct level_stats *st;
-
 		if (!pr->lvl[d])
 			continue;
-		st = &pr->lvl[d][p->lv[d]];
-		st->runs++;
-		if (c == OUTCOME_OK) {
-			st->ok++;
-		} else {
-			st->fail_runs[c]++;
-			st->fail_points[c] += new_fail;
+		stats_count(&pr->lvl[d][p->lv[d]], c, new_fail);
+		for (size_t e = d + 1; e < pr->dims; e++) {
+			if (pr->pairs[d][e])
+				stats_count(pair_stats(pr, d, p->lv[d], e, p->lv[e]), c, new_fail);
 		}
 	}
 	/* A success anywhere can make earlier failures of another level explicable by
@@ -292,12 +409,27 @@ void prune_observe(prune *pr, const struct point *p, const struct outcome *o)
 			if (pr->lvl[d][l].runs > 0)
 				level_update(pr, d, l);
 	}
+	/* then the pairs, which defer to the levels' rules */
+	for (size_t d = 0; d < pr->dims; d++) {
+		for (size_t e = d + 1; e < pr->dims; e++) {
+			if (!pr->pairs[d][e])
+				continue;
+			for (size_t l = 0; l < space_levels(pr->sp, d); l++)
+				for (size_t m = 0; m < space_levels(pr->sp, e); m++)
+					if (pair_stats(pr, d, l, e, m)->runs > 0)
+						pair_update(pr, d, l, e, m);
+		}
+	}
 }
 
 bool prune_rejects(const prune *pr, const struct point *p)
 {
 	for (size_t d = 0; d < pr->dims; d++) {
 		if (pr->lvl[d] && p->lv[d] < space_levels(pr->sp, d) && pr->lvl[d][p->lv[d]].pruned)
+			return true;
+	}
+	for (size_t i = 0; i < pr->nrules; i++) {
+		if (pr->rules[i].pair && prune_rule_matches(&pr->rules[i], p))
 			return true;
 	}
 	return has_point(pr->banned, pr->nbanned, p, pr->dims);

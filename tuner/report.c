@@ -54,8 +54,12 @@ static void esc_env(FILE *o, const struct summary_env *env)
 	for (size_t i = 0; i < env->n; i++) {
 		fputs(i ? " <code>" : "<code>", o);
 		esc(o, env->v[i].name);
-		fputc('=', o);
-		esc(o, env->v[i].value);
+		if (env->v[i].value) {
+			fputc('=', o);
+			esc(o, env->v[i].value);
+		} else {
+			fputs(" unset", o);
+		}
 		fputs("</code>", o);
 	}
 }

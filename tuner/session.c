@@ -1738,13 +1738,21 @@ fail:
 	return NULL;
 }
 
+/* NAME: "level", or NAME: null for an unset level, into `when`. */
+static bool add_level(cJSON *when, const space *sp, size_t dim, size_t level)
+{
+	const char *v = space_level_text(sp, dim, level);
+
+	return v ? cJSON_AddStringToObject(when, space_name(sp, dim), v) != NULL
+	         : cJSON_AddNullToObject(when, space_name(sp, dim)) != NULL;
+}
+
 static cJSON *pruned_json(const nccltune_session *s)
 {
 	cJSON *arr = cJSON_CreateArray();
 
 	for (size_t i = 0; arr && i < prune_rule_count(s->pr); i++) {
 		const struct prune_rule *rule = prune_rule_at(s->pr, i);
-		const char *v = space_level_text(s->sp, rule->dim, rule->level);
 		cJSON *o = cJSON_CreateObject(), *when;
 
 		if (!o || !cJSON_AddItemToArray(arr, o)) {
@@ -1752,8 +1760,8 @@ static cJSON *pruned_json(const nccltune_session *s)
 			goto fail;
 		}
 		when = cJSON_AddObjectToObject(o, "when");
-		if (!when || !(v ? cJSON_AddStringToObject(when, space_name(s->sp, rule->dim), v)
-		                 : cJSON_AddNullToObject(when, space_name(s->sp, rule->dim))) ||
+		if (!when || !add_level(when, s->sp, rule->dim, rule->level) ||
+		    (rule->pair && !add_level(when, s->sp, rule->dim2, rule->level2)) ||
 		    !cJSON_AddStringToObject(o, "reason", rule->text))
 			goto fail;
 	}

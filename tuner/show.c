@@ -211,9 +211,12 @@ static void failures(FILE *o, const struct summary *s)
 	if (s->npruned) {
 		fputs("\npruned (never run again)\n", o);
 		for (size_t i = 0; i < s->npruned; i++) {
-			summary_describe_env(&s->pruned[i].when, env, sizeof(env));
-			/* the tuner's reasons start with the region already */
-			if (strncmp(s->pruned[i].reason, env, strlen(env)) == 0)
+			const struct summary_env *w = &s->pruned[i].when;
+
+			summary_describe_env(w, env, sizeof(env));
+			/* the tuner's reasons start with the region already ("NCCL_PROTO=Simple
+			 * with NCCL_ALGO unset: ...") */
+			if (w->n > 0 && strncmp(s->pruned[i].reason, w->v[0].name, strlen(w->v[0].name)) == 0)
 				fprintf(o, "  %s\n", CLEAN(s->pruned[i].reason, reason));
 			else
 				fprintf(o, "  %s: %s\n", CLEAN(env, clean), CLEAN(s->pruned[i].reason, reason));

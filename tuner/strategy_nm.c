@@ -149,9 +149,7 @@ static void combo_at(const strategy *s, const struct nm *nm, uint64_t index,
 static bool combo_pruned(const strategy *s, const struct point *base)
 {
 	for (size_t i = 0; i < prune_rule_count(s->pr); i++) {
-		const struct prune_rule *r = prune_rule_at(s->pr, i);
-
-		if (base->lv[r->dim] == r->level)
+		if (prune_rule_matches(prune_rule_at(s->pr, i), base))
 			return true;
 	}
 	return false;

@@ -290,11 +290,12 @@ static int want_array(const struct ctx *c, const cJSON *m, const char *p, size_t
 	return 0;
 }
 
-enum env_check { ENV_STRICT, ENV_LENIENT };
+enum env_check { ENV_STRICT, ENV_LENIENT, ENV_WHEN };
 
 /* An object of NCCL_* names to string values. ENV_STRICT (anything that can be
  * exported) checks the value's syntax for its variable; ENV_LENIENT (values only shown)
- * checks length and control characters. env->v is malloc'd. */
+ * checks length and control characters; ENV_WHEN (a pruned rule's levels) is lenient and
+ * also takes null, the variable unset, kept as a NULL value. env->v is malloc'd. */
 static int parse_env(const struct ctx *c, const cJSON *obj, const char *p, enum env_check mode,
                      struct summary_env *env)
 {
@@ -319,8 +320,15 @@ static int parse_env(const struct ctx *c, const cJSON *obj, const char *p, enum 
 			return fail(c, p, "%s is not an NCCL variable name (NCCL_ followed by A-Z, 0-9, _)",
 			            msgq(it->string, q, sizeof(q)));
 		join(kp, sizeof(kp), p, it->string);
+		if (mode == ENV_WHEN && cJSON_IsNull(it)) {
+			env->v[env->n].name = it->string;
+			env->v[env->n].value = NULL;
+			env->n++;
+			continue;
+		}
 		if (!cJSON_IsString(it) || !it->valuestring)
-			return fail(c, kp, "expected a string value, got %s", type_name(it));
+			return fail(c, kp, "expected a string value%s, got %s",
+			            mode == ENV_WHEN ? " or null" : "", type_name(it));
 		if (mode == ENV_STRICT) {
 			if (!summary_value_ok(it->string, it->valuestring, why, sizeof(why)))
 				return fail(c, kp, "value %s refused: %s", msgq(it->valuestring, q, sizeof(q)),
@@ -784,7 +792,7 @@ static int parse_pruned(const struct ctx *c, const cJSON *root, struct summary *
 		if (member(c, e, p, "when", true, false, &when) < 0)
 			return -1;
 		join(wp, sizeof(wp), p, "when");
-		if (parse_env(c, when, wp, ENV_LENIENT, &s->pruned[i].when) < 0)
+		if (parse_env(c, when, wp, ENV_WHEN, &s->pruned[i].when) < 0)
 			return -1;
 		if (get_string(c, e, p, "reason", true, 1024, &s->pruned[i].reason) < 0)
 			return -1;
@@ -1431,8 +1439,12 @@ char *summary_describe_env(const struct summary_env *env, char *buf, size_t len)
 		buf[0] = '\0';
 	if (env->n == 0)
 		bprintf(buf, len, &off, "(NCCL defaults)");
-	for (size_t i = 0; i < env->n; i++)
-		bprintf(buf, len, &off, "%s%s=%s", i ? " " : "", env->v[i].name, env->v[i].value);
+	for (size_t i = 0; i < env->n; i++) {
+		if (env->v[i].value)
+			bprintf(buf, len, &off, "%s%s=%s", i ? " " : "", env->v[i].name, env->v[i].value);
+		else
+			bprintf(buf, len, &off, "%s%s unset", i ? " " : "", env->v[i].name);
+	}
 	return buf;
 }
 

@@ -20,6 +20,7 @@
 
 /* An environment: names and values borrowed from the loaded document (or, for journal
  * runs, owned by the summary). Order is the file's order; names are unique. */
+/* value NULL only in a pruned rule's "when": the variable unset */
 struct summary_var { const char *name, *value; };
 struct summary_env { size_t n; struct summary_var *v; };
 
@@ -187,7 +188,7 @@ char *summary_describe_gain(const struct summary *s, char *buf, size_t len);
  * best.env against a measured baseline). Can't fail. */
 bool summary_gain_is_unproven(double gain, double gain_lo);
 bool summary_gain_unproven(const struct summary *s);
-char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B=2" */
+char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B unset" */
 
 /* Runs of the journal grouped by protocol / algorithm ("LL / Ring"; an unset variable
  * reads "default"), for report and show. */

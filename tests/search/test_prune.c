@@ -160,6 +160,64 @@ static void test_mixed_failures(void)
 	space_destroy(sp);
 }
 
+/* A pair of levels that each worked elsewhere but failed together: NCCL_PROTO=Simple
+ * with NCCL_ALGO unset (NCCL then picks Tree, which fails at capture on the seed's box). */
+static void test_pair_rule(void)
+{
+	space *sp = space_default();
+	prune *pr = prune_create(sp, 0);
+	const struct prune_rule *r;
+	struct point simple_unset = pt(2, 2, 7, 9, 4, 2), simple_ring = pt(2, 0, 7, 9, 4, 2);
+	struct point ll_unset = pt(0, 2, 7, 9, 4, 2);
+
+	observe(pr, pt(2, 0, 0, 0, 0, 0), OUTCOME_OK);        /* Simple, Ring */
+	observe(pr, pt(0, 2, 1, 1, 0, 0), OUTCOME_OK);        /* LL, ALGO unset */
+	observe(pr, pt(2, 2, 2, 2, 0, 0), OUTCOME_CAPTURE);
+	observe(pr, pt(2, 2, 3, 3, 0, 0), OUTCOME_CAPTURE);
+	observe(pr, pt(2, 2, 3, 3, 0, 0), OUTCOME_CAPTURE);   /* the same point: not a new one */
+	CHECK_INT(prune_rule_count(pr), 0);
+	CHECK(!prune_rejects(pr, &simple_unset));
+	observe(pr, pt(2, 2, 4, 4, 1, 1), OUTCOME_CAPTURE);
+	CHECK_INT(prune_rule_count(pr), 1);
+	r = prune_rule_at(pr, 0);
+	if (r) {
+		CHECK_STR(r->text, "NCCL_PROTO=Simple with NCCL_ALGO unset: failed at graph capture "
+		          "in 4 of 4 runs; pruned");
+		CHECK(r->pair);
+		CHECK_INT(r->dim, 0);
+		CHECK_INT(r->level, 2);
+		CHECK_INT(r->dim2, 1);
+		CHECK_INT(r->level2, 2);
+		CHECK(prune_rule_matches(r, &simple_unset));
+		CHECK(!prune_rule_matches(r, &simple_ring));
+	}
+	/* the pair is rejected, each level elsewhere is not */
+	CHECK(prune_rejects(pr, &simple_unset));
+	CHECK_NEAR(prune_feasibility(pr, &simple_unset), 0, 0);
+	CHECK(!prune_rejects(pr, &simple_ring));
+	CHECK(!prune_rejects(pr, &ll_unset));
+	/* a success of the pair disproves the rule */
+	observe(pr, pt(2, 2, 9, 9, 0, 0), OUTCOME_OK);
+	CHECK_INT(prune_rule_count(pr), 0);
+	CHECK(!prune_rejects(pr, &simple_unset));
+	prune_destroy(pr);
+
+	/* a level that never worked keeps its own rule; no pair rule next to it */
+	pr = prune_create(sp, 0);
+	observe(pr, pt(0, 2, 1, 1, 0, 0), OUTCOME_OK);        /* LL, ALGO unset */
+	observe(pr, pt(0, 0, 1, 1, 0, 0), OUTCOME_OK);        /* LL, Ring */
+	for (unsigned i = 0; i < 3; i++)
+		observe(pr, pt(1, 2, i, i, 0, 0), OUTCOME_CAPTURE);   /* LL128, ALGO unset */
+	CHECK_INT(prune_rule_count(pr), 1);
+	r = prune_rule_at(pr, 0);
+	if (r) {
+		CHECK(!r->pair);
+		CHECK_STR(r->text, "NCCL_PROTO=LL128: failed at graph capture in 3 of 3 runs; pruned");
+	}
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
 static void test_wrong_sum(void)
 {
 	space *sp = space_default();
@@ -231,6 +289,7 @@ int main(void)
 	test_rule();
 	test_no_rule();
 	test_mixed_failures();
+	test_pair_rule();
 	test_wrong_sum();
 	test_feasibility();
 	return check_status();

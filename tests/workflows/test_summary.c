@@ -311,6 +311,57 @@ static void test_partial(void)
 	CHECK_INT(system(cmd), 0);
 }
 
+/* A pruned rule's "when" may name a variable unset (null): a pair rule such as
+ * NCCL_PROTO=Simple with NCCL_ALGO unset. Anywhere else null is still refused. */
+static void test_pruned_unset(void)
+{
+	FILE *f = fopen(fixture("measured/results.json"), "rb");
+	char *text = calloc(1, 1 << 20), *edited = calloc(1, (1 << 20) + 512), *at, buf[256];
+	static const char tree[] = "\"when\": {\n        \"NCCL_ALGO\": \"Tree\"\n      },";
+	static const char pair[] = "\"when\": {\"NCCL_PROTO\": \"Simple\", \"NCCL_ALGO\": null},";
+	static const char ll[] = "\"NCCL_PROTO\": \"LL\"";
+	struct summary *s = NULL;
+	char err[512];
+	size_t n = 0;
+
+	CHECK(f != NULL && text != NULL && edited != NULL);
+	if (!f || !text || !edited)
+		goto out;
+	n = fread(text, 1, (1 << 20) - 1, f);
+	at = strstr(text, tree);
+	CHECK(at != NULL);
+	if (!at)
+		goto out;
+	snprintf(edited, (1 << 20) + 512, "%.*s%s%s", (int)(at - text), text, pair, at + strlen(tree));
+	CHECK_INT(summary_parse(edited, strlen(edited), "edited.json", &s, err, sizeof(err)), 0);
+	if (s) {
+		CHECK_INT(s->npruned, 1);
+		CHECK_INT(s->pruned[0].when.n, 2);
+		CHECK(s->pruned[0].when.v[1].value == NULL);
+		CHECK_STR(summary_describe_env(&s->pruned[0].when, buf, sizeof(buf)),
+		          "NCCL_PROTO=Simple NCCL_ALGO unset");
+		summary_destroy(s);
+		s = NULL;
+	}
+	/* null in the recommended environment: refused, naming the key */
+	at = strstr(edited, "\"best\"");
+	at = at ? strstr(at, ll) : NULL;
+	CHECK(at != NULL);
+	if (at) {
+		snprintf(text, 1 << 20, "%.*s\"NCCL_PROTO\": null%s", (int)(at - edited), edited,
+		         at + strlen(ll));
+		CHECK_INT(summary_parse(text, strlen(text), "edited.json", &s, err, sizeof(err)), -1);
+		CHECK_CONTAINS(err, "best.env.NCCL_PROTO: expected a string value, got null");
+		summary_destroy(s);
+	}
+out:
+	(void)n;
+	if (f)
+		fclose(f);
+	free(text);
+	free(edited);
+}
+
 struct hcase { const char *file, *want; };
 
 /* Every hostile file is refused, and the message names the file and the key. */
@@ -400,6 +451,7 @@ int main(void)
 	test_measured();
 	test_model_and_noconfig();
 	test_partial();
+	test_pruned_unset();
 	test_hostile();
 	return check_status();
 }
