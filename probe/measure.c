@@ -323,7 +323,9 @@ out:
 	return rc;
 }
 
-/* Copy every rank's results back and compare every element with the exact sum. */
+/* Copy every rank's results back and compare every element with the exact sum. With
+ * --test-corrupt-rank, that rank's first element is set to all ones (a NaN) on the GPU
+ * first, so the check - device copy, comparison, report - must catch it. */
 static int check_outputs(struct measure *m, size_t bytes)
 {
 	size_t stride = probe_slice_stride(bytes), esize = proto_dtype_size(m->w->dtype);
@@ -334,6 +336,10 @@ static int check_outputs(struct measure *m, size_t bytes)
 		struct rank_state *r = &m->rs[k];
 
 		CUDACHECK(&m->chk, cudaSetDevice(r->device));
+		if (r->rank == m->s->cfg->corrupt_rank) {
+			CUDACHECK(&m->chk, cudaMemset(r->recv, 0xff, esize));
+			CUDACHECK(&m->chk, cudaDeviceSynchronize());
+		}
 		CUDACHECK(&m->chk, cudaMemcpy(m->host, r->recv, span, cudaMemcpyDeviceToHost));
 		for (int op = 0; op < m->w->ops; op++) {
 			double want = 0, got = 0;
@@ -629,6 +635,11 @@ int measure_run(const struct measure_setup *s, struct probe_outcome *out)
 	step_begin(&m, PROBE_STEP_CUDA_INIT, "CUDA setup of %d GPU(s)", s->nlocal);
 	if (m.maxv == 0) {
 		check_failf(&m.chk, "%d ranks: too many to keep every sum exact in bf16", s->nranks);
+		goto out;
+	}
+	if (s->cfg->corrupt_rank >= s->nranks) {
+		check_failf(&m.chk, "--test-corrupt-rank %d: there are only %d rank(s)",
+		            s->cfg->corrupt_rank, s->nranks);
 		goto out;
 	}
 	m.host = malloc(m.buf_bytes);

@@ -11,7 +11,7 @@
 
 enum opt_kind {
 	OPT_WORKLOAD, OPT_LAUNCH, OPT_TEARDOWN, OPT_GPUS, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
-	OPT_FINGERPRINT,
+	OPT_FINGERPRINT, OPT_TEST_CORRUPT,
 	OPT_HELP, OPT_VERSION,
 };
 
@@ -43,6 +43,9 @@ static const struct opt_row table[] = {
 	{"no-env-check", NULL, OPT_NO_ENV_CHECK,
 	 "do not reject unknown NCCL_ALGO/NCCL_PROTO names or non-numeric knobs (stage env)"},
 	{"verbose", NULL, OPT_VERBOSE, "progress on stderr"},
+	{"test-corrupt-rank", "R", OPT_TEST_CORRUPT,
+	 "testing aid: overwrite one element of rank R's result after the verification "
+	 "replay, so the exact check must fail (stage verify)"},
 	{"fingerprint", NULL, OPT_FINGERPRINT, "describe this machine as JSON and exit"},
 	{"help", NULL, OPT_HELP, "this text"},
 	{"version", NULL, OPT_VERSION, "version and protocol"},
@@ -59,6 +62,7 @@ void options_defaults(struct probe_config *cfg)
 	cfg->gpus = 0;
 	cfg->step_timeout_s = 60;
 	cfg->verbose = false;
+	cfg->corrupt_rank = -1;
 }
 
 void options_help(FILE *f)
@@ -151,6 +155,13 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 	}
 	case OPT_NO_ENV_CHECK:
 		cfg->no_env_check = true;
+		return 0;
+	case OPT_TEST_CORRUPT:
+		if (fs_parse_long(arg, 0, 1023, &v) != 0) {
+			snprintf(err, errlen, "--test-corrupt-rank: '%s' is not a rank in 0..1023", arg);
+			return -1;
+		}
+		cfg->corrupt_rank = (int)v;
 		return 0;
 	case OPT_VERBOSE:
 		cfg->verbose = true;

@@ -47,6 +47,8 @@ struct probe_config {
 	double step_timeout_s;   /* longest any single step may take */
 	bool verbose;            /* progress on stderr */
 	bool no_env_check;       /* --no-env-check: leave NCCL variables to NCCL alone */
+	int corrupt_rank;        /* --test-corrupt-rank: that rank's result is spoiled before
+	                            the exact check (a testing aid); -1 none */
 };
 
 /* What one rank measured, or why it stopped. ms[size * iters + i] is the wall time of

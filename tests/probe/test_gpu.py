@@ -7,7 +7,8 @@ Exits 77 (skipped) when --fingerprint sees no GPU, saying why. Otherwise: in pla
 out of place, per-process and single-process launch, must report ok with correct sums
 and a sane schema, with --teardown clean and fast alike (and no probe process left
 on a GPU after them); NCCL_PROTO=Bogus and NCCL_ALGO=Bogus must fail at stage env, and,
-left to NCCL (--no-env-check), at init when there are several ranks."""
+left to NCCL (--no-env-check), at init when there are several ranks; a result spoiled on
+the GPU (--test-corrupt-rank) must fail at stage verify naming the rank."""
 import json
 import math
 import os
@@ -101,6 +102,20 @@ if smi:
     if p.returncode != 0 or left:
         fail("after the runs: nvidia-smi status %d, probe processes still on a GPU: %r"
              % (p.returncode, left))
+
+# A wrong sum on the GPU is caught: --test-corrupt-rank spoils one element of that
+# rank's result on the device before the exact check, in every launch mode.
+for rank in sorted({0, ngpu - 1}):
+    for launch in ["process", "all"]:
+        what = "--test-corrupt-rank %d --launch %s" % (rank, launch)
+        rc, out, err = run(WORK + ["--test-corrupt-rank", str(rank), "--launch", launch])
+        if rc != 1 or tuner_parse(out, what) != "fail verify" or \
+                ("wrong sum on rank %d:" % rank) not in out:
+            fail("%s: want a verify failure naming rank %d, got %d %r" % (what, rank, rc, out))
+rc, out, err = run(WORK + ["--test-corrupt-rank", str(ngpu)])
+if rc != 1 or tuner_parse(out, "corrupt a missing rank") != "fail init" or \
+        "only %d rank(s)" % ngpu not in out:
+    fail("--test-corrupt-rank %d: want an init failure, got %d %r" % (ngpu, rc, out))
 
 for var in ["NCCL_PROTO", "NCCL_ALGO"]:
     # The probe's own check refuses unknown names at stage env on any machine.

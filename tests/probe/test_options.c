@@ -56,6 +56,11 @@ static void test_all_options(void)
 	CHECK_INT(cfg.gpus, 2);
 	CHECK_NEAR(cfg.step_timeout_s, 2.5, 0);
 	CHECK(cfg.verbose);
+	CHECK_INT(cfg.corrupt_rank, -1);
+	CHECK_INT(PARSE("--test-corrupt-rank", "1"), OPTIONS_RUN);
+	CHECK_INT(cfg.corrupt_rank, 1);
+	CHECK_INT(PARSE("--test-corrupt-rank", "-1"), OPTIONS_ERROR);
+	CHECK_STR(err, "--test-corrupt-rank: '-1' is not a rank in 0..1023");
 	CHECK_INT(PARSE("--launch", "process"), OPTIONS_RUN);
 	CHECK_INT(cfg.launch, PROBE_LAUNCH_PROCESS);
 	CHECK_INT(PARSE("--launch", "mpi"), OPTIONS_RUN);
