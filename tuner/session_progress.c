@@ -338,6 +338,9 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 	fprintf(f, "runs:     %zu of a budget of %d", s->nruns, s->budget);
 	if (s->stop != STOP_NONE)
 		fprintf(f, " (search ended: %s)", stop_words[s->stop]);
+	if (s->stop == STOP_BUDGET && s->nruns < (size_t)s->budget)
+		fprintf(f, "; %zu run(s) kept for the final rounds were not needed",
+		        (size_t)s->budget - s->nruns);
 	fputc('\n', f);
 	if (nfail) {
 		bool first = true;
