@@ -150,7 +150,7 @@ static struct level_stats *pair_stats(const prune *pr, size_t d, size_t l, size_
 	return &pr->pairs[d][e][l * space_levels(pr->sp, e) + m];
 }
 
-static const struct level_stats *rule_stats(const prune *pr, const struct prune_rule *r)
+static struct level_stats *rule_stats(const prune *pr, const struct prune_rule *r)
 {
 	return r->pair ? pair_stats(pr, r->dim, r->level, r->dim2, r->level2)
 	               : &pr->lvl[r->dim][r->level];
@@ -203,129 +203,73 @@ static void rule_text(const prune *pr, struct prune_rule *r)
 		snprintf(r->text + off, sizeof r->text - off, "; pruned");
 }
 
-/* The rule of level (d, l), or of the pair (d, l) x (e, m) when pair. */
-static struct prune_rule *rule_find(prune *pr, size_t d, size_t l, bool pair, size_t e,
-                                    size_t m)
+/* A rule's region: its level, or its pair of levels (dim, level, pair, dim2, level2 of
+ * `key`; the other fields are ignored). */
+static bool same_region(const struct prune_rule *a, const struct prune_rule *key)
+{
+	return a->dim == key->dim && a->level == key->level && a->pair == key->pair &&
+	       (!key->pair || (a->dim2 == key->dim2 && a->level2 == key->level2));
+}
+
+static struct prune_rule *rule_find(prune *pr, const struct prune_rule *key)
 {
 	for (size_t i = 0; i < pr->nrules; i++) {
-		const struct prune_rule *r = &pr->rules[i];
-
-		if (r->dim == d && r->level == l && r->pair == pair &&
-		    (!pair || (r->dim2 == e && r->level2 == m)))
+		if (same_region(&pr->rules[i], key))
 			return &pr->rules[i];
 	}
 	return NULL;
 }
 
-static void rule_remove(prune *pr, size_t d, size_t l, bool pair, size_t e, size_t m)
+static void rule_remove(prune *pr, const struct prune_rule *key)
 {
-	struct prune_rule *r = rule_find(pr, d, l, pair, e, m);
+	struct prune_rule *r = rule_find(pr, key);
 	size_t i;
 
 	if (!r)
 		return;
+	rule_stats(pr, r)->pruned = false;
 	i = (size_t)(r - pr->rules);
 	memmove(&pr->rules[i], &pr->rules[i + 1], (pr->nrules - i - 1) * sizeof *r);
 	pr->nrules--;
-	if (pair)
-		pair_stats(pr, d, l, e, m)->pruned = false;
-	else
-		pr->lvl[d][l].pruned = false;
 }
 
-/* Distinct failing points of class `cls` at level (d, l) that the level alone explains
- * (every other categorical level of the point has succeeded somewhere). */
-static int explained_failures(const prune *pr, size_t d, size_t l, enum outcome_class cls)
+/* Distinct failing points of class `cls` in the region of `key` that the region alone
+ * explains (every other categorical level of the point has succeeded somewhere). */
+static int explained_failures(const prune *pr, const struct prune_rule *key,
+                              enum outcome_class cls)
 {
 	int n = 0;
 
 	for (size_t i = 0; i < pr->nfails; i++) {
 		const struct point *p = &pr->fails[i].p;
-		bool alone = pr->fails[i].cls == cls && p->lv[d] == l;
-
-		for (size_t e = 0; e < pr->dims && alone; e++)
-			alone = e == d || !pr->lvl[e] || pr->lvl[e][p->lv[e]].ok > 0;
-		n += alone;
-	}
-	return n;
-}
-
-/* Create or refresh the rule for level (d, l). */
-static void level_update(prune *pr, size_t d, size_t l)
-{
-	struct level_stats *st = &pr->lvl[d][l];
-	struct prune_rule *r;
-
-	if (st->ok > 0) {
-		rule_remove(pr, d, l, false, 0, 0);
-		return;
-	}
-	r = rule_find(pr, d, l, false, 0, 0);
-	if (!r) {
-		int cls = -1;
-
-		int best = 0;
-
-		for (int c = 0; c < OUTCOME_COUNT_; c++) {
-			int n = st->fail_points[c] >= pr->min_failures
-			        ? explained_failures(pr, d, l, (enum outcome_class)c) : 0;
-
-			if (n >= pr->min_failures && n > best) {
-				best = n;
-				cls = c;
-			}
-		}
-		if (cls < 0 || !grow((void **)&pr->rules, &pr->caprules, pr->nrules, sizeof *r))
-			return;
-		r = &pr->rules[pr->nrules++];
-		memset(r, 0, sizeof *r);
-		r->dim = d;
-		r->level = l;
-		r->cls = (enum outcome_class)cls;
-		st->pruned = true;
-	}
-	r->failures = st->fail_runs[r->cls];
-	r->runs = st->runs;
-	rule_text(pr, r);
-}
-
-/* Distinct failing points of class `cls` with the pair (d, l) x (e, m) that the pair
- * alone explains (every other categorical level of the point has succeeded somewhere). */
-static int pair_explained_failures(const prune *pr, size_t d, size_t l, size_t e, size_t m,
-                                   enum outcome_class cls)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < pr->nfails; i++) {
-		const struct point *p = &pr->fails[i].p;
-		bool alone = pr->fails[i].cls == cls && p->lv[d] == l && p->lv[e] == m;
+		bool alone = pr->fails[i].cls == cls && prune_rule_matches(key, p);
 
 		for (size_t f = 0; f < pr->dims && alone; f++)
-			alone = f == d || f == e || !pr->lvl[f] || pr->lvl[f][p->lv[f]].ok > 0;
+			alone = f == key->dim || (key->pair && f == key->dim2) || !pr->lvl[f] ||
+			        pr->lvl[f][p->lv[f]].ok > 0;
 		n += alone;
 	}
 	return n;
 }
 
-/* Create, refresh or drop the rule of the pair (d, l) x (e, m). */
-static void pair_update(prune *pr, size_t d, size_t l, size_t e, size_t m)
+/* Drop the rule of the region of `key` (drop), or create or refresh it: a new rule takes
+ * the class with the most distinct explained failures, at least min_failures. */
+static void region_update(prune *pr, const struct prune_rule *key, bool drop)
 {
-	struct level_stats *st = pair_stats(pr, d, l, e, m);
-	const struct level_stats *a = &pr->lvl[d][l], *b = &pr->lvl[e][m];
+	struct level_stats *st = rule_stats(pr, key);
 	struct prune_rule *r;
 
-	/* worked together, or a level that never worked: the level's own rule covers it */
-	if (st->ok > 0 || a->ok == 0 || b->ok == 0 || a->pruned || b->pruned) {
-		rule_remove(pr, d, l, true, e, m);
+	if (drop) {
+		rule_remove(pr, key);
 		return;
 	}
-	r = rule_find(pr, d, l, true, e, m);
+	r = rule_find(pr, key);
 	if (!r) {
 		int cls = -1, best = 0;
 
 		for (int c = 0; c < OUTCOME_COUNT_; c++) {
 			int n = st->fail_points[c] >= pr->min_failures
-			        ? pair_explained_failures(pr, d, l, e, m, (enum outcome_class)c) : 0;
+			        ? explained_failures(pr, key, (enum outcome_class)c) : 0;
 
 			if (n >= pr->min_failures && n > best) {
 				best = n;
@@ -335,18 +279,32 @@ static void pair_update(prune *pr, size_t d, size_t l, size_t e, size_t m)
 		if (cls < 0 || !grow((void **)&pr->rules, &pr->caprules, pr->nrules, sizeof *r))
 			return;
 		r = &pr->rules[pr->nrules++];
-		memset(r, 0, sizeof *r);
-		r->dim = d;
-		r->level = l;
-		r->pair = true;
-		r->dim2 = e;
-		r->level2 = m;
+		*r = *key;
 		r->cls = (enum outcome_class)cls;
 		st->pruned = true;
 	}
 	r->failures = st->fail_runs[r->cls];
 	r->runs = st->runs;
 	rule_text(pr, r);
+}
+
+/* Level (d, l): a rule while it never succeeded. */
+static void level_update(prune *pr, size_t d, size_t l)
+{
+	struct prune_rule key = {.dim = d, .level = l};
+
+	region_update(pr, &key, pr->lvl[d][l].ok > 0);
+}
+
+/* Pair (d, l) x (e, m): a rule while the pair never succeeded but each level did, and
+ * neither level has a rule of its own (which covers the pair). */
+static void pair_update(prune *pr, size_t d, size_t l, size_t e, size_t m)
+{
+	struct prune_rule key = {.dim = d, .level = l, .pair = true, .dim2 = e, .level2 = m};
+	const struct level_stats *a = &pr->lvl[d][l], *b = &pr->lvl[e][m];
+
+	region_update(pr, &key, pair_stats(pr, d, l, e, m)->ok > 0 || a->ok == 0 ||
+	                        b->ok == 0 || a->pruned || b->pruned);
 }
 
 static bool has_point(const struct point *arr, size_t n, const struct point *p, size_t dims)
