@@ -89,7 +89,7 @@ struct cand {
 
 struct bo {
 	gp *g;
-	bool warp[SPACE_MAX_DIMS];   /* an ordered input: warped by BO_WARP_EXPONENT */
+	double *coord[SPACE_MAX_DIMS];   /* per dimension and level: the GP input (encode) */
 	size_t n_init;
 	bool fitted;
 	size_t fit_n;
@@ -138,7 +138,17 @@ static int bo_create(strategy *s, char *err, size_t errlen)
 		else
 			shape.kind[d] = GP_IN_CATEGORICAL;   /* one value or unset: a bit */
 		shape.nullable[d] = set < n;
-		b->warp[d] = shape.kind[d] == GP_IN_ORDINAL;
+		/* the GP inputs of every level, once: an ordered input (in [0, 1]; -1 unset)
+		 * is warped to coord^BO_WARP_EXPONENT (see the header comment) */
+		b->coord[d] = malloc(n * sizeof *b->coord[d]);
+		if (!b->coord[d])
+			goto oom;
+		for (size_t l = 0; l < n; l++) {
+			double c = space_coord(s->sp, d, l);
+
+			b->coord[d][l] = shape.kind[d] == GP_IN_ORDINAL && c > 0
+			                 ? pow(c, BO_WARP_EXPONENT) : c;
+		}
 	}
 	b->g = gp_create(&shape);
 	b->r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -163,6 +173,8 @@ static void bo_destroy(strategy *s)
 	if (!b)
 		return;
 	gp_destroy(b->g);
+	for (size_t d = 0; d < SPACE_MAX_DIMS; d++)
+		free(b->coord[d]);
 	if (b->r)
 		gsl_rng_free(b->r);
 	free(b->x);
@@ -174,17 +186,13 @@ static void bo_destroy(strategy *s)
 	free(b);
 }
 
-/* A point as GP inputs: its space coordinates, an ordered one (in [0, 1]; -1 unset)
- * warped to coord^BO_WARP_EXPONENT (see the header comment). */
+/* A point as GP inputs (the table bo_create filled). */
 static void encode(const strategy *s, const struct point *p, double *x)
 {
 	const struct bo *b = s->impl;
 
-	for (size_t d = 0; d < s->dims; d++) {
-		x[d] = space_coord(s->sp, d, p->lv[d]);
-		if (b->warp[d] && x[d] > 0)
-			x[d] = pow(x[d], BO_WARP_EXPONENT);
-	}
+	for (size_t d = 0; d < s->dims; d++)
+		x[d] = b->coord[d][p->lv[d]];
 }
 
 /* ---- initial design ---- */
