@@ -100,10 +100,24 @@ int options_teardown(enum probe_teardown asked, enum probe_launch mode, enum pro
 	return 0;
 }
 
+/* An integer option in lo..hi into *out; else -1 with "--NAME: 'ARG' is not NOUN in
+ * lo..hi". */
+static int int_option(const struct opt_row *row, const char *arg, long lo, long hi,
+                      const char *noun, int *out, char *err, size_t errlen)
+{
+	long v;
+
+	if (fs_parse_long(arg, lo, hi, &v) != 0) {
+		snprintf(err, errlen, "--%s: '%s' is not %s in %ld..%ld", row->name, arg, noun, lo, hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 static int apply(struct probe_config *cfg, const struct opt_row *row, const char *arg,
                  enum options_action *action, char *err, size_t errlen)
 {
-	long v;
 
 	switch (row->kind) {
 	case OPT_WORKLOAD:
@@ -133,12 +147,7 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 		}
 		return 0;
 	case OPT_GPUS:
-		if (fs_parse_long(arg, 1, 1024, &v) != 0) {
-			snprintf(err, errlen, "--gpus: '%s' is not an integer in 1..1024", arg);
-			return -1;
-		}
-		cfg->gpus = (int)v;
-		return 0;
+		return int_option(row, arg, 1, 1024, "an integer", &cfg->gpus, err, errlen);
 	case OPT_STEP_TIMEOUT: {
 		char *end;
 		double d;
@@ -157,12 +166,7 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 		cfg->no_env_check = true;
 		return 0;
 	case OPT_TEST_CORRUPT:
-		if (fs_parse_long(arg, 0, 1023, &v) != 0) {
-			snprintf(err, errlen, "--test-corrupt-rank: '%s' is not a rank in 0..1023", arg);
-			return -1;
-		}
-		cfg->corrupt_rank = (int)v;
-		return 0;
+		return int_option(row, arg, 0, 1023, "a rank", &cfg->corrupt_rank, err, errlen);
 	case OPT_VERBOSE:
 		cfg->verbose = true;
 		return 0;
