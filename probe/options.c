@@ -118,7 +118,6 @@ static int int_option(const struct opt_row *row, const char *arg, long lo, long 
 static int apply(struct probe_config *cfg, const struct opt_row *row, const char *arg,
                  enum options_action *action, char *err, size_t errlen)
 {
-
 	switch (row->kind) {
 	case OPT_WORKLOAD:
 		return proto_workload_option(&cfg->w, row->name, arg, err, errlen) == 0 ? 0 : -1;
