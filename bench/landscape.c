@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env.h"
+#include "run/env.h"
 #include "model.h"
 
 struct landscape {

@@ -10,9 +10,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "outcome.h"
-#include "space.h"
-#include "workload.h"
+#include "run/outcome.h"
+#include "space/space.h"
+#include "run/workload.h"
 
 struct landscape;
 

@@ -18,8 +18,8 @@
 #include "bench_stats.h"
 #include "landscape.h"
 #include "model.h"
-#include "prune.h"
-#include "strategy.h"
+#include "search/prune.h"
+#include "search/strategy.h"
 
 #define MAX_STRATEGIES 8
 #define MAX_LEVELS_OBS 8

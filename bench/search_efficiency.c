@@ -30,8 +30,8 @@
 #include "fsutil.h"
 #include "landscape.h"
 #include "model.h"
-#include "prune.h"
-#include "strategy.h"
+#include "search/prune.h"
+#include "search/strategy.h"
 
 #define MAX_MODELS 16
 #define MAX_STRATEGIES 8

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "callcheck.h"
 #include "numeric.h"
 
 /* Timed replays the host keeps queued ahead of the GPU: enough that the GPU never waits

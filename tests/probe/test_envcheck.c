@@ -1,7 +1,7 @@
 /* test_envcheck.c - NCCL variables judged before NCCL starts: what NCCL's own parser
  * accepts must pass, what it would reject (or silently replace) must fail with a
  * message naming the variable and the value. */
-#include "check.h"
+#include "../check.h"
 #include "envcheck.h"
 
 /* A one-variable environment. */

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "check.h"
+#include "../check.h"
 #include "numeric.h"
 
 /* Round a double to the nearest bf16 / f16 the slow, obvious way: only for the exact

@@ -1,6 +1,6 @@
 /* test_options.c - the probe's command line: defaults, every option, and the errors a
  * tuner or a user can provoke (each must name the option and the value). */
-#include "check.h"
+#include "../check.h"
 #include "options.h"
 
 static enum options_action parse(struct probe_config *cfg, char *err, size_t errlen, int argc,

@@ -2,7 +2,7 @@
  * per-op division, failures, and the buffer layout helpers. */
 #include <stdlib.h>
 
-#include "check.h"
+#include "../check.h"
 #include "probe.h"
 
 static void test_merge_slowest(void)

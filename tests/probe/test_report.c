@@ -3,7 +3,7 @@
  * trip through the tuner's strict parser. */
 #include <stdlib.h>
 
-#include "check.h"
+#include "../check.h"
 #include "fsutil.h"
 #include "report.h"
 

@@ -2,7 +2,7 @@
  * with a message instead of a crash where there is no driver. */
 #include <stdlib.h>
 
-#include "check.h"
+#include "../check.h"
 #include "topo.h"
 
 static const char *cell(int same, int nvlinks, int level)

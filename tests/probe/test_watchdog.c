@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "check.h"
+#include "../check.h"
 #include "watchdog.h"
 
 struct seen {

@@ -12,8 +12,8 @@
 
 #include "../check.h"
 #include "fsutil.h"
-#include "outcome.h"
-#include "runner.h"
+#include "run/outcome.h"
+#include "run/runner.h"
 #include <cjson/cJSON.h>
 
 extern char **environ;

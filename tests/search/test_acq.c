@@ -1,7 +1,7 @@
 /* test_acq.c - expected improvement against the closed form by hand, and log-EI
  * against 50-digit reference values (mpmath) deep in the tail where EI underflows. */
 #include "../check.h"
-#include "acq.h"
+#include "search/acq.h"
 
 int main(void)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "../check.h"
-#include "landscape.h"
-#include "space.h"
+#include "synthetic_landscape.h"
+#include "space/space.h"
 
 #define NSEEDS 5
 

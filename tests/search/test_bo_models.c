@@ -25,8 +25,8 @@
 #include "../check.h"
 #include "../../bench/bench_stats.h"
 #include "../../bench/landscape.h"
-#include "prune.h"
-#include "strategy.h"
+#include "search/prune.h"
+#include "search/strategy.h"
 
 #define NSEEDS 30
 #define BUDGET 60

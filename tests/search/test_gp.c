@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "../check.h"
-#include "gp.h"
+#include "search/gp.h"
 
 static void test_matern(void)
 {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "../check.h"
-#include "prune.h"
-#include "strategy.h"
+#include "search/prune.h"
+#include "search/strategy.h"
 
 typedef void (*objective_fn)(const struct point *p, struct outcome *o);
 

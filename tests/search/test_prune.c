@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "../check.h"
-#include "prune.h"
+#include "search/prune.h"
 
 /* Default space dims: 0 PROTO {LL, LL128, Simple, unset}, 1 ALGO {Ring, Tree, unset},
  * 2 MIN_NCHANNELS 1..32, 3 MAX_NCHANNELS 1..32, 4 BUFFSIZE 2^16..2^24, 5 NTHREADS

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "../check.h"
-#include "prune.h"
-#include "strategy.h"
+#include "search/prune.h"
+#include "search/strategy.h"
 
 /* one ordinal parameter of 21 levels (x = 0..20) and a binary category */
 static const char line_json[] =

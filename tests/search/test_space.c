@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "../check.h"
-#include "space.h"
+#include "space/space.h"
 
 #define HEAD "{\"schema\": \"nccltune-space/1\", "
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 
 #include "../check.h"
-#include "landscape.h"
-#include "prune.h"
-#include "strategy.h"
+#include "synthetic_landscape.h"
+#include "search/prune.h"
+#include "search/strategy.h"
 
 /* 2 protocols x 3 thread counts x MIN <= MAX over 1..3: 2 x 3 x 6 = 36 allowed points */
 static const char tiny_json[] =

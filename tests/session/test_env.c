@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../check.h"
-#include "env.h"
+#include "run/env.h"
 
 static const char *space_text =
 	"{\"schema\": \"nccltune-space/1\", \"params\": {"

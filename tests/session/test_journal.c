@@ -7,7 +7,7 @@
 
 #include "../check.h"
 #include "fsutil.h"
-#include "journal.h"
+#include "run/journal.h"
 
 struct seen {
 	int n;

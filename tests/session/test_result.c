@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../check.h"
-#include "result.h"
+#include "result/result.h"
 
 int main(void)
 {

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../check.h"
-#include "runner.h"
+#include "run/runner.h"
 
 static char *env_path[] = {"PATH=/usr/bin:/bin", NULL};
 

@@ -18,7 +18,7 @@
 #include "../check.h"
 #include "fsutil.h"
 #include "nccltune.h"
-#include "summary.h"
+#include "result/summary.h"
 
 static const char *fake;
 static char root[] = "/tmp/nccltune-session-XXXXXX";

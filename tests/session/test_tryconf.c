@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../check.h"
-#include "tryconf.h"
+#include "run/tryconf.h"
 
 static space *parse_space(const char *text)
 {

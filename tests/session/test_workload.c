@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../check.h"
-#include "workload.h"
+#include "run/workload.h"
 
 static int parse(const char *text, struct workload *w, char *err, size_t len)
 {

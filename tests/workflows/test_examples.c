@@ -8,8 +8,8 @@
 
 #include "../check.h"
 #include "fsutil.h"
-#include "space.h"
-#include "workload.h"
+#include "space/space.h"
+#include "run/workload.h"
 
 static char *slurp(const char *root, const char *name, size_t *len)
 {

@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "../check.h"
-#include "export.h"
+#include "workflows/export.h"
 #include "fsutil.h"
 #include "nccltune.h"
-#include "summary.h"
+#include "result/summary.h"
 
 static char golden_dir[PATH_MAX];
 static bool update;

@@ -10,7 +10,7 @@
 
 #include "../check.h"
 #include "nccltune.h"
-#include "summary.h"
+#include "result/summary.h"
 
 static char data_dir[PATH_MAX];
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "journal.h"
+#include "run/journal.h"
 #include "memfile.h"
 
 static int count(void *ctx, const cJSON *record, size_t line)

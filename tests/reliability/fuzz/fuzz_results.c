@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "summary.h"
+#include "result/summary.h"
 
 static void check_env(const struct summary_env *env)
 {

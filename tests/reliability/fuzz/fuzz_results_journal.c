@@ -7,7 +7,7 @@
 
 #include "fuzz.h"
 #include "memfile.h"
-#include "summary.h"
+#include "result/summary.h"
 
 static const char results[] =
 	"{\"schema\": \"nccltune-result/1\", \"tool\": {\"name\": \"nccltune\", \"version\": \"0.1.0\"},"

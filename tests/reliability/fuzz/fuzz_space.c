@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "space.h"
+#include "space/space.h"
 
 /* Walk a few points of sp: enumeration, constraints, coordinates, descriptions. */
 static void exercise(const space *sp)

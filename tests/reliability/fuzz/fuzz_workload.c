@@ -8,7 +8,7 @@
 
 #include "fuzz.h"
 #include "proto.h"
-#include "workload.h"
+#include "run/workload.h"
 
 static void check_probe_args(const struct workload *w)
 {

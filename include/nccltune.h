@@ -1,0 +1,115 @@
+/* nccltune.h - the public API of libnccltune. The `nccltune` CLI uses nothing else.
+ *
+ * A session is an opaque handle: create it, set what to tune, run it, destroy it.
+ * Every function returns an nccltune_status; on failure the handle (or the err buffer
+ * of the free functions) holds a message that names the file, key or value at fault. */
+#ifndef NCCLTUNE_H
+#define NCCLTUNE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Also the CLI's exit codes (README, "Exit codes"). */
+enum nccltune_status {
+	NCCLTUNE_OK = 0,
+	NCCLTUNE_ERROR = 1,        /* runtime failure: I/O, a probe that cannot be started */
+	NCCLTUNE_USAGE = 2,        /* bad input: options, space/workload/results files */
+	NCCLTUNE_CHANGED = 3,      /* check: the machine's fingerprint changed */
+	NCCLTUNE_NO_CONFIG = 4,    /* the session ended without a single working config */
+	NCCLTUNE_INTERRUPTED = 130 /* stopped by SIGINT/SIGTERM; the folder is resumable */
+};
+
+typedef struct nccltune_session nccltune_session;
+
+/* ---- tuning sessions (tuner/session/) ---- */
+
+/* A session with defaults: default space, the seed's workload (122 x 43008 B bf16),
+ * strategy bo, budget 60, seed 1. NULL only when out of memory. */
+nccltune_session *nccltune_session_create(void);
+void nccltune_session_destroy(nccltune_session *s);    /* accepts NULL */
+const char *nccltune_session_error(const nccltune_session *s);
+
+/* Setters; each validates its input and returns NCCLTUNE_USAGE with a message. */
+int nccltune_session_set_probe(nccltune_session *s, const char *command); /* split like a shell */
+int nccltune_session_set_model(nccltune_session *s, const char *model);   /* name or file */
+int nccltune_session_set_space_file(nccltune_session *s, const char *path);
+int nccltune_session_set_workload_file(nccltune_session *s, const char *path);
+int nccltune_session_set_workload(nccltune_session *s, const char *bytes_list, int ops,
+                                  const char *dtype);
+int nccltune_session_set_budget(nccltune_session *s, int runs);
+int nccltune_session_set_time_limit(nccltune_session *s, double seconds);
+int nccltune_session_set_seed(nccltune_session *s, unsigned long seed);
+int nccltune_session_set_strategy(nccltune_session *s, const char *name);
+int nccltune_session_set_timeout(nccltune_session *s, double seconds);    /* per probe run */
+int nccltune_session_set_out_dir(nccltune_session *s, const char *dir);
+int nccltune_session_set_warm_start(nccltune_session *s, const char *session_dir);
+/* A configuration of your own ("NCCL_PROTO=LL NCCL_ALGO=Ring ...") to measure in the
+ * session: right after the baseline, and again in the final rounds next to the tuned
+ * finalists, so results.json's "tries" gives its ratio to the baseline and to the tuned
+ * best. Each item is validated (NCCLTUNE_USAGE names the bad one); at most 16 in all.
+ * add_try_file reads one configuration per line ('#' comments). */
+int nccltune_session_add_try(nccltune_session *s, const char *config);
+int nccltune_session_add_try_file(nccltune_session *s, const char *path);
+/* Where progress goes (default stderr; NULL for none). Warnings go to stderr as well
+ * whatever the progress stream is, so turning progress off never hides one. */
+void nccltune_session_set_progress(nccltune_session *s, FILE *f);
+
+/* Run (or, after nccltune_session_resume, continue) the session to the end: budget,
+ * time limit or a signal. Writes journal.jsonl as runs complete, results.json, the
+ * exports and report.html at the end. */
+int nccltune_session_run(nccltune_session *s);
+
+/* Load the session in `dir` from its journal so that nccltune_session_run continues
+ * it. Setters other than progress are refused afterwards. */
+int nccltune_session_resume(nccltune_session *s, const char *dir);
+
+/* The session folder (valid after run or resume started). */
+const char *nccltune_session_out_dir(const nccltune_session *s);
+
+/* The command line of nccltune's own probe, for nccltune_check or
+ * nccltune_session_set_probe: `model` NULL gives nccltune-probe, otherwise
+ * nccltune-model-probe --model MODEL; each found as a session finds it
+ * ($NCCLTUNE_PROBE / $NCCLTUNE_MODEL_PROBE, next to the running program, PATH) and
+ * quoted for a shell-like split. NCCLTUNE_OK, or NCCLTUNE_ERROR with a message saying
+ * where it looked. */
+int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, size_t errlen);
+
+/* ---- what users do with a result (tuner/workflows/) ---- */
+
+/* Formats of nccltune_export, NULL-terminated. */
+extern const char *const nccltune_export_formats[];
+
+/* The file name a session gives format's export in its exports/ folder
+ * ("sitecustomize.py", "nccl.conf", ...), or NULL for an unknown format. Can't fail. */
+const char *nccltune_export_filename(const char *format);
+
+/* Write the tuned environment of `path` (a session folder or a results.json) in
+ * `format` to `out`. Values are validated against NCCL's syntax; a hostile file gives
+ * an error, never code. */
+int nccltune_export(const char *path, const char *format, FILE *out, char *err, size_t errlen);
+
+/* Merge nccltune's block in `format` ("sitecustomize", or NULL for it; "nccl-conf")
+ * into `target` between marker lines, keeping the rest, replacing an older block,
+ * keeping a backup (TARGET.nccltune-bak), atomically. target NULL: for sitecustomize the
+ * sitecustomize.py `python` (NULL: python3) imports; for nccl-conf $NCCL_CONF_FILE, else
+ * ~/.nccl.conf. An nccl-conf install is refused (NCCLTUNE_USAGE, naming the line) when a
+ * line outside the block sets a tuned variable before it: NCCL keeps the first line for
+ * a variable. The path written is reported in `written`. */
+int nccltune_install(const char *path, const char *format, const char *target,
+                     const char *python, char *written, size_t written_len, char *err,
+                     size_t errlen);
+
+/* Compare the fingerprint saved in `session_dir` with the current one, taken by
+ * running `probe_command --fingerprint` (NULL: the probe the session used). Prints a
+ * one-line verdict and the differences to `out`. NCCLTUNE_OK when unchanged,
+ * NCCLTUNE_CHANGED when changed. */
+int nccltune_check(const char *session_dir, const char *probe_command, FILE *out,
+                   char *err, size_t errlen);
+
+/* Write session_dir/report.html (self-contained). */
+int nccltune_report_write(const char *session_dir, char *err, size_t errlen);
+
+/* Print the session's summary (the same content as the report) on `out`. */
+int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,801 @@
+/* strategy_bo.c - Bayesian optimisation: a Gaussian process of log(objective) (gp.c)
+ * and expected improvement weighted by the probability of running (acq.c, prune.c).
+ *
+ * Initial design. Until n_init = clamp(dims + 4, 6, 12) distinct points have been
+ * observed (or fewer than 2 ran), points come from a Sobol sequence (gsl_qrng_sobol)
+ * with a random digital shift drawn from the strategy's seed, mapped to levels by
+ * floor(u * levels); ineligible ones are skipped.
+ *
+ * Model. Successful runs only: y = log(objective_us), standardised. Inputs: strings are
+ * categories; numbers are ordered (space_coord), except that a dimension of at most
+ * BO_SHORT_LIST levels, numbers or not (NCCL_NTHREADS' 64, 128, 256, 512 and unset), is
+ * a category too. With a handful of levels an ordered kernel interpolates through an
+ * untried middle level from its neighbours and hides an interior optimum; NTHREADS=256
+ * was such a case: on the NVLink models, seeds that had run 64 and 512 saw 256 as "in
+ * between", never ran it and ended 12-14% off (results/bench-2026-11-29.notes.md). As a
+ * category every untried level keeps its prior uncertainty, and trying all of a few
+ * levels is cheap.
+ * An ordered input enters the GP warped, as coord^BO_WARP_EXPONENT (coord in [0, 1],
+ * already logarithmic for counts and sizes; Snoek et al., "Input Warping for Bayesian
+ * Optimization of Non-stationary Functions", ICML 2014, learn such a map; here it is
+ * fixed). It stretches the low end of an axis, where small-message latency changes
+ * fast (1 against 2 channels is a cliff), and compresses the high end, where it
+ * saturates (8 against 32 channels a plateau). Unwarped, one length scale had to serve
+ * both, and the GP smoothed the cliff into a trend towards the top of the axis: on the
+ * pcie-2x4-islands model a third of bo's runs went to NCCL_MAX_NCHANNELS=32, and the
+ * median recommendation sat on the plateau, 1.9% off, where random sampling also ends.
+ * Warped, 300 held-out seeds (bench-search-efficiency --first-seed 2001) give a median
+ * of 0.6% there, the same medians on the other models, and a few more of bo's rare
+ * basin tails on nvlink-h200-8gpu (9 instead of 5 seeds beyond 5%). Learning a and b
+ * of the Kumaraswamy warping 1 - (1 - x^a)^b by maximum likelihood was tried: with a
+ * wide prior it did worse on pcie-gen5-8gpu, with a narrow one around a = 0.5 it did
+ * about what this fixed map does, with two more hyperparameters per ordered input to
+ * fit.
+ * Failures are not given made-up values - a penalty would distort the
+ * length scales - but lower the score of their neighbourhood through
+ * prune_feasibility, and are never rerun.
+ * Hyperparameters are refitted (warm-started from the previous fit) after every new
+ * success while there are fewer than 30, then every 5th, then every 10th beyond 100,
+ * on at most 80 points (the 40 best and 40 spread over the rest), so a suggestion
+ * stays cheap at 200 observations.
+ *
+ * Acquisition: score = log EI + log feasibility, maximised over
+ *  - every eligible point when the space has at most BO_EXHAUSTIVE_MAX points;
+ *  - otherwise a candidate set - every single-parameter change of the 5 best points,
+ *    random 2-3 parameter perturbations of them, BO_RANDOM_CANDIDATES uniform eligible
+ *    points - followed by best-improvement local search (single-parameter changes and
+ *    joint +-1 steps of two ordinal parameters, which constraints such as MIN <= MAX
+ *    need) from the 3 best candidates.
+ * Scoring is exact but pruned: the posterior mean is cheap (n kernel values), the
+ * variance is not (a triangular solve); since EI grows with sigma and feasibility is
+ * at most 1, log EI(mu, sqrt(sf2)) bounds a candidate's score, and candidates are
+ * scored in decreasing order of that bound until it falls below the best score.
+ * Seen, pruned and disallowed points are never candidates.
+ *
+ * Recommendation (strategy_recommend): the observed point with the lowest posterior
+ * mean, from a model built like a suggestion's but whose refit, if one is due, is not
+ * kept as the strategy's (it is memoised, so the next suggestion reuses it): asking
+ * for a recommendation never changes what bo suggests. */
+#include "search/strategy_impl.h"
+
+#include <gsl/gsl_qrng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/acq.h"
+#include "search/gp.h"
+
+#define BO_SHORT_LIST 6          /* numeric dimensions of at most this many levels are
+                                    modelled as categories */
+#define BO_WARP_EXPONENT 0.5     /* ordered inputs enter the GP as coord^this */
+#define BO_EXHAUSTIVE_MAX 20000
+#define BO_RANDOM_CANDIDATES 1000
+#define BO_TOP_POINTS 5
+#define BO_PERTURB_PER_TOP 40
+#define BO_LOCAL_STARTS 3
+#define BO_LOCAL_ITERS 25
+#define BO_ALL_LEVELS_MAX 64     /* beyond this, moves are +-1, +-2, +-4, ... */
+#define BO_FIT_MAX_POINTS 80
+#define BO_SOBOL_WALK 4096
+#define BO_RANDOM_TRIES 2000
+#define SALT_BO 0x626f626fULL
+#define SALT_SHIFT 0x7368696674ULL
+
+struct cand {
+	struct point p;
+	double mu, ub, score;   /* score NAN until computed exactly */
+};
+
+struct bo {
+	gp *g;
+	double *coord[SPACE_MAX_DIMS];   /* per dimension and level: the GP input (encode) */
+	size_t n_init;
+	bool fitted;
+	size_t fit_n;
+	double theta[GP_MAX_HYPER];
+	double shift[SPACE_MAX_DIMS];
+	gsl_rng *r;
+	/* model data */
+	double *x, *y;
+	size_t cap;
+	double best;            /* lowest standardised y */
+	double ymean, ysd;      /* y = ymean + ysd * standardised y */
+	double sigma_max;
+	/* the last hyperparameter fit, so that a recommendation's fit (which must not
+	 * change the strategy's state) is not redone by the next suggestion */
+	bool memo_valid, memo_warm;
+	size_t memo_n;
+	double memo_from[GP_MAX_HYPER], memo_theta[GP_MAX_HYPER];
+	double *work;
+	/* candidates */
+	struct cand *c;
+	size_t nc, capc;
+	size_t *order;
+	struct pointmap cset;   /* point -> index in c */
+};
+
+static int bo_create(strategy *s, char *err, size_t errlen)
+{
+	struct bo *b = calloc(1, sizeof *b);
+	struct gp_shape shape = {.dims = s->dims};
+
+	if (!b)
+		goto oom;
+	s->impl = b;
+	pointmap_init(&b->cset, s->dims);
+	for (size_t d = 0; d < s->dims; d++) {
+		size_t n = space_levels(s->sp, d), set = 0;
+
+		for (size_t l = 0; l < n; l++)
+			set += space_level_text(s->sp, d, l) != NULL;
+		if (n < 2)
+			shape.kind[d] = GP_IN_OFF;
+		else if (space_is_categorical(s->sp, d) || n <= BO_SHORT_LIST)
+			shape.kind[d] = GP_IN_CATEGORICAL;   /* strings, or a few numbers: see above */
+		else if (set >= 2)
+			shape.kind[d] = GP_IN_ORDINAL;
+		else
+			shape.kind[d] = GP_IN_CATEGORICAL;   /* one value or unset: a bit */
+		shape.nullable[d] = set < n;
+		/* the GP inputs of every level, once: an ordered input (in [0, 1]; -1 unset)
+		 * is warped to coord^BO_WARP_EXPONENT (see the header comment) */
+		b->coord[d] = malloc(n * sizeof *b->coord[d]);
+		if (!b->coord[d])
+			goto oom;
+		for (size_t l = 0; l < n; l++) {
+			double c = space_coord(s->sp, d, l);
+
+			b->coord[d][l] = shape.kind[d] == GP_IN_ORDINAL && c > 0
+			                 ? pow(c, BO_WARP_EXPONENT) : c;
+		}
+	}
+	b->g = gp_create(&shape);
+	b->r = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!b->g || !b->r)
+		goto oom;
+	b->n_init = s->dims + 4 < 6 ? 6 : s->dims + 4 > 12 ? 12 : s->dims + 4;
+	/* the Sobol shift depends on the seed only, so the design is one sequence */
+	strategy_reseed(s, b->r, SALT_SHIFT);
+	for (size_t d = 0; d < s->dims; d++)
+		b->shift[d] = gsl_rng_uniform(b->r);
+	gp_hyper_get(b->g, b->theta);
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory creating strategy bo");
+	return -1;
+}
+
+static void bo_destroy(strategy *s)
+{
+	struct bo *b = s->impl;
+
+	if (!b)
+		return;
+	gp_destroy(b->g);
+	for (size_t d = 0; d < SPACE_MAX_DIMS; d++)
+		free(b->coord[d]);
+	if (b->r)
+		gsl_rng_free(b->r);
+	free(b->x);
+	free(b->y);
+	free(b->work);
+	free(b->c);
+	free(b->order);
+	pointmap_free(&b->cset);
+	free(b);
+}
+
+/* A point as GP inputs (the table bo_create filled). */
+static void encode(const strategy *s, const struct point *p, double *x)
+{
+	const struct bo *b = s->impl;
+
+	for (size_t d = 0; d < s->dims; d++)
+		x[d] = b->coord[d][p->lv[d]];
+}
+
+/* ---- initial design ---- */
+
+static int bo_initial(strategy *s, struct bo *b, struct point *out)
+{
+	gsl_qrng *q = gsl_qrng_alloc(gsl_qrng_sobol, (unsigned)(s->dims ? s->dims : 1));
+	double u[SPACE_MAX_DIMS];
+	int rc = 1;
+
+	if (!q)
+		return -1;
+	for (int i = 0; i < BO_SOBOL_WALK && rc == 1; i++) {
+		struct point p;
+
+		if (gsl_qrng_get(q, u) != 0)
+			break;
+		memset(&p, 0, sizeof p);
+		for (size_t d = 0; d < s->dims; d++) {
+			double v = u[d] + b->shift[d];
+			size_t n = space_levels(s->sp, d), l;
+
+			v -= floor(v);
+			l = (size_t)(v * (double)n);
+			p.lv[d] = (uint32_t)(l < n ? l : n - 1);
+		}
+		if (strategy_eligible(s, &p)) {
+			*out = p;
+			rc = 0;
+		}
+	}
+	gsl_qrng_free(q);
+	return rc;
+}
+
+/* ---- model ---- */
+
+static int reserve(struct bo *b, size_t n, size_t dims)
+{
+	double *nx, *ny, *nw;
+
+	if (n <= b->cap)
+		return 0;
+	n += n / 2 + 16;
+	nx = realloc(b->x, n * (dims ? dims : 1) * sizeof *nx);
+	if (!nx)
+		return -1;
+	b->x = nx;
+	ny = realloc(b->y, n * sizeof *ny);
+	if (!ny)
+		return -1;
+	b->y = ny;
+	nw = realloc(b->work, n * sizeof *nw);
+	if (!nw)
+		return -1;
+	b->work = nw;
+	b->cap = n;
+	return 0;
+}
+
+static bool need_fit(const struct bo *b, size_t n)
+{
+	if (!b->fitted)
+		return true;
+	if (n < 30)
+		return n != b->fit_n;
+	return n >= b->fit_n + (n < 100 ? 5 : 10);
+}
+
+/* Sort row indices by y (ties by index) without qsort_r: insertion into a heap
+ * would do, but n is small and this runs once per refit. */
+static void sort_rows_by_y(size_t *idx, size_t n, const double *y)
+{
+	for (size_t i = 1; i < n; i++) {
+		size_t v = idx[i], j = i;
+
+		while (j > 0 && (y[idx[j - 1]] > y[v] || (y[idx[j - 1]] == y[v] && idx[j - 1] > v))) {
+			idx[j] = idx[j - 1];
+			j--;
+		}
+		idx[j] = v;
+	}
+}
+
+/* Fit hyperparameters to the n standardised points in b->x, b->y, starting from
+ * theta (in/out). A fit depends only on the data, the start and whether it is the
+ * first, so the result is memoised. 0, or -1 when out of memory. */
+static int bo_fit(strategy *s, struct bo *b, size_t n, double *theta)
+{
+	size_t m = n, dims = s->dims, nh = gp_hyper_count(b->g);
+	double *fx = NULL, *fy = NULL;
+	size_t *idx = NULL;
+	char err[256];
+	int rc = -1;
+
+	if (b->memo_valid && b->memo_n == n && b->memo_warm == b->fitted &&
+	    memcmp(b->memo_from, theta, nh * sizeof *theta) == 0) {
+		memcpy(theta, b->memo_theta, nh * sizeof *theta);
+		return 0;
+	}
+	b->memo_valid = false;
+	memcpy(b->memo_from, theta, nh * sizeof *theta);
+
+	if (n > BO_FIT_MAX_POINTS) {
+		size_t half = BO_FIT_MAX_POINTS / 2, rest = n - half;
+
+		m = BO_FIT_MAX_POINTS;
+		idx = malloc(n * sizeof *idx);
+		fx = malloc(m * dims * sizeof *fx);
+		fy = malloc(m * sizeof *fy);
+		if (!idx || !fx || !fy)
+			goto out;
+		for (size_t i = 0; i < n; i++)
+			idx[i] = i;
+		sort_rows_by_y(idx, n, b->y);
+		for (size_t k = 0; k < m; k++) {
+			/* the best half, then the rest at an even stride (in y order) */
+			size_t i = k < half ? idx[k] : idx[half + (k - half) * rest / (m - half)];
+
+			memcpy(fx + k * dims, b->x + i * dims, dims * sizeof *fx);
+			fy[k] = b->y[i];
+		}
+	}
+	if (gp_set_data(b->g, fx ? fx : b->x, fy ? fy : b->y, m) < 0)
+		goto out;
+	gp_hyper_set(b->g, theta);
+	/* a failed fit keeps the previous hyperparameters: still a usable model */
+	if (gp_fit(b->g, b->fitted ? 40 : 80, err, sizeof err) == 0)
+		gp_hyper_get(b->g, theta);
+	memcpy(b->memo_theta, theta, nh * sizeof *theta);
+	b->memo_n = n;
+	b->memo_warm = b->fitted;
+	b->memo_valid = true;
+	rc = 0;
+out:
+	free(idx);
+	free(fx);
+	free(fy);
+	return rc;
+}
+
+/* Build the GP on every successful observation. `commit`: keep a refit's
+ * hyperparameters as the strategy's (suggest); otherwise (a recommendation) use them
+ * for this model only, so the strategy's state does not depend on when it was asked.
+ * 0, -1 out of memory, 1 when the GP cannot be factorised (the caller falls back to a
+ * random point, or to the measurements). */
+static int bo_model(strategy *s, struct bo *b, bool commit)
+{
+	size_t n = 0, dims = s->dims;
+	double mean = 0, var = 0, sd, theta[GP_MAX_HYPER];
+	char err[256];
+
+	if (reserve(b, s->nobs, dims) < 0)
+		return -1;
+	for (size_t i = 0; i < s->nobs; i++) {
+		if (s->obs[i].cls != OUTCOME_OK)
+			continue;
+		encode(s, &s->obs[i].p, b->x + n * dims);
+		b->y[n++] = s->obs[i].y;
+	}
+	for (size_t i = 0; i < n; i++)
+		mean += b->y[i] / (double)n;
+	for (size_t i = 0; i < n; i++)
+		var += (b->y[i] - mean) * (b->y[i] - mean) / (double)(n > 1 ? n - 1 : 1);
+	sd = var > 1e-18 ? sqrt(var) : 1.0;
+	b->best = INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		b->y[i] = (b->y[i] - mean) / sd;
+		b->best = b->y[i] < b->best ? b->y[i] : b->best;
+	}
+	b->ymean = mean;
+	b->ysd = sd;
+	memcpy(theta, b->theta, sizeof theta);
+	if (need_fit(b, n)) {
+		if (bo_fit(s, b, n, theta) < 0)
+			return -1;
+		if (commit) {
+			memcpy(b->theta, theta, sizeof theta);
+			b->fitted = true;
+			b->fit_n = n;
+		}
+	}
+	if (gp_set_data(b->g, b->x, b->y, n) < 0)
+		return -1;
+	gp_hyper_set(b->g, theta);
+	if (gp_factor(b->g, err, sizeof err) < 0)
+		return 1;
+	b->sigma_max = sqrt(gp_signal_var(b->g));
+	return 0;
+}
+
+/* ---- candidates ---- */
+
+static int cand_add(const strategy *s, struct bo *b, const struct point *p)
+{
+	double x[SPACE_MAX_DIMS];
+	struct cand *c;
+
+	if (pointmap_get(&b->cset, p, NULL) || !strategy_eligible(s, p))
+		return 0;
+	if (b->nc == b->capc) {
+		size_t ncap = b->capc ? b->capc * 2 : 1024;
+		struct cand *nc = realloc(b->c, ncap * sizeof *nc);
+
+		if (!nc)
+			return -1;
+		b->c = nc;
+		b->capc = ncap;
+	}
+	if (pointmap_put(&b->cset, p, b->nc) < 0)
+		return -1;
+	c = &b->c[b->nc++];
+	c->p = *p;
+	encode(s, p, x);
+	c->mu = gp_predict_mean(b->g, x);
+	c->ub = acq_log_ei(c->mu, b->sigma_max, b->best);
+	c->score = NAN;
+	return 0;
+}
+
+static double cand_score(const strategy *s, struct bo *b, struct cand *c)
+{
+	double x[SPACE_MAX_DIMS], mu, var;
+
+	if (isnan(c->score)) {
+		encode(s, &c->p, x);
+		gp_predict(b->g, x, &mu, &var, b->work);
+		c->score = acq_score(mu, sqrt(var), b->best, prune_feasibility(s->pr, &c->p));
+	}
+	return c->score;
+}
+
+/* Levels a single-parameter move of level l may go to: all of them for small
+ * dimensions, else geometric steps both ways and the ends. */
+static size_t move_targets(const strategy *s, size_t d, uint32_t l, uint32_t *t)
+{
+	size_t n = space_levels(s->sp, d), k = 0;
+
+	if (n <= BO_ALL_LEVELS_MAX || space_is_categorical(s->sp, d)) {
+		for (size_t v = 0; v < n && k < SPACE_MAX_LEVELS; v++) {
+			if (v != l)
+				t[k++] = (uint32_t)v;
+		}
+		return k;
+	}
+	for (size_t step = 1; step < n; step *= 2) {
+		if (l >= step)
+			t[k++] = (uint32_t)(l - step);
+		if (l + step < n)
+			t[k++] = (uint32_t)(l + step);
+	}
+	if (l != 0)
+		t[k++] = 0;
+	if (l != n - 1)
+		t[k++] = (uint32_t)(n - 1);
+	return k;
+}
+
+/* Is d an ordinal dimension whose levels l and l+step are both set? */
+static bool ordinal_step(const strategy *s, size_t d, uint32_t l, int step, uint32_t *to)
+{
+	long v = (long)l + step;
+
+	if (space_is_categorical(s->sp, d) || v < 0 || v >= (long)space_levels(s->sp, d) ||
+	    !space_level_text(s->sp, d, l) || !space_level_text(s->sp, d, (size_t)v))
+		return false;
+	*to = (uint32_t)v;
+	return true;
+}
+
+static int add_neighbours(const strategy *s, struct bo *b, const struct point *p)
+{
+	uint32_t *t = malloc(SPACE_MAX_LEVELS * sizeof *t);
+	int rc = -1;
+
+	if (!t)
+		return -1;
+	for (size_t d = 0; d < s->dims; d++) {
+		size_t k = move_targets(s, d, p->lv[d], t);
+
+		for (size_t i = 0; i < k; i++) {
+			struct point q = *p;
+
+			q.lv[d] = t[i];
+			if (cand_add(s, b, &q) < 0)
+				goto out;
+		}
+	}
+	for (size_t d1 = 0; d1 < s->dims; d1++) {
+		for (size_t d2 = d1 + 1; d2 < s->dims; d2++) {
+			for (int sgn = 0; sgn < 4; sgn++) {
+				struct point q = *p;
+
+				if (!ordinal_step(s, d1, p->lv[d1], sgn & 1 ? 1 : -1, &q.lv[d1]) ||
+				    !ordinal_step(s, d2, p->lv[d2], sgn & 2 ? 1 : -1, &q.lv[d2]))
+					continue;
+				if (cand_add(s, b, &q) < 0)
+					goto out;
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(t);
+	return rc;
+}
+
+static int add_perturbations(const strategy *s, struct bo *b, const struct point *p)
+{
+	for (int i = 0; i < BO_PERTURB_PER_TOP; i++) {
+		struct point q = *p;
+		int changes = 2 + (int)gsl_rng_uniform_int(b->r, 2);
+
+		for (int c = 0; c < changes; c++) {
+			size_t d = gsl_rng_uniform_int(b->r, s->dims), n = space_levels(s->sp, d);
+			long step = (long)gsl_rng_uniform_int(b->r, 7) - 3;
+
+			/* half the time a small ordinal step, else any level */
+			if (!space_is_categorical(s->sp, d) && (i & 1) && step != 0 &&
+			    (long)q.lv[d] + step >= 0 && (long)q.lv[d] + step < (long)n)
+				q.lv[d] = (uint32_t)((long)q.lv[d] + step);
+			else
+				q.lv[d] = (uint32_t)gsl_rng_uniform_int(b->r, n);
+		}
+		if (cand_add(s, b, &q) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The BO_TOP_POINTS best distinct successful points (indices into s->obs). */
+static size_t top_points(const strategy *s, size_t *top)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nobs; i++) {
+		const struct strategy_obs *o = &s->obs[i];
+		size_t j;
+		bool dup = false;
+
+		if (o->cls != OUTCOME_OK)
+			continue;
+		for (j = 0; j < k && !dup; j++)
+			dup = point_equal(&s->obs[top[j]].p, &o->p, s->dims);
+		if (dup)
+			continue;
+		for (j = k; j > 0 && s->obs[top[j - 1]].y > o->y; j--) {
+			if (j < BO_TOP_POINTS)
+				top[j] = top[j - 1];
+		}
+		if (j < BO_TOP_POINTS) {
+			top[j] = i;
+			k += k < BO_TOP_POINTS;
+		}
+	}
+	return k;
+}
+
+static int build_candidates(strategy *s, struct bo *b, bool *exhaustive)
+{
+	uint64_t card = space_cardinality(s->sp);
+	size_t top[BO_TOP_POINTS], ntop;
+	struct point p;
+
+	b->nc = 0;
+	pointmap_clear(&b->cset);
+	*exhaustive = card <= BO_EXHAUSTIVE_MAX;
+	if (*exhaustive) {
+		for (uint64_t i = 0; i < card; i++) {
+			space_point_at(s->sp, i, &p);
+			if (cand_add(s, b, &p) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	ntop = top_points(s, top);
+	for (size_t i = 0; i < ntop; i++) {
+		if (add_neighbours(s, b, &s->obs[top[i]].p) < 0 ||
+		    add_perturbations(s, b, &s->obs[top[i]].p) < 0)
+			return -1;
+	}
+	for (int i = 0, added = 0; i < 3 * BO_RANDOM_CANDIDATES && added < BO_RANDOM_CANDIDATES; i++) {
+		size_t before = b->nc;
+
+		strategy_draw_point(s, b->r, &p);
+		if (cand_add(s, b, &p) < 0)
+			return -1;
+		added += b->nc > before;
+	}
+	return 0;
+}
+
+/* Sort candidate indices by upper bound, decreasing (ties: index). */
+static void sort_by_ub(size_t *ord, size_t n, const struct cand *c)
+{
+	/* bottom-up merge sort through a scratch half: n can be 20000 */
+	size_t *tmp = ord + n;
+
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
+
+			while (i < mid && j < hi) {
+				bool take_j = c[ord[j]].ub > c[ord[i]].ub;
+
+				tmp[k++] = take_j ? ord[j++] : ord[i++];
+			}
+			while (i < mid)
+				tmp[k++] = ord[i++];
+			while (j < hi)
+				tmp[k++] = ord[j++];
+		}
+		memcpy(ord, tmp, n * sizeof *ord);
+	}
+}
+
+/* Score candidates in decreasing order of their bound until the bound drops below
+ * the best score; keep the best BO_LOCAL_STARTS. Returns the best index or SIZE_MAX. */
+static size_t score_candidates(const strategy *s, struct bo *b, size_t *starts, size_t *nstarts)
+{
+	size_t best = SIZE_MAX, *ord;
+	double best_score = -INFINITY;
+
+	*nstarts = 0;
+	if (b->nc == 0)
+		return SIZE_MAX;
+	ord = realloc(b->order, 2 * b->nc * sizeof *ord);
+	if (!ord)
+		return SIZE_MAX;
+	b->order = ord;
+	for (size_t i = 0; i < b->nc; i++)
+		ord[i] = i;
+	sort_by_ub(ord, b->nc, b->c);
+	for (size_t k = 0; k < b->nc; k++) {
+		struct cand *c = &b->c[ord[k]];
+		double sc;
+		double floor_score = *nstarts < BO_LOCAL_STARTS ? -INFINITY
+		                     : b->c[starts[*nstarts - 1]].score;
+		size_t j;
+
+		if (c->ub <= best_score && c->ub <= floor_score)
+			break;
+		sc = cand_score(s, b, c);
+		if (sc > best_score || (sc == best_score && ord[k] < best)) {
+			best_score = sc;
+			best = ord[k];
+		}
+		/* insertion into the short list of local-search starts */
+		if (*nstarts < BO_LOCAL_STARTS || sc > floor_score) {
+			j = *nstarts < BO_LOCAL_STARTS ? (*nstarts)++ : BO_LOCAL_STARTS - 1;
+			for (; j > 0 && b->c[starts[j - 1]].score < sc; j--)
+				starts[j] = starts[j - 1];
+			starts[j] = ord[k];
+		}
+	}
+	return best;
+}
+
+/* Consider moving to r during local search: score it (when its bound can beat
+ * *next_score) and keep it when better. -1 when out of memory. */
+static int try_move(const strategy *s, struct bo *b, const struct point *r, size_t *next,
+                    double *next_score)
+{
+	size_t idx;
+
+	if (!pointmap_get(&b->cset, r, &idx)) {
+		size_t before = b->nc;
+
+		if (cand_add(s, b, r) < 0)
+			return -1;
+		if (b->nc == before)
+			return 0;   /* not eligible */
+		idx = before;
+	}
+	if (b->c[idx].ub > *next_score && cand_score(s, b, &b->c[idx]) > *next_score) {
+		*next_score = b->c[idx].score;
+		*next = idx;
+	}
+	return 0;
+}
+
+/* Best-improvement local search from candidate `from`; returns the index of the best
+ * candidate it reached (possibly `from`), or SIZE_MAX when out of memory. */
+static size_t local_search(const strategy *s, struct bo *b, size_t from)
+{
+	uint32_t *t = malloc(SPACE_MAX_LEVELS * sizeof *t);
+	size_t cur = from;
+
+	if (!t)
+		return SIZE_MAX;
+	for (int it = 0; it < BO_LOCAL_ITERS; it++) {
+		struct point p = b->c[cur].p, r;
+		size_t next = cur;
+		double next_score = b->c[cur].score;
+
+		for (size_t d = 0; d < s->dims; d++) {
+			size_t k = move_targets(s, d, p.lv[d], t);
+
+			for (size_t i = 0; i < k; i++) {
+				r = p;
+				r.lv[d] = t[i];
+				if (try_move(s, b, &r, &next, &next_score) < 0)
+					goto oom;
+			}
+		}
+		for (size_t d1 = 0; d1 < s->dims; d1++) {
+			for (size_t d2 = d1 + 1; d2 < s->dims; d2++) {
+				for (int sgn = 0; sgn < 4; sgn++) {
+					r = p;
+					if (!ordinal_step(s, d1, p.lv[d1], sgn & 1 ? 1 : -1, &r.lv[d1]) ||
+					    !ordinal_step(s, d2, p.lv[d2], sgn & 2 ? 1 : -1, &r.lv[d2]))
+						continue;
+					if (try_move(s, b, &r, &next, &next_score) < 0)
+						goto oom;
+				}
+			}
+		}
+		if (next == cur)
+			break;
+		cur = next;
+	}
+	free(t);
+	return cur;
+oom:
+	free(t);
+	return SIZE_MAX;
+}
+
+static int bo_suggest(strategy *s, struct point *out, char *err, size_t errlen)
+{
+	struct bo *b = s->impl;
+	size_t nok = 0, starts[BO_LOCAL_STARTS], nstarts, best;
+	bool exhaustive;
+	int rc;
+
+	for (size_t i = 0; i < s->nobs; i++)
+		nok += s->obs[i].cls == OUTCOME_OK;
+	strategy_reseed(s, b->r, SALT_BO);
+	if (s->seen.n < b->n_init || nok < 2) {
+		rc = bo_initial(s, b, out);
+		if (rc < 0)
+			goto oom;
+		if (rc == 0)
+			return 0;
+		return strategy_random_eligible(s, b->r, BO_RANDOM_TRIES, out, err, errlen);
+	}
+	rc = bo_model(s, b, true);
+	if (rc < 0)
+		goto oom;
+	if (rc > 0)   /* numerically hopeless model: explore instead */
+		return strategy_random_eligible(s, b->r, BO_RANDOM_TRIES, out, err, errlen);
+	if (build_candidates(s, b, &exhaustive) < 0)
+		goto oom;
+	if (b->nc == 0)
+		return strategy_random_eligible(s, b->r, BO_RANDOM_TRIES, out, err, errlen);
+	best = score_candidates(s, b, starts, &nstarts);
+	if (best == SIZE_MAX)
+		goto oom;
+	for (size_t i = 0; !exhaustive && i < nstarts; i++) {
+		size_t r = local_search(s, b, starts[i]);
+
+		if (r == SIZE_MAX)
+			goto oom;
+		if (b->c[r].score > b->c[best].score)
+			best = r;
+	}
+	*out = b->c[best].p;
+	return 0;
+oom:
+	snprintf(err, errlen, "bo: out of memory");
+	return -1;
+}
+
+/* The GP posterior mean of log(objective) at each point: the recommendation. Needs a
+ * model of at least 2 successful runs; else 1 (strategy.c uses the measurements). */
+static int bo_estimate(strategy *s, const struct point *p, size_t n, double *est)
+{
+	struct bo *b = s->impl;
+	size_t nok = 0;
+	int rc;
+
+	for (size_t i = 0; i < s->nobs; i++)
+		nok += s->obs[i].cls == OUTCOME_OK;
+	if (nok < 2)
+		return 1;
+	rc = bo_model(s, b, false);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		double x[SPACE_MAX_DIMS];
+
+		encode(s, &p[i], x);
+		est[i] = b->ymean + b->ysd * gp_predict_mean(b->g, x);
+	}
+	return 0;
+}
+
+const struct strategy_ops strategy_bo_ops = {
+	.name = "bo",
+	.create = bo_create,
+	.destroy = bo_destroy,
+	.suggest = bo_suggest,
+	.observe = NULL,
+	.estimate = bo_estimate,
+};

@@ -1,0 +1,365 @@
+/* session_progress.c - what a session tells the user: a line per run (or one updating
+ * line on a terminal), notes, and the summary at the end. Everything a model produced
+ * is labelled MODEL, so a modelled figure is never read as a measurement. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session/session_priv.h"
+#include "result/summary.h"
+
+static char *fmt_duration(double s, char *buf, size_t len)
+{
+	if (s < 60)
+		snprintf(buf, len, "%.0fs", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+	else
+		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+	return buf;
+}
+
+static void clear_line(nccltune_session *s)
+{
+	if (s->line_active) {
+		fputs("\r\033[K", s->progress);
+		s->line_active = false;
+	}
+}
+
+void session_progress_note(nccltune_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->progress)
+		return;
+	clear_line(s);
+	fputs("nccltune: ", s->progress);
+	va_start(ap, fmt);
+	vfprintf(s->progress, fmt, ap);
+	va_end(ap);
+	fputc('\n', s->progress);
+	fflush(s->progress);
+}
+
+void session_warn(nccltune_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->progress) {
+		clear_line(s);
+		fputs("nccltune: warning: ", s->progress);
+		va_start(ap, fmt);
+		vfprintf(s->progress, fmt, ap);
+		va_end(ap);
+		fputc('\n', s->progress);
+		fflush(s->progress);
+	}
+	if (s->warnings && s->warnings != s->progress) {
+		fputs("nccltune: warning: ", s->warnings);
+		va_start(ap, fmt);
+		vfprintf(s->warnings, fmt, ap);
+		va_end(ap);
+		fputc('\n', s->warnings);
+		fflush(s->warnings);
+	}
+}
+
+static const char *label(const nccltune_session *s, char *buf, size_t len)
+{
+	if (session_is_model(s))
+		snprintf(buf, len, "[MODEL %s] ", s->model_name[0] ? s->model_name : "?");
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+void session_progress_run(nccltune_session *s, const struct session_run *r)
+{
+	char lab[96], a[32], b[32], eta[32], env[512];
+	double best = NAN, base = NAN, wall = 0;
+	size_t failures = 0, left = s->nruns < (size_t)s->budget ? (size_t)s->budget - s->nruns : 0;
+
+	if (!s->progress)
+		return;
+	for (size_t i = 0; i < s->nruns; i++) {
+		const struct session_run *q = &s->runs[i];
+
+		wall += q->o.wall_s;
+		if (q->o.cls != OUTCOME_OK)
+			failures++;
+		else if (!q->has_point && q->phase == PHASE_BASELINE)
+			base = q->o.objective_us;
+	}
+	session_point_best(s, &best, NULL);
+	fmt_duration(s->nruns ? wall / (double)s->nruns * (double)left : 0, eta, sizeof eta);
+	label(s, lab, sizeof lab);
+	if (s->progress_tty) {
+		clear_line(s);
+		fprintf(s->progress, "%srun %zu/%d  best %s", lab, s->nruns, s->budget,
+		        summary_format_us(best, a, sizeof a));
+		if (isfinite(best) && isfinite(base) && best > 0)
+			fprintf(s->progress, " (%.2fx)", base / best);
+		fprintf(s->progress, "  failures %zu  ETA %s", failures, eta);
+		fflush(s->progress);
+		s->line_active = true;
+		return;
+	}
+	if (r->has_point || r->try_no)
+		session_run_describe(s, r, env, sizeof env);
+	else
+		snprintf(env, sizeof env, "(NCCL defaults)");
+	fprintf(s->progress, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, s->nruns, s->budget,
+	        session_phase_name(r->phase), outcome_class_name(r->o.cls),
+	        r->o.cls == OUTCOME_OK ? summary_format_us(r->o.objective_us, a, sizeof a) : "",
+	        env[0] ? env : "(all searched variables unset)");
+	if (r->o.cls != OUTCOME_OK)
+		fprintf(s->progress, " (%.80s)", r->o.error);
+	fprintf(s->progress, " | best %s", summary_format_us(best, b, sizeof b));
+	if (isfinite(best) && isfinite(base) && best > 0)
+		fprintf(s->progress, " (%.2fx)", base / best);
+	fprintf(s->progress, " | %zu failed | ETA %s\n", failures, eta);
+	fflush(s->progress);
+}
+
+void session_progress_end(nccltune_session *s)
+{
+	if (s->progress && s->line_active) {
+		fputc('\n', s->progress);
+		fflush(s->progress);
+		s->line_active = false;
+	}
+}
+
+/* "NCCL_A=1 NCCL_B=2" from an env object, or "(NCCL defaults)". */
+static char *env_text(const cJSON *env, char *buf, size_t len)
+{
+	const cJSON *it;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, env) {
+		int k = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", it->string,
+		                 cJSON_IsString(it) ? it->valuestring : "null");
+
+		if (k < 0 || (size_t)k >= len - used)
+			break;
+		used += (size_t)k;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "(NCCL defaults: nothing to set)");
+	return buf;
+}
+
+static char *ci_text(const cJSON *cfg, const char *key, bool us, char *buf, size_t len)
+{
+	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(cfg, key);
+	char a[32], b[32];
+
+	if (cJSON_GetArraySize(ci) != 2) {
+		buf[0] = '\0';
+		return buf;
+	}
+	if (us)
+		snprintf(buf, len, " [95%% %s .. %s]", summary_format_us(ci->child->valuedouble, a, sizeof a),
+		         summary_format_us(ci->child->next->valuedouble, b, sizeof b));
+	else
+		snprintf(buf, len, " [95%% %.2fx .. %.2fx]", ci->child->valuedouble,
+		         ci->child->next->valuedouble);
+	return buf;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
+}
+
+/* The lower end of an object's "ci95" pair, or NAN. */
+static double ci_low(const cJSON *o)
+{
+	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci95");
+
+	return cJSON_GetArraySize(ci) == 2 && cJSON_IsNumber(ci->child) ? ci->child->valuedouble
+	                                                                   : NAN;
+}
+
+/* The phrase of an outcome class named in results.json. */
+static const char *phrase_of(const char *name)
+{
+	enum outcome_class c;
+
+	return outcome_class_parse(name, &c) == 0 ? outcome_class_phrase(c) : name;
+}
+
+/* One line per --try: its time, its ratio to the baseline and the tuned best's to it,
+ * all from the same session. */
+static void print_tries(nccltune_session *s, const cJSON *doc)
+{
+	FILE *f = s->progress;
+	const cJSON *tries = cJSON_GetObjectItemCaseSensitive(doc, "tries"), *it;
+	char a[32], ci[96], env[1024];
+	int n = 0;
+
+	cJSON_ArrayForEach(it, tries) {
+		const cJSON *vb = cJSON_GetObjectItemCaseSensitive(it, "ratio_vs_baseline");
+		const cJSON *tv = cJSON_GetObjectItemCaseSensitive(it, "tuned_vs_try");
+		const cJSON *oc = cJSON_GetObjectItemCaseSensitive(it, "outcome");
+		bool ok = cJSON_IsString(oc) && strcmp(oc->valuestring, "ok") == 0;
+		double t = num(tv, "ratio");
+
+		n++;
+		env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env);
+		if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(it, "env")) ||
+		    isnan(num(it, "objective_us"))) {
+			fprintf(f, "your config %d: %s: %s\n", n, env,
+			        !cJSON_IsString(oc) ? "not measured"
+			        : strcmp(oc->valuestring, "not_run") == 0 ? "not run (budget spent)"
+			        : phrase_of(oc->valuestring));
+			continue;
+		}
+		fprintf(f, "your config %d: %s per step%s (%d run(s)%s%s)  %s\n", n,
+		        summary_format_us(num(it, "objective_us"), a, sizeof a),
+		        ci_text(it, "ci95_us", true, ci, sizeof ci), (int)num(it, "repeats"),
+		        ok ? "" : "; failed: ", ok ? "" : oc->valuestring, env);
+		if (cJSON_IsObject(vb))
+			fprintf(f, "              %.2fx vs baseline%s", num(vb, "ratio"),
+			        ci_text(vb, "ci95", false, ci, sizeof ci));
+		else
+			fprintf(f, "              no baseline to compare with");
+		if (!cJSON_IsObject(tv))
+			fputc('\n', f);
+		else if (t == 1.0)
+			fprintf(f, "; it is the tuned best\n");
+		else if (t > 1.0)
+			fprintf(f, "; tuned best is %.2fx faster than your config%s\n", t,
+			        ci_text(tv, "ci95", false, ci, sizeof ci));
+		else
+			fprintf(f, "; your config is %.2fx faster than the tuned best\n", 1.0 / t);
+	}
+}
+
+/* How much one run varies (results.json "noise", from the final repeats), and, when
+ * the next finalist's time lies inside the best's 95% interval, that this session does
+ * not tell the two apart. Nothing when the result has no noise figure. */
+static void print_noise(nccltune_session *s, const cJSON *doc)
+{
+	FILE *f = s->progress;
+	const cJSON *nz = cJSON_GetObjectItemCaseSensitive(doc, "noise");
+	const cJSON *top = cJSON_GetObjectItemCaseSensitive(doc, "top");
+	const cJSON *t0 = cJSON_GetArrayItem(top, 0), *t1 = cJSON_GetArrayItem(top, 1);
+	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(t0, "ci95_us");
+
+	if (!cJSON_IsObject(nz))
+		return;
+	fprintf(f, "noise:    one run varies by about %.1f%% (spread of the final repeats of %d "
+	        "configuration(s))\n", 100.0 * num(nz, "run_sd"), (int)num(nz, "configs"));
+	if (cJSON_IsArray(ci) && cJSON_GetArraySize(ci) == 2 && cJSON_IsObject(t1) &&
+	    num(t1, "repeats") > 1 &&
+	    num(t1, "objective_us") >= cJSON_GetArrayItem(ci, 0)->valuedouble &&
+	    num(t1, "objective_us") <= cJSON_GetArrayItem(ci, 1)->valuedouble)
+		fprintf(f, "          the next finalist's time is inside the best's 95%% interval: this "
+		        "session does not\n          tell the two apart (they may be as fast; a "
+		        "larger --budget re-measures them more)\n");
+}
+
+void session_print_summary(nccltune_session *s, const cJSON *doc)
+{
+	FILE *f = s->progress;
+	const cJSON *base, *best, *gain, *top, *it;
+	char a[32], ci[96], env[1024], desc[256];
+	int counts[OUTCOME_COUNT_] = {0}, nfail = 0, n = 0;
+	static const char *const stop_words[] = {
+		[STOP_NONE] = "", [STOP_BUDGET] = "budget spent",
+		[STOP_TIME] = "time limit reached", [STOP_EXHAUSTED] = "every allowed configuration tried",
+		[STOP_STUCK] = "the strategy kept proposing measured configurations",
+	};
+
+	if (!f || !doc)
+		return;
+	clear_line(s);
+	base = cJSON_GetObjectItemCaseSensitive(doc, "baseline");
+	best = cJSON_GetObjectItemCaseSensitive(doc, "best");
+	gain = cJSON_GetObjectItemCaseSensitive(doc, "gain");
+	top = cJSON_GetObjectItemCaseSensitive(doc, "top");
+	fputc('\n', f);
+	if (session_is_model(s))
+		fprintf(f, "MODEL %s: every figure below comes from a machine model, not a "
+		        "measurement%s\n", s->model_name[0] ? s->model_name : "",
+		        s->auto_model ? " (no GPU was visible)" : "");
+	fprintf(f, "session:  %s\n", s->dir);
+	fprintf(f, "workload: %s per step\n", workload_describe(&s->wl, desc, sizeof desc));
+	if (cJSON_IsObject(base))
+		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
+		        summary_format_us(num(base, "objective_us"), a, sizeof a),
+		        ci_text(base, "ci95_us", true, ci, sizeof ci), (int)num(base, "repeats"));
+	else
+		fprintf(f, "baseline: failed (NCCL's defaults did not run; see the journal)\n");
+	if (cJSON_IsObject(best)) {
+		fprintf(f, "best:     %s per step%s  %s\n", summary_format_us(num(best, "objective_us"), a, sizeof a),
+		        ci_text(best, "ci95_us", true, ci, sizeof ci),
+		        env_text(cJSON_GetObjectItemCaseSensitive(best, "env"), env, sizeof env));
+		if (cJSON_IsObject(gain))
+			fprintf(f, "gain:     %.2fx vs the baseline%s%s\n", num(gain, "ratio"),
+			        ci_text(gain, "ci95", false, ci, sizeof ci),
+			        num(gain, "ratio") <= 1.0 ? " (nothing beat NCCL's defaults)" : "");
+		if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "env")) > 0 &&
+		    cJSON_IsObject(base) && cJSON_IsObject(gain) &&
+		    summary_gain_is_unproven(num(gain, "ratio"), ci_low(gain)))
+			fprintf(f, "          not shown to be faster than NCCL's defaults: the interval "
+			        "includes 1.00x; a larger\n          --budget re-measures the finalists "
+			        "more (until then the defaults are as good)\n");
+	} else {
+		fprintf(f, "best:     none: no configuration worked\n");
+	}
+	print_tries(s, doc);
+	if (cJSON_GetArraySize(top) > 0) {
+		fprintf(f, "top %d:\n", cJSON_GetArraySize(top));
+		cJSON_ArrayForEach(it, top) {
+			int rep = (int)num(it, "repeats");
+
+			fprintf(f, "  %d. %-10s%-27s  %s%s\n", ++n, summary_format_us(num(it, "objective_us"), a, sizeof a),
+			        ci_text(it, "ci95_us", true, ci, sizeof ci),
+			        env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env),
+			        rep > 1 ? "" : "  (measured once)");
+		}
+	}
+	print_noise(s, doc);
+	for (size_t i = 0; i < prune_rule_count(s->pr); i++)
+		fprintf(f, "%s %s\n", i ? "         " : "pruned:  ", prune_rule_at(s->pr, i)->text);
+	for (size_t i = 0; i < s->nruns; i++) {
+		if (s->runs[i].o.cls != OUTCOME_OK) {
+			counts[s->runs[i].o.cls]++;
+			nfail++;
+		}
+	}
+	fprintf(f, "runs:     %zu of a budget of %d", s->nruns, s->budget);
+	if (s->stop != STOP_NONE)
+		fprintf(f, " (search ended: %s)", stop_words[s->stop]);
+	if (s->stop == STOP_BUDGET && s->nruns < (size_t)s->budget)
+		fprintf(f, "; %zu run(s) kept for the final rounds were not needed",
+		        (size_t)s->budget - s->nruns);
+	fputc('\n', f);
+	if (nfail) {
+		bool first = true;
+
+		fprintf(f, "failures: %d:", nfail);
+		for (int c = 0; c < OUTCOME_COUNT_; c++) {
+			if (!counts[c])
+				continue;
+			fprintf(f, "%s %d %s", first ? "" : ",", counts[c], outcome_class_phrase((enum outcome_class)c));
+			first = false;
+		}
+		fputc('\n', f);
+	}
+	if (cJSON_IsObject(best)) {
+		fprintf(f, "use it:   nccltune export --format shell %s\n", s->dir);
+		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", s->dir);
+		fprintf(f, "          nccltune export --format nccl-conf --install %s   (NCCL's own file)\n",
+		        s->dir);
+		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", s->dir, s->dir);
+	}
+	fflush(f);
+}

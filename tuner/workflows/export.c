@@ -1,0 +1,533 @@
+/* export.c - the tuned environment as sitecustomize.py, shell exports, an env file, an
+ * NCCL configuration file (nccl.conf), JSON or rows for NVIDIA's example tuner plugin; one
+ * function per format.
+ *
+ * The text is built in memory and handed over whole, so an error half-way never leaves
+ * half an export behind. Every value is written through a quoting function of its format
+ * even though the loader already refused anything outside NCCL's syntax: the two checks
+ * are independent, and either alone keeps a hostile results.json from becoming code. */
+#include "workflows/export.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fsutil.h"
+#include "nccltune.h"
+
+const char *const nccltune_export_formats[] = {
+	"sitecustomize", "shell", "dotenv", "nccl-conf", "json", "nccl-tuner-csv", NULL
+};
+
+const char *nccltune_export_filename(const char *format)
+{
+	static const char *const files[][2] = {
+		{ "sitecustomize", "sitecustomize.py" }, { "shell", "env.sh" },
+		{ "dotenv", "nccl.env" }, { "nccl-conf", "nccl.conf" }, { "json", "env.json" },
+		{ "nccl-tuner-csv", "tuner.csv" },
+	};
+
+	for (size_t i = 0; format && i < sizeof(files) / sizeof(files[0]); i++)
+		if (strcmp(files[i][0], format) == 0)
+			return files[i][1];
+	return NULL;
+}
+
+/* Longest comment line we write. NVIDIA's example tuner plugin reads its file with a
+ * 256-byte fgets: the rest of a longer '#' line would be parsed as a config row. */
+#define COMMENT_MAX 200
+
+static void comment(FILE *out, const char *text)
+{
+	char clean[COMMENT_MAX + 1];
+	size_t n;
+
+	summary_sanitize(text, clean, sizeof(clean));
+	/* systemd's EnvironmentFile= parser lets a backslash escape the newline that ends a
+	 * comment, which would swallow the next line (a variable) into the comment. */
+	for (char *p = clean; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+	n = strlen(clean);
+	if (n == COMMENT_MAX && strlen(text) > COMMENT_MAX)
+		memcpy(clean + COMMENT_MAX - 3, "...", 3);
+	fprintf(out, "#%s%s\n", *clean ? " " : "", clean);
+}
+
+static void commentf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void commentf(FILE *out, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	comment(out, line);
+}
+
+/* What every export starts with: who tuned what, where, and how well; a model's figures
+ * are marked as such on a line of their own. */
+static void header(const struct summary *s, FILE *out)
+{
+	char buf[1024];
+
+	commentf(out, "NCCL settings tuned by %s %s on %s",
+	         s->tool_name ? s->tool_name : "nccltune",
+	         s->tool_version ? s->tool_version : "(version unknown)",
+	         s->created ? s->created : "(date unknown)");
+	commentf(out, "machine: %s", summary_describe_machine(&s->fp, buf, sizeof(buf)));
+	commentf(out, "workload: %s", summary_describe_workload(&s->workload, buf, sizeof(buf)));
+	commentf(out, "result: %s", summary_describe_gain(s, buf, sizeof(buf)));
+	if (s->model)
+		commentf(out, "source: model (%s) - not a measurement", s->model);
+	else
+		comment(out, "source: measured");
+}
+
+static int refuse(const struct summary *s, const struct summary_var *v, const char *format,
+                  const char *why, char *err, size_t errlen)
+{
+	char q[80];
+
+	fs_errf(err, errlen, "%s: best.env.%s: value '%s' cannot be written safely as %s: %s",
+	        s->origin, v->name, summary_sanitize(v->value, q, sizeof(q)), format, why);
+	return NCCLTUNE_USAGE;
+}
+
+/* Defence in depth: the name and value checks of the loader, repeated here so that an
+ * export never depends on a caller having loaded the summary with summary_load. */
+static int check_env(const struct summary *s, const char *format, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (!s->best.present) {
+		fs_errf(err, errlen, "%s: no configuration worked in this session (best is null): "
+		        "nothing to export", s->origin);
+		return NCCLTUNE_NO_CONFIG;
+	}
+	for (size_t i = 0; i < s->best.env.n; i++) {
+		const struct summary_var *v = &s->best.env.v[i];
+
+		if (!summary_name_ok(v->name)) {
+			fs_errf(err, errlen, "%s: best.env: '%s' is not an NCCL variable name", s->origin,
+			        summary_sanitize(v->name, why, sizeof(why)));
+			return NCCLTUNE_USAGE;
+		}
+		if (!summary_value_ok(v->name, v->value, why, sizeof(why)))
+			return refuse(s, v, format, why, err, errlen);
+	}
+	return NCCLTUNE_OK;
+}
+
+/* check_env, then `safe` on every value: the format's own limits. */
+static int check_values(const struct summary *s, const char *format,
+                        bool (*safe)(const char *value, char *why, size_t whylen), char *err,
+                        size_t errlen)
+{
+	char why[256];
+	int rc = check_env(s, format, err, errlen);
+
+	for (size_t i = 0; rc == NCCLTUNE_OK && i < s->best.env.n; i++)
+		if (!safe(s->best.env.v[i].value, why, sizeof(why)))
+			rc = refuse(s, &s->best.env.v[i], format, why, err, errlen);
+	return rc;
+}
+
+/* ---- sitecustomize ---- */
+
+/* A Python string literal for any byte string: printable ASCII as is except quote and
+ * backslash, everything else as \xNN. */
+static void py_literal(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch >= 0x20 && ch < 0x7f)
+			fputc(ch, out);
+		else
+			fprintf(out, "\\x%02x", ch);
+	}
+	fputc('"', out);
+}
+
+int export_sitecustomize(const struct summary *s, FILE *out, char *err, size_t errlen)
+{
+	int rc = check_env(s, "sitecustomize", err, errlen);
+
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
+	header(s, out);
+	if (s->best.env.n == 0) {
+		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
+	} else {
+		comment(out, "Sets each variable unless the environment already has it (yours wins).");
+		fprintf(out, "import os as _os\nfor _k, _v in [");
+		for (size_t i = 0; i < s->best.env.n; i++) {
+			fprintf(out, "%s(", i ? ", " : "");
+			py_literal(out, s->best.env.v[i].name);
+			fprintf(out, ", ");
+			py_literal(out, s->best.env.v[i].value);
+			fputc(')', out);
+		}
+		fprintf(out, "]:\n    if _k not in _os.environ: _os.environ[_k] = _v\n");
+	}
+	fprintf(out, "%s\n", EXPORT_MARK_END);
+	return NCCLTUNE_OK;
+}
+
+/* ---- shell ---- */
+
+/* Single quotes make everything literal to sh; a single quote itself becomes '\''. */
+static void sh_quote(FILE *out, const char *s)
+{
+	fputc('\'', out);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*s, out);
+	}
+	fputc('\'', out);
+}
+
+/* No control character: sh_quote keeps quotes literal, but no quoting survives a
+ * newline pasted into an interactive shell, or a control character in a terminal; and
+ * an nccl.conf line ends at a newline. */
+static bool no_control(const char *v, char *why, size_t whylen)
+{
+	for (const char *p = v; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			fs_errf(why, whylen, "control character 0x%02x", (unsigned char)*p);
+			return false;
+		}
+	}
+	return true;
+}
+
+int export_shell(const struct summary *s, FILE *out, char *err, size_t errlen)
+{
+	int rc = check_values(s, "shell", no_control, err, errlen);
+
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	header(s, out);
+	if (s->best.env.n == 0) {
+		comment(out, "NCCL's defaults were the best configuration found: nothing to export.");
+		return NCCLTUNE_OK;
+	}
+	comment(out, "Source it before starting the program: . ./env.sh");
+	for (size_t i = 0; i < s->best.env.n; i++) {
+		fprintf(out, "export %s=", s->best.env.v[i].name);
+		sh_quote(out, s->best.env.v[i].value);
+		fputc('\n', out);
+	}
+	return NCCLTUNE_OK;
+}
+
+/* ---- dotenv ---- */
+
+/* docker --env-file takes a value literally to the end of the line; systemd's
+ * EnvironmentFile= strips whitespace and interprets quotes and backslashes. Only a value
+ * that means the same to both can be written, unquoted. */
+static bool dotenv_safe(const char *v, char *why, size_t whylen)
+{
+	for (const char *p = v; *p; p++) {
+		if (!(isalnum((unsigned char)*p) || strchr("_.,:;^+=/@%-", *p))) {
+			fs_errf(why, whylen, "character 0x%02x would be read differently by docker "
+			        "--env-file and systemd EnvironmentFile=", (unsigned char)*p);
+			return false;
+		}
+	}
+	return *v != '\0';
+}
+
+int export_dotenv(const struct summary *s, FILE *out, char *err, size_t errlen)
+{
+	int rc = check_values(s, "dotenv", dotenv_safe, err, errlen);
+
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	header(s, out);
+	comment(out, "For docker run --env-file FILE and systemd EnvironmentFile=FILE.");
+	if (s->best.env.n == 0)
+		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
+	for (size_t i = 0; i < s->best.env.n; i++)
+		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
+	return NCCLTUNE_OK;
+}
+
+/* ---- nccl-conf ---- */
+
+/* NCCL's own configuration file (src/misc/param.cc, setEnvFile): a line that starts
+ * with '#' is a comment; any other splits at its first '=' into a name and a value taken
+ * literally to the end of the line (no quotes, no escapes, no trimming), each part cut
+ * at 1023 bytes; NCCL 2.28 drops a trailing '\r', older versions keep it. Each pair is
+ * set with setenv(..., 0): the process environment wins over the file, and within a
+ * file the first line for a variable wins. */
+#define NCCL_CONF_PART_MAX 1023
+
+static bool nccl_conf_safe(const char *v, char *why, size_t whylen)
+{
+	if (strlen(v) > NCCL_CONF_PART_MAX) {
+		fs_errf(why, whylen, "longer than the %d bytes NCCL reads from a line",
+		        NCCL_CONF_PART_MAX);
+		return false;
+	}
+	return no_control(v, why, whylen);
+}
+
+int export_nccl_conf(const struct summary *s, FILE *out, char *err, size_t errlen)
+{
+	int rc = check_values(s, "nccl-conf", nccl_conf_safe, err, errlen);
+
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
+	header(s, out);
+	comment(out, "NCCL reads $NCCL_CONF_FILE (NCCL >= 2.23) or else ~/.nccl.conf, then");
+	comment(out, "/etc/nccl.conf. The environment wins over these files, and in a file the");
+	comment(out, "first line for a variable wins: nccltune export --install checks that.");
+	if (s->best.env.n == 0)
+		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
+	for (size_t i = 0; i < s->best.env.n; i++)
+		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
+	fprintf(out, "%s\n", EXPORT_MARK_END);
+	return NCCLTUNE_OK;
+}
+
+/* ---- json ---- */
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+int export_json(const struct summary *s, FILE *out, char *err, size_t errlen)
+{
+	int rc = check_env(s, "json", err, errlen);
+
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	if (s->best.env.n == 0) {
+		fputs("{}\n", out);
+		return NCCLTUNE_OK;
+	}
+	fputs("{\n", out);
+	for (size_t i = 0; i < s->best.env.n; i++) {
+		fputs("  ", out);
+		json_string(out, s->best.env.v[i].name);
+		fputs(": ", out);
+		json_string(out, s->best.env.v[i].value);
+		fputs(i + 1 < s->best.env.n ? ",\n" : "\n", out);
+	}
+	fputs("}\n", out);
+	return NCCLTUNE_OK;
+}
+
+/* ---- NVIDIA example tuner plugin CSV ---- */
+
+/* NCCL's names (case-insensitive, as NCCL_ALGO/NCCL_PROTO take them) to the example
+ * plugin's lower-case ones; the plugin silently maps an unknown name to ring/simple. */
+static const char *const csv_algos[][2] = {
+	{ "Tree", "tree" }, { "Ring", "ring" }, { "CollNetDirect", "collnet_direct" },
+	{ "CollNetChain", "collnet_chain" }, { "NVLS", "nvls" }, { "NVLSTree", "nvls_tree" },
+	{ "PAT", "pat" },
+};
+static const char *const csv_protos[][2] = {
+	{ "LL", "ll" }, { "LL128", "ll128" }, { "Simple", "simple" },
+};
+
+static const char *csv_name(const char *value, const char *const (*map)[2], size_t n)
+{
+	for (size_t i = 0; value && i < n; i++)
+		if (strcasecmp(value, map[i][0]) == 0)
+			return map[i][1];
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Which variables a row expresses; the rest are listed for the environment. */
+static bool csv_expresses(const char *name)
+{
+	return strcmp(name, "NCCL_ALGO") == 0 || strcmp(name, "NCCL_PROTO") == 0 ||
+	       strcmp(name, "NCCL_MAX_NCHANNELS") == 0;
+}
+
+int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errlen)
+{
+	const char *algo_v, *proto_v, *chan_v, *algo, *proto;
+	uint64_t sizes[64];
+	size_t nsizes = 0;
+	long nranks = -1;
+	bool rest = false;
+	int rc = check_env(s, "nccl-tuner-csv", err, errlen);
+
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	algo_v = summary_env_get(&s->best.env, "NCCL_ALGO");
+	proto_v = summary_env_get(&s->best.env, "NCCL_PROTO");
+	chan_v = summary_env_get(&s->best.env, "NCCL_MAX_NCHANNELS");
+	algo = csv_name(algo_v, csv_algos, sizeof(csv_algos) / sizeof(csv_algos[0]));
+	proto = csv_name(proto_v, csv_protos, sizeof(csv_protos) / sizeof(csv_protos[0]));
+	header(s, out);
+	comment(out, "Rows for NVIDIA's example tuner plugin (NCCL ext-tuner/example):");
+	comment(out, "  NCCL_TUNER_PLUGIN=/path/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=this-file");
+	comment(out, "Columns: collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
+	        "nNodes,nRanks,numPipeOps,regBuff");
+	comment(out, "The plugin sets nChannels=1 before matching, so -1 (\"keep\") means ONE channel;");
+	comment(out, "channels=0 is what leaves NCCL its own channel count. Unmatched calls also get 1.");
+	if (s->best.env.n == 0) {
+		comment(out, "NCCL's defaults were the best configuration found: no rows. Do not load");
+		comment(out, "the example plugin for this result: it would cap every collective at 1 channel.");
+		return NCCLTUNE_OK;
+	}
+	if (!algo || !proto) {
+		/* A row names exactly one algorithm and one protocol; "NCCL decides", a list or
+		 * an exclusion cannot be written, and a guessed row would be a config that was
+		 * never measured. */
+		commentf(out, "No rows: the tuned configuration has %s=%s and %s=%s,",
+		         "NCCL_ALGO", algo_v ? algo_v : "(NCCL's choice)",
+		         "NCCL_PROTO", proto_v ? proto_v : "(NCCL's choice)");
+		comment(out, "and a row must name one algorithm and one protocol. Use env.sh or");
+		comment(out, "sitecustomize.py instead, without the example plugin.");
+		return NCCLTUNE_OK;
+	}
+	if (s->fp.gpu_count > 0)
+		nranks = s->fp.gpu_count;
+	else if (s->fp.ngpus > 0)
+		nranks = (long)s->fp.ngpus;
+	for (size_t i = 0; i < s->workload.n && nsizes < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < nsizes; j++)
+			if (sizes[j] == s->workload.c[i].bytes)
+				dup = true;
+		if (!dup)
+			sizes[nsizes++] = s->workload.c[i].bytes;
+	}
+	qsort(sizes, nsizes, sizeof(sizes[0]), cmp_u64);
+	commentf(out, "One row per tuned message size (only measured sizes); nRanks %s.",
+	         nranks > 0 ? "= the GPUs of the fingerprint" : "-1 (no fingerprint)");
+	if (!chan_v)
+		comment(out, "NCCL_MAX_NCHANNELS was not tuned: channels=0 (NCCL's choice).");
+	for (size_t i = 0; i < nsizes; i++)
+		fprintf(out, "allreduce,%llu,%llu,%s,%s,%s,1,%ld,-1,-1\n", (unsigned long long)sizes[i],
+		        (unsigned long long)sizes[i], algo, proto, chan_v ? chan_v : "0", nranks);
+	for (size_t i = 0; i < s->best.env.n; i++) {
+		if (csv_expresses(s->best.env.v[i].name))
+			continue;
+		if (!rest)
+			comment(out, "A tuner plugin cannot set these; put them in the environment as well:");
+		rest = true;
+		commentf(out, "  %s=%s", s->best.env.v[i].name, s->best.env.v[i].value);
+	}
+	return NCCLTUNE_OK;
+}
+
+/* ---- dispatch ---- */
+
+int export_render(const struct summary *s, const char *format, FILE *out, char *err,
+                  size_t errlen)
+{
+	if (!format)
+		format = "";
+	if (strcmp(format, "sitecustomize") == 0)
+		return export_sitecustomize(s, out, err, errlen);
+	if (strcmp(format, "shell") == 0)
+		return export_shell(s, out, err, errlen);
+	if (strcmp(format, "dotenv") == 0)
+		return export_dotenv(s, out, err, errlen);
+	if (strcmp(format, "nccl-conf") == 0)
+		return export_nccl_conf(s, out, err, errlen);
+	if (strcmp(format, "json") == 0)
+		return export_json(s, out, err, errlen);
+	if (strcmp(format, "nccl-tuner-csv") == 0)
+		return export_tuner_csv(s, out, err, errlen);
+	fs_errf(err, errlen, "unknown export format '%s' (sitecustomize, shell, dotenv, "
+	        "nccl-conf, json, nccl-tuner-csv)", format);
+	return NCCLTUNE_USAGE;
+}
+
+int export_render_string(const struct summary *s, const char *format, char **text, size_t *len,
+                         char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *mem;
+	int rc;
+
+	*text = NULL;
+	*len = 0;
+	mem = open_memstream(&buf, &n);
+	if (!mem) {
+		fs_errf(err, errlen, "out of memory rendering the %s export", format ? format : "?");
+		return NCCLTUNE_ERROR;
+	}
+	rc = export_render(s, format, mem, err, errlen);
+	if (ferror(mem) && rc == NCCLTUNE_OK) {
+		fs_errf(err, errlen, "out of memory rendering the %s export", format);
+		rc = NCCLTUNE_ERROR;
+	}
+	if (fclose(mem) != 0 && rc == NCCLTUNE_OK) {
+		fs_errf(err, errlen, "out of memory rendering the %s export", format);
+		rc = NCCLTUNE_ERROR;
+	}
+	if (rc != NCCLTUNE_OK) {
+		free(buf);
+		return rc;
+	}
+	*text = buf;
+	*len = n;
+	return NCCLTUNE_OK;
+}
+
+int nccltune_export(const char *path, const char *format, FILE *out, char *err, size_t errlen)
+{
+	struct summary *s = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (summary_load(path, 0, &s, err, errlen) < 0)
+		return NCCLTUNE_USAGE;
+	rc = export_render_string(s, format, &text, &len, err, errlen);
+	if (rc != NCCLTUNE_OK)
+		goto out;
+	if (fwrite(text, 1, len, out) != len || fflush(out) != 0) {
+		fs_errf(err, errlen, "writing the %s export failed", format);
+		rc = NCCLTUNE_ERROR;
+	}
+out:
+	free(text);
+	summary_destroy(s);
+	return rc;
+}

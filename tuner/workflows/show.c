@@ -1,0 +1,279 @@
+/* show.c - the report's content as plain text for a terminal: result, tuned environment,
+ * top configurations, families, failures, pruned regions, per-size latency. Aligned
+ * columns; every string from the files is stripped of control characters so a hostile
+ * results.json cannot drive the terminal. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "nccltune.h"
+#include "result/summary.h"
+
+/* A sanitised copy of s (NULL reads as "") in the array b, for printing. */
+#define CLEAN(s, b) clean_str((s), (b), sizeof(b))
+
+static const char *clean_str(const char *s, char *buf, size_t len)
+{
+	return summary_sanitize(s ? s : "", buf, len);
+}
+
+static void row(FILE *o, const char *key, const char *value)
+{
+	char b[1200];
+
+	fprintf(o, "  %-10s %s\n", key, CLEAN(value, b));
+}
+
+static void overview(FILE *o, const struct summary *s)
+{
+	char buf[1024], line[1200];
+	size_t ok = 0, best_run = 0;
+	double best = INFINITY;
+	bool have_best = false;
+
+	fprintf(o, "nccltune result %s\n", CLEAN(s->origin, line));
+	if (s->model) {
+		snprintf(line, sizeof(line), "MODEL %s - not a measurement", s->model);
+		row(o, "source", line);
+	} else {
+		row(o, "source", s->source);
+	}
+	row(o, "machine", summary_describe_machine(&s->fp, buf, sizeof(buf)));
+	row(o, "workload", summary_describe_workload(&s->workload, buf, sizeof(buf)));
+	row(o, "result", summary_describe_gain(s, buf, sizeof(buf)));
+	if (s->has_noise) {
+		snprintf(line, sizeof(line), "one run varies by about %.1f%% (spread of the final "
+		         "repeats of %ld configuration(s))", 100.0 * s->noise_sd, s->noise_configs);
+		row(o, "noise", line);
+	}
+	for (size_t i = 0; i < s->nruns; i++) {
+		const struct summary_run *r = &s->runs[i];
+
+		if (isnan(r->objective_us))
+			continue;
+		ok++;
+		if (strcmp(r->phase, "baseline") != 0 && r->objective_us < best) {
+			best = r->objective_us;
+			best_run = (size_t)r->run;
+			have_best = true;
+		}
+	}
+	snprintf(line, sizeof(line), "%s%s%s", s->strategy ? "strategy " : "",
+	         s->strategy ? s->strategy : "", s->strategy ? ", " : "");
+	if (s->has_seed)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "seed %.0f, ", s->seed);
+	if (s->budget >= 0)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "budget %ld, ", s->budget);
+	snprintf(line + strlen(line), sizeof(line) - strlen(line), "%ld evaluations", s->evaluations);
+	if (s->has_journal) {
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+		         "; journal: %zu runs, %zu ok, %zu failed", s->nruns, ok, s->nruns - ok);
+		if (have_best)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), ", best at run %zu",
+			         best_run);
+	}
+	row(o, "search", line);
+	if (s->journal_error[0]) {
+		snprintf(line, sizeof(line), "unreadable, runs left out: %s", s->journal_error);
+		row(o, "journal", line);
+	}
+	snprintf(line, sizeof(line), "%s by %s %s", s->created ? s->created : "(date unknown)",
+	         s->tool_name ? s->tool_name : "nccltune", s->tool_version ? s->tool_version : "");
+	row(o, "created", line);
+}
+
+static size_t name_width(const struct summary_env *env, size_t min)
+{
+	size_t w = min;
+
+	for (size_t i = 0; i < env->n; i++)
+		if (strlen(env->v[i].name) > w)
+			w = strlen(env->v[i].name);
+	return w;
+}
+
+static void tuned_env(FILE *o, const struct summary *s)
+{
+	char a[SUMMARY_NAME_MAX], b[SUMMARY_VALUE_MAX];
+	int w = (int)name_width(&s->best.env, 8);
+
+	fputs("\ntuned environment\n", o);
+	if (!s->best.present) {
+		fputs("  (no configuration worked: nothing to export)\n", o);
+		return;
+	}
+	if (s->best.env.n == 0)
+		fputs("  (NCCL's defaults were best: nothing to set)\n", o);
+	for (size_t i = 0; i < s->best.env.n; i++)
+		fprintf(o, "  %-*s  %s\n", w, CLEAN(s->best.env.v[i].name, a),
+		        CLEAN(s->best.env.v[i].value, b));
+	if (s->pinned.n) {
+		char d[2048], c[2048];
+
+		fprintf(o, "  pinned (not exported): %s\n",
+		        CLEAN(summary_describe_env(&s->pinned, d, sizeof(d)), c));
+	}
+}
+
+static void top(FILE *o, const struct summary *s)
+{
+	if (s->ntop == 0)
+		return;
+	fprintf(o, "\ntop configurations\n  %3s  %10s  %-23s  %8s  %7s  %s\n", "#", "time/step",
+	        "95% interval", "vs base", "repeats", "environment");
+	for (size_t i = 0; i < s->ntop; i++) {
+		const struct summary_measure *m = &s->top[i];
+		char t[32], lo[32], hi[32], ci[80] = "", ratio[16] = "", rep[16] = "", env[2048],
+		     clean[2048];
+
+		summary_format_us(m->objective_us, t, sizeof(t));
+		if (m->has_ci)
+			snprintf(ci, sizeof(ci), "%s - %s", summary_format_us(m->ci_lo, lo, sizeof(lo)),
+			         summary_format_us(m->ci_hi, hi, sizeof(hi)));
+		if (s->baseline.present && m->objective_us > 0)
+			snprintf(ratio, sizeof(ratio), "%.2fx", s->baseline.objective_us / m->objective_us);
+		if (m->repeats)
+			snprintf(rep, sizeof(rep), "%d", m->repeats);
+		fprintf(o, "  %3zu  %10s  %-23s  %8s  %7s  %s\n", i + 1, t, ci, ratio, rep,
+		        CLEAN(summary_describe_env(&m->env, env, sizeof(env)), clean));
+	}
+}
+
+/* The user's own configurations (--try), re-measured next to the baseline. */
+static void tries(FILE *o, const struct summary *s)
+{
+	if (s->ntries == 0)
+		return;
+	fprintf(o, "\nyour configurations (--try)\n  %3s  %10s  %-23s  %8s  %-9s  %s\n", "#",
+	        "time/step", "95% interval", "vs base", "outcome", "environment");
+	for (size_t i = 0; i < s->ntries; i++) {
+		const struct summary_try *t = &s->tries[i];
+		char tm[32] = "-", lo[32], hi[32], ci[80] = "", ratio[16] = "", oc[32], env[2048],
+		     clean[2048];
+
+		if (t->m.present)
+			summary_format_us(t->m.objective_us, tm, sizeof(tm));
+		if (t->m.has_ci)
+			snprintf(ci, sizeof(ci), "%s - %s", summary_format_us(t->m.ci_lo, lo, sizeof(lo)),
+			         summary_format_us(t->m.ci_hi, hi, sizeof(hi)));
+		if (t->has_ratio)
+			snprintf(ratio, sizeof(ratio), "%.2fx", t->ratio);
+		fprintf(o, "  %3zu  %10s  %-23s  %8s  %-9s  %s%s\n", i + 1, tm, ci, ratio,
+		        CLEAN(t->outcome, oc),
+		        CLEAN(summary_describe_env(&t->m.env, env, sizeof(env)), clean),
+		        t->in_space ? "" : "  (outside the space)");
+		if (t->has_tuned && t->tuned > 1.0) {
+			snprintf(ci, sizeof(ci), " [95%% %.2fx .. %.2fx]", t->tuned_lo, t->tuned_hi);
+			fprintf(o, "       the tuned best is %.2fx faster%s\n", t->tuned,
+			        isnan(t->tuned_lo) ? "" : ci);
+		} else if (t->has_tuned && t->tuned == 1.0) {
+			fputs("       it is the tuned best\n", o);
+		}
+	}
+}
+
+static void families(FILE *o, const struct summary *s)
+{
+	struct summary_family *f = NULL;
+	size_t nf = 0;
+
+	if (summary_families(s, &f, &nf) < 0 || nf == 0) {
+		free(f);
+		return;
+	}
+	fprintf(o, "\nby protocol / algorithm (journal runs, baseline excluded)\n"
+	        "  %-28s  %5s  %5s  %10s  %10s\n", "NCCL_PROTO / NCCL_ALGO", "runs", "ok", "best",
+	        "median");
+	for (size_t k = 0; k < nf; k++) {
+		char b[32], m[32];
+
+		fprintf(o, "  %-28s  %5zu  %5zu  %10s  %10s\n", f[k].label, f[k].runs, f[k].ok,
+		        summary_format_us(f[k].best, b, sizeof(b)),
+		        summary_format_us(f[k].median, m, sizeof(m)));
+	}
+	free(f);
+}
+
+static void failures(FILE *o, const struct summary *s)
+{
+	char env[2048], clean[2048], st[32], reason[1100];
+
+	if (s->nfailures) {
+		fprintf(o, "\nfailures\n  %5s  %-9s  %s\n", "runs", "stage", "environment");
+		for (size_t i = 0; i < s->nfailures; i++)
+			fprintf(o, "  %5ld  %-9s  %s\n", s->failures[i].count,
+			        CLEAN(s->failures[i].stage, st),
+			        CLEAN(summary_describe_env(&s->failures[i].env, env, sizeof(env)), clean));
+	}
+	if (s->npruned) {
+		fputs("\npruned (never run again)\n", o);
+		for (size_t i = 0; i < s->npruned; i++) {
+			const struct summary_env *w = &s->pruned[i].when;
+
+			summary_describe_env(w, env, sizeof(env));
+			/* the tuner's reasons start with the region already ("NCCL_PROTO=Simple
+			 * with NCCL_ALGO unset: ...") */
+			if (w->n > 0 && strncmp(s->pruned[i].reason, w->v[0].name, strlen(w->v[0].name)) == 0)
+				fprintf(o, "  %s\n", CLEAN(s->pruned[i].reason, reason));
+			else
+				fprintf(o, "  %s: %s\n", CLEAN(env, clean), CLEAN(s->pruned[i].reason, reason));
+		}
+	}
+}
+
+static void per_size(FILE *o, const struct summary *s)
+{
+	if (s->nsizes == 0)
+		return;
+	fprintf(o, "\nper-size latency of the tuned configuration\n  %12s  %10s\n", "bytes",
+	        "per op");
+	for (size_t i = 0; i < s->nsizes; i++) {
+		char b[32];
+
+		fprintf(o, "  %12llu  %10s\n", (unsigned long long)s->sizes[i].bytes,
+		        summary_format_us(s->sizes[i].us, b, sizeof(b)));
+	}
+}
+
+int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
+{
+	struct summary *s = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	bool bad;
+	int rc = NCCLTUNE_USAGE;
+
+	if (summary_load(session_dir, SUMMARY_JOURNAL_SOFT, &s, err, errlen) < 0)
+		goto out;
+	rc = NCCLTUNE_ERROR;
+	mem = open_memstream(&text, &len);
+	if (!mem) {
+		fs_errf(err, errlen, "out of memory");
+		goto out;
+	}
+	overview(mem, s);
+	tuned_env(mem, s);
+	top(mem, s);
+	tries(mem, s);
+	families(mem, s);
+	failures(mem, s);
+	per_size(mem, s);
+	bad = ferror(mem) != 0;
+	if (fclose(mem) != 0 || bad) {
+		fs_errf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (fwrite(text, 1, len, out) != len || fflush(out) != 0) {
+		fs_errf(err, errlen, "writing the summary failed");
+		goto out;
+	}
+	rc = NCCLTUNE_OK;
+out:
+	free(text);
+	summary_destroy(s);
+	return rc;
+}
