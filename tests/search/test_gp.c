@@ -1,7 +1,8 @@
 /* test_gp.c - the Gaussian process: Matern 5/2 values by hand, the mixed kernel
  * (categorical and unset inputs), posterior mean, variance and marginal likelihood on
  * tiny data against the closed form, analytic gradients against finite differences,
- * and a fit that improves the posterior and predicts held-out points. */
+ * a fit that improves the posterior and predicts held-out points, and the cheap
+ * variance bound the bo strategy prunes with (never below the exact variance). */
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
@@ -187,6 +188,68 @@ static void test_fit(void)
 	gp_destroy(g);
 }
 
+/* gp_predict_mean_bound: the same mean as gp_predict_mean, a variance bound that the
+ * exact variance never exceeds, tight at the data; the kernel count it adds. */
+static void test_bound(void)
+{
+	gp *g = mixed_gp();
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double x[60 * 4], y[60], q[4], mu, var, mub, vub, work[60];
+	double th[6] = {log(1.7), log(0.2), log(0.5), log(0.9), log(0.6), log(1e-5)};
+	unsigned long long k0;
+	char err[256];
+
+	CHECK(g != NULL && r != NULL);
+	if (!g || !r)
+		goto out;
+	for (int i = 0; i < 60; i++) {
+		/* the last 10 repeat earlier points: a near-singular K without the noise */
+		int src = i < 50 ? i : i - 50;
+
+		x[i * 4 + 0] = src % 5 == 0 ? -1 : gsl_rng_uniform(r);
+		x[i * 4 + 1] = (double)gsl_rng_uniform_int(r, 3);
+		x[i * 4 + 2] = gsl_rng_uniform(r);
+		x[i * 4 + 3] = 0;
+		if (i >= 50)
+			memcpy(x + i * 4, x + src * 4, 4 * sizeof *x);
+		y[i] = sin(4 * x[i * 4 + 2]) + 0.5 * x[i * 4 + 1] + 0.05 * gsl_rng_uniform(r);
+	}
+	gp_hyper_set(g, th);
+	CHECK_INT(gp_set_data(g, x, y, 60), 0);
+	CHECK_INT(gp_factor(g, err, sizeof err), 0);
+	for (int t = 0; t < 2000; t++) {
+		if (t < 60) {
+			memcpy(q, x + t * 4, sizeof q);   /* at the data */
+		} else {
+			q[0] = t % 7 == 0 ? -1 : gsl_rng_uniform(r);
+			q[1] = (double)gsl_rng_uniform_int(r, 4);   /* 3: a level never seen */
+			q[2] = gsl_rng_uniform(r);
+			q[3] = 0;
+		}
+		gp_predict(g, q, &mu, &var, work);
+		k0 = gp_kernel_count(g);
+		gp_predict_mean_bound(g, q, &mub, &vub);
+		CHECK_INT(gp_kernel_count(g) - k0, 60);
+		CHECK(mub == mu);
+		CHECK(mub == gp_predict_mean(g, q));
+		CHECK(var <= vub);
+		CHECK(vub <= gp_signal_var(g) * (1 + 1e-6) + 1e-300);
+		if (t < 60)
+			CHECK(vub < 1e-3 * gp_signal_var(g));   /* at a data point, with noise 1e-5 */
+	}
+	/* one data point: the bound is the exact variance (plus its slack) */
+	CHECK_INT(gp_set_data(g, x, y, 1), 0);
+	CHECK_INT(gp_factor(g, err, sizeof err), 0);
+	memcpy(q, x + 4, sizeof q);
+	gp_predict(g, q, &mu, &var, work);
+	gp_predict_mean_bound(g, q, &mub, &vub);
+	CHECK_NEAR(vub, var, 2e-6 * gp_signal_var(g));
+out:
+	if (r)
+		gsl_rng_free(r);
+	gp_destroy(g);
+}
+
 int main(void)
 {
 	test_matern();
@@ -194,5 +257,6 @@ int main(void)
 	test_posterior();
 	test_gradient();
 	test_fit();
+	test_bound();
 	return check_status();
 }

@@ -56,7 +56,11 @@ struct gp {
 	/* factorisation: L (lower triangle of K), alpha = K^-1 y; scaled inputs */
 	double *kmat, *kinv, *alpha, *xo, *xn, *xc;
 	double logdet;
+	double diag_add;   /* noise + jitter on K's diagonal in the last factorisation */
 	bool factored;
+	/* kernel evaluations so far: a statistic, not state (so it lives behind a pointer
+	 * that const functions such as the predictions may still count through) */
+	unsigned long long *kernels;
 };
 
 double gp_matern52(double r)
@@ -104,6 +108,11 @@ gp *gp_create(const struct gp_shape *shape)
 
 	if (!g)
 		return NULL;
+	g->kernels = calloc(1, sizeof *g->kernels);
+	if (!g->kernels) {
+		free(g);
+		return NULL;
+	}
 	gsl_set_error_handler_off();
 	g->dims = shape->dims;
 	for (size_t d = 0; d < shape->dims && d < SPACE_MAX_DIMS; d++) {
@@ -132,6 +141,7 @@ void gp_destroy(gp *g)
 	free(g->xo);
 	free(g->xn);
 	free(g->xc);
+	free(g->kernels);
 	free(g);
 }
 
@@ -200,6 +210,11 @@ double gp_signal_var(const gp *g)
 size_t gp_size(const gp *g)
 {
 	return g->n;
+}
+
+unsigned long long gp_kernel_count(const gp *g)
+{
+	return *g->kernels;
 }
 
 /* The pieces of k(a, b): squared scaled distance r2 and the categorical exponent e;
@@ -309,6 +324,7 @@ static int factor(gp *g)
 	yv = gsl_vector_view_array(g->y, n);
 	av = gsl_vector_view_array(g->alpha, n);
 	for (size_t t = 0; t < sizeof jitters / sizeof jitters[0]; t++) {
+		*g->kernels += n * (n + 1) / 2;
 		for (size_t i = 0; i < n; i++) {
 			for (size_t j = 0; j <= i; j++) {
 				double k = gp_kernel(g, g->x + i * g->dims, g->x + j * g->dims);
@@ -325,6 +341,7 @@ static int factor(gp *g)
 		g->logdet = 0;
 		for (size_t i = 0; i < n; i++)
 			g->logdet += 2.0 * log(g->kmat[i * n + i]);
+		g->diag_add = g->noise + jitters[t] * g->sf2;
 		g->factored = true;
 		return 0;
 	}
@@ -402,9 +419,34 @@ double gp_predict_mean(const gp *g, const double *x)
 	double qo[SPACE_MAX_DIMS], qn[SPACE_MAX_DIMS], qc[SPACE_MAX_DIMS], mu = 0;
 
 	scale_query(g, x, qo, qn, qc);
+	*g->kernels += g->n;
 	for (size_t i = 0; i < g->n; i++)
 		mu += kernel_scaled(g, qo, qn, qc, i) * g->alpha[i];
 	return mu;
+}
+
+/* The bound: conditioning on fewer points never lowers the posterior variance, so the
+ * variance given the data point most correlated with x alone, sf2 - k^2 / (sf2 + d)
+ * (d the noise and jitter of K's diagonal), bounds the variance given all of them. The
+ * computed variance carries round-off from the factorisation and the triangular solve,
+ * so the bound is widened by GP_VAR_BOUND_SLACK sf2. */
+#define GP_VAR_BOUND_SLACK 1e-6
+
+void gp_predict_mean_bound(const gp *g, const double *x, double *mu, double *var_ub)
+{
+	double qo[SPACE_MAX_DIMS], qn[SPACE_MAX_DIMS], qc[SPACE_MAX_DIMS], m = 0, kmax = 0, v;
+
+	scale_query(g, x, qo, qn, qc);
+	*g->kernels += g->n;
+	for (size_t i = 0; i < g->n; i++) {
+		double k = kernel_scaled(g, qo, qn, qc, i);
+
+		m += k * g->alpha[i];
+		kmax = k > kmax ? k : kmax;
+	}
+	v = g->sf2 - kmax * kmax / (g->sf2 + g->diag_add);
+	*mu = m;
+	*var_ub = (v > 0 ? v : 0) + GP_VAR_BOUND_SLACK * g->sf2;
 }
 
 void gp_predict(const gp *g, const double *x, double *mu, double *var, double *work)
@@ -413,6 +455,7 @@ void gp_predict(const gp *g, const double *x, double *mu, double *var, double *w
 	size_t n = g->n;
 
 	scale_query(g, x, qo, qn, qc);
+	*g->kernels += n;
 	for (size_t i = 0; i < n; i++) {
 		work[i] = kernel_scaled(g, qo, qn, qc, i);
 		m += work[i] * g->alpha[i];
@@ -457,6 +500,7 @@ double gp_neg_log_posterior(gp *g, const double *theta, double *grad)
 	}
 	if (!grad)
 		return nlp;
+	*g->kernels += n * (n + 1) / 2;
 	/* dNLL/dtheta = -1/2 tr((alpha alpha^T - K^-1) dK/dtheta) */
 	memcpy(g->kinv, g->kmat, n * n * sizeof *g->kinv);
 	Ki = gsl_matrix_view_array(g->kinv, n, n);

@@ -60,6 +60,10 @@ double gp_kernel(const gp *g, const double *a, const double *b);
  * Returns 0, or -1 when out of memory. */
 int gp_set_data(gp *g, const double *x, const double *y, size_t n);
 size_t gp_size(const gp *g);
+/* Kernel evaluations since gp_create (K's entries in factorisations and gradients, one
+ * per data point in each prediction): a measure of work that tests can bound without
+ * timing anything. Can't fail. */
+unsigned long long gp_kernel_count(const gp *g);
 
 /* Factorise K + noise I (Cholesky, with jitter on GSL_EDOM) for the current data and
  * hyperparameters. Returns 0, or -1 with a message when even the largest jitter
@@ -85,6 +89,11 @@ double gp_neg_log_posterior(gp *g, const double *theta, double *grad);
 void gp_predict(const gp *g, const double *x, double *mu, double *var, double *work);
 /* Posterior mean only (cheaper: no triangular solve). */
 double gp_predict_mean(const gp *g, const double *x);
+/* The posterior mean (the same value gp_predict_mean returns) and, at no extra cost,
+ * an upper bound of the latent variance gp_predict would return: the variance given
+ * the single data point most correlated with x, widened for round-off (gp.c). After
+ * gp_factor. Can't fail. */
+void gp_predict_mean_bound(const gp *g, const double *x, double *mu, double *var_ub);
 /* Prior variance sf2: the largest latent variance any prediction can have. */
 double gp_signal_var(const gp *g);
 

@@ -77,6 +77,10 @@
 #define BO_LOCAL_ITERS 25
 #define BO_ALL_LEVELS_MAX 64     /* beyond this, moves are +-1, +-2, +-4, ... */
 #define BO_FIT_MAX_POINTS 80
+#define BO_UB_SLACK 1e-9        /* added to the tight bound of log EI (cand_add) */
+#define BO_MODEL_MAX_POINTS 256  /* the GP's data beyond this many successes: a subset */
+#define BO_MODEL_BEST 128        /* of which the best */
+#define BO_MODEL_LOCAL 64        /* then those most correlated with the top points */
 #define BO_SOBOL_WALK 4096
 #define BO_RANDOM_TRIES 2000
 #define SALT_BO 0x626f626fULL
@@ -84,7 +88,10 @@
 
 struct cand {
 	struct point p;
-	double mu, ub, score;   /* score NAN until computed exactly */
+	double mu;
+	double ub;      /* log EI at the prior's sigma: the scoring order */
+	double ubt;     /* log EI at gp_predict_mean_bound's sigma: a tighter bound */
+	double score;   /* NAN until computed exactly */
 };
 
 struct bo {
@@ -96,9 +103,10 @@ struct bo {
 	double theta[GP_MAX_HYPER];
 	double shift[SPACE_MAX_DIMS];
 	gsl_rng *r;
-	/* model data */
+	/* model data: every success (x, y), and the GP's subset (mx, my) beyond the cap */
 	double *x, *y;
 	size_t cap;
+	double mx[BO_MODEL_MAX_POINTS * SPACE_MAX_DIMS], my[BO_MODEL_MAX_POINTS];
 	double best;            /* lowest standardised y */
 	double ymean, ysd;      /* y = ymean + ysd * standardised y */
 	double sigma_max;
@@ -113,7 +121,34 @@ struct bo {
 	size_t nc, capc;
 	size_t *order;
 	struct pointmap cset;   /* point -> index in c */
+	struct strategy_bo_stats st;
+	unsigned long long subset_kernels;   /* kernel evaluations choosing subsets */
 };
+
+int strategy_bo_stats(const strategy *s, struct strategy_bo_stats *out)
+{
+	const struct bo *b = s->ops == &strategy_bo_ops ? s->impl : NULL;
+
+	if (!b)
+		return -1;
+	*out = b->st;
+	out->kernels = gp_kernel_count(b->g) + b->subset_kernels;
+	return 0;
+}
+
+/* Kernel evaluations so far, for the per-call maximum in the statistics. */
+static unsigned long long kernels_now(const struct bo *b)
+{
+	return gp_kernel_count(b->g) + b->subset_kernels;
+}
+
+static void kernels_since(struct bo *b, unsigned long long k0)
+{
+	unsigned long long k = kernels_now(b) - k0;
+
+	if (k > b->st.kernels_max_call)
+		b->st.kernels_max_call = k;
+}
 
 static int bo_create(strategy *s, char *err, size_t errlen)
 {
@@ -262,19 +297,37 @@ static bool need_fit(const struct bo *b, size_t n)
 	return n >= b->fit_n + (n < 100 ? 5 : 10);
 }
 
-/* Sort row indices by y (ties by index) without qsort_r: insertion into a heap
- * would do, but n is small and this runs once per refit. */
-static void sort_rows_by_y(size_t *idx, size_t n, const double *y)
+/* Sort idx[0..n) by key[idx[i]], increasing (decreasing when `desc`), keeping the
+ * order of equal keys: a bottom-up merge sort through tmp (n entries), without qsort_r;
+ * n is the number of successes, thousands in a long session. */
+static void sort_idx(size_t *idx, size_t *tmp, size_t n, const double *key, bool desc)
 {
-	for (size_t i = 1; i < n; i++) {
-		size_t v = idx[i], j = i;
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
 
-		while (j > 0 && (y[idx[j - 1]] > y[v] || (y[idx[j - 1]] == y[v] && idx[j - 1] > v))) {
-			idx[j] = idx[j - 1];
-			j--;
+			while (i < mid && j < hi) {
+				double a = key[idx[i]], c = key[idx[j]];
+				bool take_j = desc ? c > a : c < a;
+
+				tmp[k++] = take_j ? idx[j++] : idx[i++];
+			}
+			while (i < mid)
+				tmp[k++] = idx[i++];
+			while (j < hi)
+				tmp[k++] = idx[j++];
 		}
-		idx[j] = v;
+		memcpy(idx, tmp, n * sizeof *idx);
 	}
+}
+
+/* Row indices 0..n-1 by y, increasing, ties by index (into idx, with tmp scratch). */
+static void sort_rows_by_y(size_t *idx, size_t *tmp, size_t n, const double *y)
+{
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	sort_idx(idx, tmp, n, y, false);
 }
 
 /* Fit hyperparameters to the n standardised points in b->x, b->y, starting from
@@ -300,14 +353,12 @@ static int bo_fit(strategy *s, struct bo *b, size_t n, double *theta)
 		size_t half = BO_FIT_MAX_POINTS / 2, rest = n - half;
 
 		m = BO_FIT_MAX_POINTS;
-		idx = malloc(n * sizeof *idx);
+		idx = malloc(2 * n * sizeof *idx);
 		fx = malloc(m * dims * sizeof *fx);
 		fy = malloc(m * sizeof *fy);
 		if (!idx || !fx || !fy)
 			goto out;
-		for (size_t i = 0; i < n; i++)
-			idx[i] = i;
-		sort_rows_by_y(idx, n, b->y);
+		sort_rows_by_y(idx, idx + n, n, b->y);
 		for (size_t k = 0; k < m; k++) {
 			/* the best half, then the rest at an even stride (in y order) */
 			size_t i = k < half ? idx[k] : idx[half + (k - half) * rest / (m - half)];
@@ -318,6 +369,8 @@ static int bo_fit(strategy *s, struct bo *b, size_t n, double *theta)
 	}
 	if (gp_set_data(b->g, fx ? fx : b->x, fy ? fy : b->y, m) < 0)
 		goto out;
+	if (m > b->st.fit_points_max)
+		b->st.fit_points_max = m;
 	gp_hyper_set(b->g, theta);
 	/* a failed fit keeps the previous hyperparameters: still a usable model */
 	if (gp_fit(b->g, b->fitted ? 40 : 80, err, sizeof err) == 0)
@@ -331,6 +384,72 @@ out:
 	free(idx);
 	free(fx);
 	free(fy);
+	return rc;
+}
+
+static size_t top_points(const strategy *s, size_t *top);
+
+/* The GP's data when there are more than BO_MODEL_MAX_POINTS successes (see the header
+ * comment): the BO_MODEL_BEST lowest y, then the BO_MODEL_LOCAL most correlated (under
+ * the hyperparameters theta) with any of the BO_TOP_POINTS best distinct points, then
+ * the rest at an even stride in y order; into b->mx, b->my in observation order.
+ * 0, or -1 when out of memory. */
+static int model_subset(strategy *s, struct bo *b, size_t n, const double *theta)
+{
+	size_t dims = s->dims, *idx = malloc(3 * n * sizeof *idx), *tmp, *rest;
+	size_t top[BO_TOP_POINTS], ntop = top_points(s, top), k = 0, nrest = 0;
+	size_t spread = BO_MODEL_MAX_POINTS - BO_MODEL_BEST - BO_MODEL_LOCAL;
+	double *corr = malloc(n * sizeof *corr), xt[BO_TOP_POINTS][SPACE_MAX_DIMS];
+	unsigned char *pick = calloc(n, 1);
+	int rc = -1;
+
+	if (!idx || !corr || !pick)
+		goto out;
+	tmp = idx + n;
+	rest = idx + 2 * n;
+	gp_hyper_set(b->g, theta);
+	for (size_t t = 0; t < ntop; t++)
+		encode(s, &s->obs[top[t]].p, xt[t]);
+	/* the best */
+	sort_rows_by_y(idx, tmp, n, b->y);
+	for (size_t i = 0; i < BO_MODEL_BEST; i++)
+		pick[idx[i]] = 1;
+	/* the nearest to the top points, by prior correlation */
+	for (size_t i = 0; i < n; i++) {
+		corr[i] = -1;
+		for (size_t t = 0; t < ntop && !pick[i]; t++) {
+			double c = gp_kernel(b->g, b->x + i * dims, xt[t]);
+
+			corr[i] = c > corr[i] ? c : corr[i];
+		}
+		b->subset_kernels += pick[i] ? 0 : ntop;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!pick[i])
+			rest[nrest++] = i;
+	}
+	sort_idx(rest, tmp, nrest, corr, true);
+	for (size_t i = 0; i < BO_MODEL_LOCAL && i < nrest; i++)
+		pick[rest[i]] = 1;
+	/* a spread of the rest, in y order */
+	nrest = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!pick[idx[i]])
+			rest[nrest++] = idx[i];
+	}
+	for (size_t i = 0; i < spread && nrest > 0; i++)
+		pick[rest[i * nrest / spread]] = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (!pick[i])
+			continue;
+		memcpy(b->mx + k * dims, b->x + i * dims, dims * sizeof *b->mx);
+		b->my[k++] = b->y[i];
+	}
+	rc = (int)k;
+out:
+	free(idx);
+	free(corr);
+	free(pick);
 	return rc;
 }
 
@@ -375,9 +494,20 @@ static int bo_model(strategy *s, struct bo *b, bool commit)
 			b->fit_n = n;
 		}
 	}
-	if (gp_set_data(b->g, b->x, b->y, n) < 0)
+	if (n > BO_MODEL_MAX_POINTS) {
+		int m = model_subset(s, b, n, theta);
+
+		if (m < 0 || gp_set_data(b->g, b->mx, b->my, (size_t)m) < 0)
+			return -1;
+	} else if (gp_set_data(b->g, b->x, b->y, n) < 0) {
 		return -1;
+	}
 	gp_hyper_set(b->g, theta);
+	b->st.models++;
+	b->st.model_points = gp_size(b->g);
+	b->st.model_successes = n;
+	if (b->st.model_points > b->st.model_points_max)
+		b->st.model_points_max = b->st.model_points;
 	if (gp_factor(b->g, err, sizeof err) < 0)
 		return 1;
 	b->sigma_max = sqrt(gp_signal_var(b->g));
@@ -388,7 +518,7 @@ static int bo_model(strategy *s, struct bo *b, bool commit)
 
 static int cand_add(const strategy *s, struct bo *b, const struct point *p)
 {
-	double x[SPACE_MAX_DIMS];
+	double x[SPACE_MAX_DIMS], vub;
 	struct cand *c;
 
 	if (pointmap_get(&b->cset, p, NULL) || !strategy_eligible(s, p))
@@ -407,8 +537,10 @@ static int cand_add(const strategy *s, struct bo *b, const struct point *p)
 	c = &b->c[b->nc++];
 	c->p = *p;
 	encode(s, p, x);
-	c->mu = gp_predict_mean(b->g, x);
+	gp_predict_mean_bound(b->g, x, &c->mu, &vub);
 	c->ub = acq_log_ei(c->mu, b->sigma_max, b->best);
+	/* widened by BO_UB_SLACK so that round-off in log EI cannot put a score above it */
+	c->ubt = acq_log_ei(c->mu, sqrt(vub), b->best) + BO_UB_SLACK;
 	c->score = NAN;
 	return 0;
 }
@@ -420,6 +552,7 @@ static double cand_score(const strategy *s, struct bo *b, struct cand *c)
 	if (isnan(c->score)) {
 		encode(s, &c->p, x);
 		gp_predict(b->g, x, &mu, &var, b->work);
+		b->st.exact_scores++;
 		c->score = acq_score(mu, sqrt(var), b->best, prune_feasibility(s->pr, &c->p));
 	}
 	return c->score;
@@ -636,6 +769,10 @@ static size_t score_candidates(const strategy *s, struct bo *b, size_t *starts, 
 
 		if (c->ub <= best_score && c->ub <= floor_score)
 			break;
+		/* its score is at most ubt < floor_score <= best_score: scored, it would
+		 * change neither the best nor the starts, so skip the triangular solve */
+		if (c->ubt < floor_score)
+			continue;
 		sc = cand_score(s, b, c);
 		if (sc > best_score || (sc == best_score && ord[k] < best)) {
 			best_score = sc;
@@ -668,7 +805,7 @@ static int try_move(const strategy *s, struct bo *b, const struct point *r, size
 			return 0;   /* not eligible */
 		idx = before;
 	}
-	if (b->c[idx].ub > *next_score && cand_score(s, b, &b->c[idx]) > *next_score) {
+	if (b->c[idx].ubt > *next_score && cand_score(s, b, &b->c[idx]) > *next_score) {
 		*next_score = b->c[idx].score;
 		*next = idx;
 	}
@@ -726,6 +863,7 @@ static int bo_suggest(strategy *s, struct point *out, char *err, size_t errlen)
 {
 	struct bo *b = s->impl;
 	size_t nok = 0, starts[BO_LOCAL_STARTS], nstarts, best;
+	unsigned long long k0;
 	bool exhaustive;
 	int rc;
 
@@ -740,6 +878,8 @@ static int bo_suggest(strategy *s, struct point *out, char *err, size_t errlen)
 			return 0;
 		return strategy_random_eligible(s, b->r, BO_RANDOM_TRIES, out, err, errlen);
 	}
+	k0 = kernels_now(b);
+	b->st.exact_scores = 0;
 	rc = bo_model(s, b, true);
 	if (rc < 0)
 		goto oom;
@@ -761,6 +901,8 @@ static int bo_suggest(strategy *s, struct point *out, char *err, size_t errlen)
 			best = r;
 	}
 	*out = b->c[best].p;
+	b->st.candidates = b->nc;
+	kernels_since(b, k0);
 	return 0;
 oom:
 	snprintf(err, errlen, "bo: out of memory");
@@ -773,12 +915,14 @@ static int bo_estimate(strategy *s, const struct point *p, size_t n, double *est
 {
 	struct bo *b = s->impl;
 	size_t nok = 0;
+	unsigned long long k0;
 	int rc;
 
 	for (size_t i = 0; i < s->nobs; i++)
 		nok += s->obs[i].cls == OUTCOME_OK;
 	if (nok < 2)
 		return 1;
+	k0 = kernels_now(b);
 	rc = bo_model(s, b, false);
 	if (rc != 0)
 		return rc;
@@ -788,6 +932,7 @@ static int bo_estimate(strategy *s, const struct point *p, size_t n, double *est
 		encode(s, &p[i], x);
 		est[i] = b->ymean + b->ysd * gp_predict_mean(b->g, x);
 	}
+	kernels_since(b, k0);
 	return 0;
 }
 

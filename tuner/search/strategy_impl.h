@@ -62,6 +62,23 @@ struct strategy {
 	void *impl;
 };
 
+/* What the bo strategy's surrogate cost, for tests that bound its work without timing
+ * anything (issue #12). Counts since strategy_create unless said otherwise. */
+struct strategy_bo_stats {
+	size_t models;               /* GPs built (suggestions past the design, estimates) */
+	size_t model_points;         /* data points of the last GP built */
+	size_t model_points_max;     /* the most of any GP built */
+	size_t model_successes;      /* successful observations when the last GP was built */
+	size_t fit_points_max;       /* the most points a hyperparameter fit ran on */
+	size_t candidates;           /* candidates of the last suggestion */
+	size_t exact_scores;         /* triangular solves of the last suggestion */
+	unsigned long long kernels;  /* kernel evaluations (gp_kernel_count and the subset choice) */
+	unsigned long long kernels_max_call;   /* the most of one suggestion or estimate */
+};
+
+/* Copy bo's statistics into *out. 0, or -1 when s is not a bo strategy. */
+int strategy_bo_stats(const strategy *s, struct strategy_bo_stats *out);
+
 extern const struct strategy_ops strategy_bo_ops, strategy_nm_ops, strategy_random_ops,
 	strategy_grid_ops;
 

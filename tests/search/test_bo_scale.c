@@ -1,0 +1,189 @@
+/* test_bo_scale.c - the bo strategy's surrogate scales (issue #12), asserted without
+ * timing anything: on the synthetic PCIe landscape, with observations of random
+ * allowed points fed in bulk,
+ *  - below BO_MODEL_MAX_POINTS successes the GP is built on every success (behaviour
+ *    unchanged: the bench regret tables are the same);
+ *  - at 2000 observations the GP is built on at most BO_MODEL_MAX_POINTS points, a
+ *    fit on at most BO_FIT_MAX_POINTS, and one suggestion or recommendation costs a
+ *    bounded number of kernel evaluations (gp_kernel_count), far below what the whole
+ *    data would cost;
+ *  - the suggestions stay exact about what was seen or pruned: never an observed,
+ *    pruned or disallowed point.
+ * Seeded: deterministic. */
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "synthetic_landscape.h"
+#include "search/strategy_impl.h"
+
+#define CAP 256            /* BO_MODEL_MAX_POINTS in strategy_bo.c */
+#define FIT_CAP 80         /* BO_FIT_MAX_POINTS */
+#define BIG 2000
+#define SUGGESTIONS 8
+/* Kernel evaluations of one suggestion or recommendation at BIG observations. With the
+ * cap one costs about 1.5 million (means of ~3000 candidates on 256 points, the
+ * factorisation, a refit on 80); on all ~1000 successes a suggestion costs over 4
+ * million, and grows with the data. */
+#define KERNELS_PER_CALL 3000000ULL
+
+struct feed {
+	space *sp;
+	gsl_rng *rng, *pick;
+	prune *pr;
+	strategy *s;
+	struct point *seen;
+	size_t nseen, nok;
+};
+
+static void feed_open(struct feed *f, unsigned long seed)
+{
+	char err[256];
+
+	memset(f, 0, sizeof *f);
+	f->sp = space_default();
+	f->rng = gsl_rng_alloc(gsl_rng_mt19937);
+	f->pick = gsl_rng_alloc(gsl_rng_mt19937);
+	f->pr = f->sp ? prune_create(f->sp, 3) : NULL;
+	f->seen = calloc(BIG + SUGGESTIONS + 1, sizeof *f->seen);
+	if (!f->sp || !f->rng || !f->pick || !f->pr || !f->seen)
+		abort();
+	gsl_rng_set(f->rng, seed);
+	gsl_rng_set(f->pick, seed + 1000);
+	f->s = strategy_create("bo", f->sp, f->rng, f->pr, err, sizeof err);
+	if (!f->s) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+}
+
+static void feed_close(struct feed *f)
+{
+	strategy_destroy(f->s);
+	prune_destroy(f->pr);
+	gsl_rng_free(f->rng);
+	gsl_rng_free(f->pick);
+	space_destroy(f->sp);
+	free(f->seen);
+}
+
+static bool was_seen(const struct feed *f, const struct point *p)
+{
+	for (size_t i = 0; i < f->nseen; i++) {
+		if (point_equal(&f->seen[i], p, space_dims(f->sp)))
+			return true;
+	}
+	return false;
+}
+
+static void feed_observe(struct feed *f, const struct point *p)
+{
+	struct outcome o;
+
+	landscape_eval(f->sp, p, &o);
+	prune_observe(f->pr, p, &o);
+	strategy_observe(f->s, p, &o);
+	f->seen[f->nseen++] = *p;
+	f->nok += o.cls == OUTCOME_OK;
+}
+
+/* Observe random allowed, unpruned, distinct points until n have been observed. */
+static void feed_random(struct feed *f, size_t n)
+{
+	while (f->nseen < n) {
+		struct point p;
+
+		memset(&p, 0, sizeof p);
+		for (size_t d = 0; d < space_dims(f->sp); d++)
+			p.lv[d] = (uint32_t)gsl_rng_uniform_int(f->pick, space_levels(f->sp, d));
+		if (space_allows(f->sp, &p) && !prune_rejects(f->pr, &p) && !was_seen(f, &p))
+			feed_observe(f, &p);
+	}
+}
+
+/* One suggestion, checked and observed; its statistics in *st. */
+static void suggest_checked(struct feed *f, struct strategy_bo_stats *st)
+{
+	struct point p;
+	char err[256];
+	int rc = strategy_suggest(f->s, &p, err, sizeof err);
+
+	CHECK_INT(rc, 0);
+	if (rc != 0) {
+		fprintf(stderr, "suggest: %s\n", err);
+		return;
+	}
+	CHECK(!was_seen(f, &p));
+	CHECK(space_allows(f->sp, &p));
+	CHECK(!prune_rejects(f->pr, &p));
+	CHECK_INT(strategy_bo_stats(f->s, st), 0);
+	feed_observe(f, &p);
+}
+
+/* Below the cap, every success is the GP's data, as before the cap existed. */
+static void test_below_cap(void)
+{
+	struct feed f;
+	struct strategy_bo_stats st;
+
+	feed_open(&f, 3);
+	size_t nok;
+
+	feed_random(&f, 150);
+	nok = f.nok;
+	CHECK(nok < CAP);
+	suggest_checked(&f, &st);
+	CHECK_INT(st.models, 1);
+	CHECK_INT(st.model_successes, nok);
+	CHECK_INT(st.model_points, st.model_successes);
+	CHECK(st.fit_points_max <= FIT_CAP);
+	fprintf(stderr, "below the cap: %zu successes, model on %zu, %zu candidates, "
+	        "%zu solves, %llu kernels\n", st.model_successes, st.model_points, st.candidates,
+	        st.exact_scores, st.kernels_max_call);
+	feed_close(&f);
+}
+
+static void test_big(void)
+{
+	struct feed f;
+	struct strategy_bo_stats st;
+	struct point rec;
+	double est;
+
+	feed_open(&f, 5);
+	feed_random(&f, BIG);
+	CHECK(f.nok > 2 * CAP);
+	for (int i = 0; i < SUGGESTIONS; i++) {
+		size_t nok = f.nok;
+
+		suggest_checked(&f, &st);
+		CHECK_INT(st.model_successes, nok);
+		CHECK_INT(st.model_points, CAP);
+		fprintf(stderr, "at %zu observations (%zu successes): model on %zu, %zu "
+		        "candidates, %zu solves, %llu kernels in this suggestion at most\n",
+		        f.nseen - 1, nok, st.model_points, st.candidates, st.exact_scores,
+		        st.kernels_max_call);
+	}
+	/* the recommendation's model is capped too */
+	CHECK_INT(strategy_recommend(f.s, &rec, &est), 0);
+	CHECK(was_seen(&f, &rec));
+	CHECK_INT(strategy_bo_stats(f.s, &st), 0);
+	CHECK_INT(st.model_points, CAP);
+	CHECK(st.model_points_max <= CAP);
+	CHECK(st.fit_points_max <= FIT_CAP);
+	CHECK(st.kernels_max_call <= KERNELS_PER_CALL);
+	/* the whole run: the bulk observations cost nothing, so this is SUGGESTIONS + 1
+	 * bounded calls */
+	CHECK(st.kernels <= (SUGGESTIONS + 1) * KERNELS_PER_CALL);
+	fprintf(stderr, "total: %llu kernel evaluations, at most %llu in one call\n",
+	        st.kernels, st.kernels_max_call);
+	feed_close(&f);
+}
+
+int main(void)
+{
+	test_below_cap();
+	test_big();
+	return check_status();
+}
