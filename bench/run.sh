@@ -42,7 +42,8 @@ if [ $quick = 1 ]; then
 	whole_opts=--quick
 else
 	whole_opts="--seeds 30"
-	seeds=30 budget=100 overhead_obs="--obs 50 --obs 100 --obs 200 --obs 400" reps=5
+	seeds=30 budget=100 overhead_obs="--obs 50 --obs 100 --obs 200 --obs 400 --obs 700 --obs 1000 --obs 2000"
+	reps=5
 	probe_runs=100 session_budget=60
 fi
 notes=${out%.md}.notes.md

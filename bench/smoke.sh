@@ -39,6 +39,21 @@ expect "| bo |"
 expect "MEASURED on this CPU"
 expect "The model's own cost in-process"
 
+if ! "$overhead" --long-only --strategy bo --long-budget 8 --long-budget 12 --long-seeds 2 \
+		--jobs 2 >"$out"; then
+	echo "bench-smoke: $overhead --long-only failed" >&2
+	exit 1
+fi
+expect "### Long sessions"
+expect "| pcie-gen5-8gpu | bo | 2 |"
+expect "| pcie-gen5-8gpu | bo | **median** |"
+expect "regret@12"
+if "$overhead" --long-budget 12 --long-budget 8 >"$out" 2>&1; then
+	echo "bench-smoke: decreasing --long-budget values were accepted" >&2
+	fail=1
+fi
+expect "--long-budget: 8 is not above 12"
+
 if "$search" --seeds 0 >"$out" 2>&1; then
 	echo "bench-smoke: --seeds 0 was accepted" >&2
 	fail=1

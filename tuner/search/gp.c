@@ -207,6 +207,11 @@ double gp_signal_var(const gp *g)
 	return g->sf2;
 }
 
+double gp_noise_var(const gp *g)
+{
+	return g->noise;
+}
+
 size_t gp_size(const gp *g)
 {
 	return g->n;

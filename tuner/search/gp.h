@@ -96,5 +96,7 @@ double gp_predict_mean(const gp *g, const double *x);
 void gp_predict_mean_bound(const gp *g, const double *x, double *mu, double *var_ub);
 /* Prior variance sf2: the largest latent variance any prediction can have. */
 double gp_signal_var(const gp *g);
+/* The noise variance of one observation (the fitted noise hyperparameter). */
+double gp_noise_var(const gp *g);
 
 #endif

@@ -39,6 +39,40 @@
  * on at most 80 points (the 40 best and 40 spread over the rest), so a suggestion
  * stays cheap at 200 observations.
  *
+ * Scale (long sessions, many observations). A suggestion's GP work grows with the n
+ * successes it is built on: a candidate's mean costs n kernel values, its variance a
+ * triangular solve (n^2 / 2), the factorisation n^3 / 3, and about 1700 candidates plus
+ * the local search's moves are looked at. Profiled (callgrind, bench-overhead --obs 700,
+ * 685 successes): 75% of a suggestion's instructions went to the triangular solves of
+ * 1610 of its 1641 candidates - the prior's bound (below) pruned almost none -, 14% to
+ * the Cholesky, 5% to the means; a suggestion took 350 ms at 700 observations and 4.6 s
+ * at 2000. Two changes:
+ *  - a tighter bound for the pruned scoring (below), exact, so that the suggestions are
+ *    bit for bit those of the prior bound alone: a few hundred solves instead of all;
+ *  - a cap. Beyond BO_MODEL_MAX_POINTS (256) successes the GP is built on 256 of them:
+ *    the BO_MODEL_BEST (128) with the lowest y, where the optimum is refined; then the
+ *    BO_MODEL_LOCAL (64) most correlated, under the current hyperparameters, with any of
+ *    the BO_TOP_POINTS best distinct points, whose neighbourhoods most candidates come
+ *    from, so that a slow neighbour of the incumbent is not forgotten and re-explored;
+ *    then 64 at an even stride in y through the rest, so that the model still knows
+ *    where the space is slow. Only the surrogate's data is thinned: the standardisation,
+ *    the best y, the top points, the seen set (never rerun), prune's rules and the
+ *    feasibility of failures use every observation, and the refit schedule and its
+ *    80-point fit are unchanged. Below the cap nothing changes (bench-search-efficiency
+ *    gives the same tables, every suggestion of 50 sessions of 250 runs on the five
+ *    models is the same). Above it, on pcie-gen5-8gpu and nvlink-h200-8gpu the
+ *    recommendation's regret at 300, 1000 and 2000 runs held (bench-overhead
+ *    --long-budget, 10 seeds; the uncapped code on fewer seeds, as it took tens of
+ *    CPU-minutes a session), and a suggestion costs 15-30 ms at 2000 observations
+ *    (tests/search/test_bo_scale.c bounds the GP's size and kernel evaluations).
+ *    The recommendation needed one more step (below): built on the subset alone it
+ *    twice recommended, on nvlink-h200-8gpu, a point 16-19% off whose own slow
+ *    measurement had been left out, on its fast neighbours' strength.
+ *    Not done: an incremental Cholesky would save the factorisation (10-14% of the
+ *    capped cost) but not the per-candidate n^2 solve or n-point mean; a sparse GP
+ *    (inducing points over all the data) costs n m^2 per refit and a second set of
+ *    points to choose; neither was needed for the target.
+ *
  * Acquisition: score = log EI + log feasibility, maximised over
  *  - every eligible point when the space has at most BO_EXHAUSTIVE_MAX points;
  *  - otherwise a candidate set - every single-parameter change of the 5 best points,
@@ -50,12 +84,23 @@
  * variance is not (a triangular solve); since EI grows with sigma and feasibility is
  * at most 1, log EI(mu, sqrt(sf2)) bounds a candidate's score, and candidates are
  * scored in decreasing order of that bound until it falls below the best score.
+ * A second, tighter bound comes free with the mean: the variance given the single data
+ * point most correlated with the candidate bounds the variance given them all
+ * (gp_predict_mean_bound, widened for round-off); a candidate whose log EI at that
+ * sigma is below the third best score so far can become neither the best nor a local
+ * search start, so it is skipped (and in local search, a move it bounds below the
+ * current score). The order and the stopping rule stay those of the first bound, so
+ * the result is the same as scoring it.
  * Seen, pruned and disallowed points are never candidates.
  *
  * Recommendation (strategy_recommend): the observed point with the lowest posterior
  * mean, from a model built like a suggestion's but whose refit, if one is due, is not
  * kept as the strategy's (it is memoised, so the next suggestion reuses it): asking
- * for a recommendation never changes what bo suggests. */
+ * for a recommendation never changes what bo suggests. Past the cap, a point's
+ * posterior is also conditioned on its own successful runs that the subset left out
+ * (one Gaussian update at that point, their mean with noise / count): the exact
+ * posterior given the subset and the point's own data, a triangular solve per such
+ * point. */
 #include "search/strategy_impl.h"
 
 #include <gsl/gsl_qrng.h>
@@ -105,7 +150,10 @@ struct bo {
 	gsl_rng *r;
 	/* model data: every success (x, y), and the GP's subset (mx, my) beyond the cap */
 	double *x, *y;
+	size_t *row_obs;          /* per row of x, y: its index in s->obs */
+	unsigned char *in_model;  /* per row: among the GP's data (when capped) */
 	size_t cap;
+	bool capped;              /* the last GP was built on a subset */
 	double mx[BO_MODEL_MAX_POINTS * SPACE_MAX_DIMS], my[BO_MODEL_MAX_POINTS];
 	double best;            /* lowest standardised y */
 	double ymean, ysd;      /* y = ymean + ysd * standardised y */
@@ -214,6 +262,8 @@ static void bo_destroy(strategy *s)
 		gsl_rng_free(b->r);
 	free(b->x);
 	free(b->y);
+	free(b->row_obs);
+	free(b->in_model);
 	free(b->work);
 	free(b->c);
 	free(b->order);
@@ -268,6 +318,8 @@ static int bo_initial(strategy *s, struct bo *b, struct point *out)
 static int reserve(struct bo *b, size_t n, size_t dims)
 {
 	double *nx, *ny, *nw;
+	size_t *nr;
+	unsigned char *ni;
 
 	if (n <= b->cap)
 		return 0;
@@ -284,6 +336,14 @@ static int reserve(struct bo *b, size_t n, size_t dims)
 	if (!nw)
 		return -1;
 	b->work = nw;
+	nr = realloc(b->row_obs, n * sizeof *nr);
+	if (!nr)
+		return -1;
+	b->row_obs = nr;
+	ni = realloc(b->in_model, n);
+	if (!ni)
+		return -1;
+	b->in_model = ni;
 	b->cap = n;
 	return 0;
 }
@@ -392,19 +452,20 @@ static size_t top_points(const strategy *s, size_t *top);
 /* The GP's data when there are more than BO_MODEL_MAX_POINTS successes (see the header
  * comment): the BO_MODEL_BEST lowest y, then the BO_MODEL_LOCAL most correlated (under
  * the hyperparameters theta) with any of the BO_TOP_POINTS best distinct points, then
- * the rest at an even stride in y order; into b->mx, b->my in observation order.
- * 0, or -1 when out of memory. */
+ * the rest at an even stride in y order; into b->mx, b->my in observation order, and
+ * b->in_model. The number of points, or -1 when out of memory. */
 static int model_subset(strategy *s, struct bo *b, size_t n, const double *theta)
 {
 	size_t dims = s->dims, *idx = malloc(3 * n * sizeof *idx), *tmp, *rest;
 	size_t top[BO_TOP_POINTS], ntop = top_points(s, top), k = 0, nrest = 0;
 	size_t spread = BO_MODEL_MAX_POINTS - BO_MODEL_BEST - BO_MODEL_LOCAL;
 	double *corr = malloc(n * sizeof *corr), xt[BO_TOP_POINTS][SPACE_MAX_DIMS];
-	unsigned char *pick = calloc(n, 1);
+	unsigned char *pick = b->in_model;
 	int rc = -1;
 
-	if (!idx || !corr || !pick)
+	if (!idx || !corr)
 		goto out;
+	memset(pick, 0, n);
 	tmp = idx + n;
 	rest = idx + 2 * n;
 	gp_hyper_set(b->g, theta);
@@ -449,7 +510,6 @@ static int model_subset(strategy *s, struct bo *b, size_t n, const double *theta
 out:
 	free(idx);
 	free(corr);
-	free(pick);
 	return rc;
 }
 
@@ -470,6 +530,7 @@ static int bo_model(strategy *s, struct bo *b, bool commit)
 		if (s->obs[i].cls != OUTCOME_OK)
 			continue;
 		encode(s, &s->obs[i].p, b->x + n * dims);
+		b->row_obs[n] = i;
 		b->y[n++] = s->obs[i].y;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -494,7 +555,8 @@ static int bo_model(strategy *s, struct bo *b, bool commit)
 			b->fit_n = n;
 		}
 	}
-	if (n > BO_MODEL_MAX_POINTS) {
+	b->capped = n > BO_MODEL_MAX_POINTS;
+	if (b->capped) {
 		int m = model_subset(s, b, n, theta);
 
 		if (m < 0 || gp_set_data(b->g, b->mx, b->my, (size_t)m) < 0)
@@ -909,6 +971,52 @@ oom:
 	return -1;
 }
 
+/* Past the cap, condition each estimate on the point's own successful runs that the
+ * GP's subset left out (their mean, with noise variance noise / count): one Gaussian
+ * update of the posterior at that point, so a point measured slow is not recommended on
+ * its neighbours' strength. est[i] is the standardised posterior mean (in/out). 0, or -1
+ * when out of memory. */
+static int estimate_own_runs(strategy *s, struct bo *b, const struct point *p, size_t n,
+                             double *est)
+{
+	struct pointmap qm;
+	double *sum = calloc(n, sizeof *sum), noise = gp_noise_var(b->g);
+	size_t *cnt = calloc(n, sizeof *cnt), nrows = b->st.model_successes;
+	int rc = -1;
+
+	pointmap_init(&qm, s->dims);
+	if (!sum || !cnt)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (pointmap_put(&qm, &p[i], i) < 0)
+			goto out;
+	}
+	for (size_t r = 0; r < nrows; r++) {
+		size_t q;
+
+		if (!b->in_model[r] && pointmap_get(&qm, &s->obs[b->row_obs[r]].p, &q)) {
+			sum[q] += b->y[r];
+			cnt[q]++;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		double x[SPACE_MAX_DIMS], mu, var, nv;
+
+		if (cnt[i] == 0)
+			continue;
+		encode(s, &p[i], x);
+		gp_predict(b->g, x, &mu, &var, b->work);
+		nv = noise / (double)cnt[i];
+		est[i] = mu + var / (var + nv) * (sum[i] / (double)cnt[i] - mu);
+	}
+	rc = 0;
+out:
+	pointmap_free(&qm);
+	free(sum);
+	free(cnt);
+	return rc;
+}
+
 /* The GP posterior mean of log(objective) at each point: the recommendation. Needs a
  * model of at least 2 successful runs; else 1 (strategy.c uses the measurements). */
 static int bo_estimate(strategy *s, const struct point *p, size_t n, double *est)
@@ -930,8 +1038,12 @@ static int bo_estimate(strategy *s, const struct point *p, size_t n, double *est
 		double x[SPACE_MAX_DIMS];
 
 		encode(s, &p[i], x);
-		est[i] = b->ymean + b->ysd * gp_predict_mean(b->g, x);
+		est[i] = gp_predict_mean(b->g, x);
 	}
+	if (b->capped && estimate_own_runs(s, b, p, n, est) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		est[i] = b->ymean + b->ysd * est[i];
 	kernels_since(b, k0);
 	return 0;
 }
