@@ -142,8 +142,8 @@ static int plugin_init(void **context, uint64_t comm_id, size_t nranks, size_t n
 		goto out;
 	}
 	c->has_table = 1;
-	LOG_INFO(log, flags, "nccltune: %zu rules from %s (%zu ranks, %zu nodes)",
-	         c->table.nrules, path, nranks, nnodes);
+	LOG_INFO(log, flags, "nccltune: table %s, %zu rules (nranks %zu, nnodes %zu)", path,
+	         c->table.nrules, nranks, nnodes);
 out:
 	*context = c;
 	return NT_NCCL_SUCCESS;
@@ -297,6 +297,7 @@ static int plugin_get_coll_info(void *context, int coll, size_t nbytes, int num_
 	struct answer ans = { TUNER_ANY, TUNER_ANY, 0, 0, 0 };
 	float (*t)[NT_NCCL_NPROTOS];
 	int na = num_algo, np = num_proto, have = 0, why = 0, algo = TUNER_ANY, proto = TUNER_ANY;
+	int shape_ok = 1;
 	long idx;
 
 	(void)num_pipe_ops;
@@ -314,6 +315,7 @@ static int plugin_get_coll_info(void *context, int coll, size_t nbytes, int num_
 		}
 		na = 0;
 		np = 0;
+		shape_ok = 0;
 	}
 	d.coll = coll;
 	d.bytes = nbytes;
@@ -356,7 +358,8 @@ static int plugin_get_coll_info(void *context, int coll, size_t nbytes, int num_
 	}
 	if (c && ans.rule > 0 && d.status == NCCLTUNE_TUNER_APPLIED && once(c, ans.rule, ONCE_APPLIED))
 		log_applied(c, coll, nbytes, &ans, d.algo, d.proto);
-	if (c && ans.rule > 0 && d.status == NCCLTUNE_TUNER_IGNORED && once(c, ans.rule, ONCE_IGNORED))
+	if (c && ans.rule > 0 && d.status == NCCLTUNE_TUNER_IGNORED && shape_ok &&
+	    once(c, ans.rule, ONCE_IGNORED))
 		log_ignored(c, coll, nbytes, &ans, why, na, np);
 	if (control_recording()) {
 		d.comm_id = c ? c->comm_id : 0;

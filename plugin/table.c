@@ -102,13 +102,14 @@ static int token_has_upper(const struct token *t)
 	return 0;
 }
 
-/* A decimal number in [0, max]: digits only, no sign, no leading zero. Returns 0, -1
- * when it is not such a number, -2 when it exceeds max. */
+/* A decimal number in [0, max]: digits only, no sign, no leading zero (the canonical
+ * text has none, so a table reads back as it was written). Returns 0, -1 when it is not
+ * a decimal number, -2 when it exceeds max, -4 for a leading zero. */
 static int token_uint(const struct token *t, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
 
-	if (t->n == 0 || (t->n > 1 && t->s[0] == '0'))
+	if (t->n == 0)
 		return -1;
 	for (size_t i = 0; i < t->n; i++) {
 		unsigned d;
@@ -120,6 +121,8 @@ static int token_uint(const struct token *t, uint64_t max, uint64_t *out)
 			return -2;
 		v = v * 10 + d;
 	}
+	if (t->n > 1 && t->s[0] == '0')
+		return -4;
 	*out = v;
 	return 0;
 }
@@ -131,6 +134,8 @@ static int bad_number(char *err, size_t errlen, size_t line, const char *field,
 	char w[WORD_SHOWN + 4];
 
 	show_word(t->s, t->n, w);
+	if (why == -4)
+		return table_errf(err, errlen, "line %zu: %s '%s' has a leading zero", line, field, w);
 	if (why == -2 || why == -3)
 		return table_errf(err, errlen, "line %zu: %s %s is out of range (%llu..%llu%s)",
 		                  line, field, w, (unsigned long long)lo, (unsigned long long)hi,
