@@ -16,6 +16,7 @@ static struct nccltune_tuner_decision ring[NCCLTUNE_TUNER_RECORD_MAX];
 static size_t ring_head, ring_count;       /* ring[ring_head] is the oldest */
 static uint64_t ring_dropped;
 
+/* NCCLTUNE_TUNER_CONTROL_VERSION: how a caller knows the file is this plugin. Can't fail. */
 NT_EXPORT int nccltune_tuner_control_version(void)
 {
 	return NCCLTUNE_TUNER_CONTROL_VERSION;
@@ -35,6 +36,8 @@ static int force_valid(const struct nccltune_tuner_force *f)
 	return f->chunk <= TUNER_TABLE_MAX_CHUNK;
 }
 
+/* Set (a copy of) `f` as the forced answer, or clear it with NULL. Returns 0, or -1 with
+ * the previous state unchanged when a field is out of range. */
 NT_EXPORT int nccltune_tuner_force(const struct nccltune_tuner_force *f)
 {
 	if (f && !force_valid(f))
@@ -47,6 +50,8 @@ NT_EXPORT int nccltune_tuner_force(const struct nccltune_tuner_force *f)
 	return 0;
 }
 
+/* Start recording (emptying the ring and the dropped count) or stop (keeping the ring).
+ * Can't fail. */
 NT_EXPORT void nccltune_tuner_record(int on)
 {
 	pthread_mutex_lock(&control_lock);
@@ -59,6 +64,8 @@ NT_EXPORT void nccltune_tuner_record(int on)
 	pthread_mutex_unlock(&control_lock);
 }
 
+/* Move up to `max` decisions, oldest first, into out; with out NULL, count them and move
+ * none. Returns the number. Can't fail. */
 NT_EXPORT size_t nccltune_tuner_decisions(struct nccltune_tuner_decision *out, size_t max)
 {
 	size_t n;
@@ -77,6 +84,7 @@ NT_EXPORT size_t nccltune_tuner_decisions(struct nccltune_tuner_decision *out, s
 	return n;
 }
 
+/* Decisions the full ring dropped since recording last started. Can't fail. */
 NT_EXPORT uint64_t nccltune_tuner_dropped(void)
 {
 	uint64_t n;
