@@ -5,7 +5,10 @@
  * the loader then hands NCCL and the caller the same object, so both see the globals
  * behind these functions. dlsym() "nccltune_tuner_control_version" first: a file that
  * lacks it, or answers another version, is not this plugin. Then force an answer, turn
- * recording on, run (or capture) the collectives, and drain what NCCL was told.
+ * recording on, run (or capture) the collectives, and drain what NCCL was told. Keep
+ * the handle open while the state matters: NCCL dlcloses the plugin when its last
+ * communicator is destroyed and loads it afresh for the next one (src/plugin/tuner.cc,
+ * ncclTunerPluginUnload), so without a second handle the object, and this state, go.
  *
  * This state is process-wide, the one exception to the plugin's rule that everything
  * lives in a communicator's context. Forcing and recording are off until asked for: a
