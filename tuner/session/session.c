@@ -24,6 +24,7 @@
 
 #include "fsutil.h"
 #include "result/result.h"
+#include "run/locate.h"
 #include "run/runner.h"
 #include "session/session_priv.h"
 
@@ -413,31 +414,6 @@ void nccltune_session_set_progress(nccltune_session *s, FILE *f)
 
 /* ---- preparing a new session ---- */
 
-/* A GPU is visible when the driver's device nodes exist or nvidia-smi lists one. */
-static bool gpu_visible(void)
-{
-	char path[32], *argv[] = {"nvidia-smi", "-L", NULL}, e[256];
-	struct runner_request req;
-	struct runner_result res;
-	bool seen = false;
-
-	for (int i = 0; i < 16; i++) {
-		snprintf(path, sizeof path, "/dev/nvidia%d", i);
-		if (access(path, F_OK) == 0)
-			return true;
-	}
-	memset(&req, 0, sizeof req);
-	req.argv = argv;
-	req.envp = environ;
-	req.timeout_s = 20;
-	if (runner_run(&req, &res, e, sizeof e) == 0) {
-		seen = res.spawned && res.exit_status == 0 && strstr(res.out, "GPU ");
-		runner_result_free(&res);
-	}
-	return seen;
-}
-
-/* s->probe_argv = {a, b, c} (b, c may be NULL). */
 /* Set the probe's argv to the given words (a NULL ends the list early). */
 static int set_argv(nccltune_session *s, const char *a, const char *b, const char *c,
                     const char *d, const char *e)
@@ -467,8 +443,8 @@ static int resolve_probe(nccltune_session *s)
 		return NCCLTUNE_OK;
 	}
 	if (!model) {
-		if (gpu_visible()) {
-			if (runner_find_tool("nccltune-probe", path, sizeof path, e, sizeof e) != 0)
+		if (locate_gpu_visible()) {
+			if (locate_probe(NULL, path, sizeof path, e, sizeof e) != 0)
 				return setf(s, NCCLTUNE_ERROR, "a GPU is visible but %s; build the probe "
 				            "(meson setup -Dprobe=enabled) or pass --probe CMD or --model NAME",
 				            e);
@@ -482,7 +458,7 @@ static int resolve_probe(nccltune_session *s)
 			return NCCLTUNE_ERROR;
 		model = s->model;
 	}
-	if (runner_find_tool("nccltune-model-probe", path, sizeof path, e, sizeof e) != 0)
+	if (locate_probe(model, path, sizeof path, e, sizeof e) != 0)
 		return setf(s, NCCLTUNE_ERROR, "--model %s: %s", model, e);
 	/* The session's seed makes a model session reproducible run for run: the model
 	 * probe mixes it with NCCLTUNE_RUN (env_add_run) and the configuration. */
@@ -2210,54 +2186,4 @@ int session_point_best(const nccltune_session *s, double *best_us, struct point 
 		}
 	}
 	return found;
-}
-
-/* Append `word` to buf single-quoted, as a POSIX shell (and runner_split_command) reads
- * it back. Returns 0, or -1 when buf is too small. */
-static int quote_word(char *buf, size_t len, size_t *used, const char *word)
-{
-	size_t u = *used;
-
-	if (u && u + 1 < len)
-		buf[u++] = ' ';
-	if (u + 1 >= len)
-		return -1;
-	buf[u++] = '\'';
-	for (const char *c = word; *c; c++) {
-		if (*c == '\'') {
-			if (u + 4 >= len)
-				return -1;
-			memcpy(buf + u, "'\\''", 4);
-			u += 4;
-		} else {
-			if (u + 1 >= len)
-				return -1;
-			buf[u++] = *c;
-		}
-	}
-	if (u + 2 > len)
-		return -1;
-	buf[u++] = '\'';
-	buf[u] = '\0';
-	*used = u;
-	return 0;
-}
-
-int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, size_t errlen)
-{
-	char path[PATH_MAX];
-	size_t used = 0;
-
-	if (len)
-		buf[0] = '\0';
-	if (runner_find_tool(model ? "nccltune-model-probe" : "nccltune-probe", path, sizeof path,
-	                     err, errlen) != 0)
-		return NCCLTUNE_ERROR;
-	if (quote_word(buf, len, &used, path) != 0 ||
-	    (model && (quote_word(buf, len, &used, "--model") != 0 ||
-	               quote_word(buf, len, &used, model) != 0))) {
-		fs_errf(err, errlen, "%s: command too long", path);
-		return NCCLTUNE_ERROR;
-	}
-	return NCCLTUNE_OK;
 }
