@@ -62,12 +62,12 @@ static int setf(nccltune_session *s, int status, const char *fmt, ...)
 
 double session_elapsed(const nccltune_session *s)
 {
-	return s->t_offset + (s->t_start > 0 ? now_s() - s->t_start : 0);
+	return s->run.t_offset + (s->run.t_start > 0 ? now_s() - s->run.t_start : 0);
 }
 
 bool session_is_model(const nccltune_session *s)
 {
-	return strcmp(s->source, "model") == 0;
+	return strcmp(s->run.source, "model") == 0;
 }
 
 /* ---- handle, setters ---- */
@@ -78,14 +78,14 @@ nccltune_session *nccltune_session_create(void)
 
 	if (!s)
 		return NULL;
-	workload_default(&s->wl);
-	s->budget = 60;
-	s->seed = 1;
-	snprintf(s->strategy_name, sizeof s->strategy_name, "bo");
-	s->progress = stderr;
-	s->warnings = stderr;
-	s->progress_tty = isatty(STDERR_FILENO) == 1;
-	snprintf(s->source, sizeof s->source, "measured");
+	workload_default(&s->cfg.wl);
+	s->cfg.budget = 60;
+	s->cfg.seed = 1;
+	snprintf(s->cfg.strategy_name, sizeof s->cfg.strategy_name, "bo");
+	s->out.progress = stderr;
+	s->out.warnings = stderr;
+	s->out.tty = isatty(STDERR_FILENO) == 1;
+	snprintf(s->run.source, sizeof s->run.source, "measured");
 	return s;
 }
 
@@ -93,27 +93,27 @@ void nccltune_session_destroy(nccltune_session *s)
 {
 	if (!s)
 		return;
-	strategy_destroy(s->st);
-	prune_destroy(s->pr);
-	if (s->rng)
-		gsl_rng_free(s->rng);
-	journal_close(s->jr);
-	space_destroy(s->sp);
-	space_destroy(s->space_full);
-	env_pins_free(&s->pins);
-	runner_free_argv(s->probe_argv);
-	cJSON_Delete(s->fingerprint);
-	cJSON_Delete(s->warm);
-	for (size_t i = 0; i < s->ntries; i++)
-		tryconf_clear(&s->tries[i]);
-	free(s->tries);
-	free(s->runs);
-	free(s->queue);
-	free(s->probe_cmd);
-	free(s->model);
-	free(s->space_file);
-	free(s->out_dir_opt);
-	free(s->warm_dir);
+	strategy_destroy(s->run.st);
+	prune_destroy(s->run.pr);
+	if (s->run.rng)
+		gsl_rng_free(s->run.rng);
+	journal_close(s->run.jr);
+	space_destroy(s->run.sp);
+	space_destroy(s->cfg.space_full);
+	env_pins_free(&s->run.pins);
+	runner_free_argv(s->run.probe_argv);
+	cJSON_Delete(s->run.fingerprint);
+	cJSON_Delete(s->run.warm);
+	for (size_t i = 0; i < s->cfg.ntries; i++)
+		tryconf_clear(&s->cfg.tries[i]);
+	free(s->cfg.tries);
+	free(s->run.runs);
+	free(s->run.queue);
+	free(s->cfg.probe_cmd);
+	free(s->cfg.model);
+	free(s->cfg.space_file);
+	free(s->cfg.out_dir_opt);
+	free(s->cfg.warm_dir);
 	free(s);
 }
 
@@ -124,7 +124,7 @@ const char *nccltune_session_error(const nccltune_session *s)
 
 const char *nccltune_session_out_dir(const nccltune_session *s)
 {
-	return s->dir[0] ? s->dir : NULL;
+	return s->run.dir[0] ? s->run.dir : NULL;
 }
 
 static int refuse(nccltune_session *s, const char *what)
@@ -156,12 +156,12 @@ int nccltune_session_set_probe(nccltune_session *s, const char *command)
 
 	if (rc)
 		return rc;
-	if (s->model)
+	if (s->cfg.model)
 		return setf(s, NCCLTUNE_USAGE, "--probe and --model are exclusive");
 	if (runner_split_command(command, &argv, e, sizeof e) != 0)
 		return setf(s, NCCLTUNE_USAGE, "--probe: %s", e);
 	runner_free_argv(argv);
-	return set_string(s, &s->probe_cmd, command);
+	return set_string(s, &s->cfg.probe_cmd, command);
 }
 
 int nccltune_session_set_model(nccltune_session *s, const char *model)
@@ -170,11 +170,11 @@ int nccltune_session_set_model(nccltune_session *s, const char *model)
 
 	if (rc)
 		return rc;
-	if (s->probe_cmd)
+	if (s->cfg.probe_cmd)
 		return setf(s, NCCLTUNE_USAGE, "--probe and --model are exclusive");
 	if (!model || !*model)
 		return setf(s, NCCLTUNE_USAGE, "--model: empty name");
-	return set_string(s, &s->model, model);
+	return set_string(s, &s->cfg.model, model);
 }
 
 /* Read the file an option names (at most 1 MiB). Returns the malloc'd text, or NULL
@@ -207,9 +207,9 @@ int nccltune_session_set_space_file(nccltune_session *s, const char *path)
 	free(text);
 	if (rc != 0)
 		return setf(s, NCCLTUNE_USAGE, "%s", e);
-	space_destroy(s->space_full);
-	s->space_full = sp;
-	return set_string(s, &s->space_file, path);
+	space_destroy(s->cfg.space_full);
+	s->cfg.space_full = sp;
+	return set_string(s, &s->cfg.space_file, path);
 }
 
 int nccltune_session_set_workload_file(nccltune_session *s, const char *path)
@@ -229,8 +229,8 @@ int nccltune_session_set_workload_file(nccltune_session *s, const char *path)
 	free(text);
 	if (rc != 0)
 		return setf(s, NCCLTUNE_USAGE, "%s", e);
-	s->wl = w;
-	s->workload_set = true;
+	s->cfg.wl = w;
+	s->cfg.workload_set = true;
 	return NCCLTUNE_OK;
 }
 
@@ -245,8 +245,8 @@ int nccltune_session_set_workload(nccltune_session *s, const char *bytes_list, i
 		return rc;
 	if (workload_from_options(bytes_list, ops, dtype, &w, e, sizeof e) != 0)
 		return setf(s, NCCLTUNE_USAGE, "%s", e);
-	s->wl = w;
-	s->workload_set = true;
+	s->cfg.wl = w;
+	s->cfg.workload_set = true;
 	return NCCLTUNE_OK;
 }
 
@@ -259,7 +259,7 @@ int nccltune_session_set_budget(nccltune_session *s, int runs)
 	if (runs < 2 || runs > 100000)
 		return setf(s, NCCLTUNE_USAGE, "--budget: %d is not in 2..100000 (the baseline "
 		            "takes one run)", runs);
-	s->budget = runs;
+	s->cfg.budget = runs;
 	return NCCLTUNE_OK;
 }
 
@@ -271,7 +271,7 @@ int nccltune_session_set_time_limit(nccltune_session *s, double seconds)
 		return rc;
 	if (!isfinite(seconds) || seconds < 0)
 		return setf(s, NCCLTUNE_USAGE, "--time-limit: %g is not a duration", seconds);
-	s->time_limit_s = seconds;
+	s->cfg.time_limit_s = seconds;
 	return NCCLTUNE_OK;
 }
 
@@ -281,7 +281,7 @@ int nccltune_session_set_seed(nccltune_session *s, unsigned long seed)
 
 	if (rc)
 		return rc;
-	s->seed = seed;
+	s->cfg.seed = seed;
 	return NCCLTUNE_OK;
 }
 
@@ -297,7 +297,7 @@ int nccltune_session_set_strategy(nccltune_session *s, const char *name)
 		int k;
 
 		if (name && strcmp(name, strategy_names[i]) == 0) {
-			snprintf(s->strategy_name, sizeof s->strategy_name, "%s", name);
+			snprintf(s->cfg.strategy_name, sizeof s->cfg.strategy_name, "%s", name);
 			return NCCLTUNE_OK;
 		}
 		k = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
@@ -317,7 +317,7 @@ int nccltune_session_set_timeout(nccltune_session *s, double seconds)
 		return rc;
 	if (!isfinite(seconds) || seconds <= 0 || seconds > 86400)
 		return setf(s, NCCLTUNE_USAGE, "--timeout: %g is not in (0, 86400] seconds", seconds);
-	s->timeout_opt_s = seconds;
+	s->cfg.timeout_opt_s = seconds;
 	return NCCLTUNE_OK;
 }
 
@@ -331,7 +331,7 @@ int nccltune_session_set_out_dir(nccltune_session *s, const char *dir)
 		return setf(s, NCCLTUNE_USAGE, "--out: empty folder name");
 	if (strlen(dir) > PATH_MAX - 64)
 		return setf(s, NCCLTUNE_USAGE, "--out: folder name too long");
-	return set_string(s, &s->out_dir_opt, dir);
+	return set_string(s, &s->cfg.out_dir_opt, dir);
 }
 
 int nccltune_session_set_warm_start(nccltune_session *s, const char *session_dir)
@@ -347,7 +347,7 @@ int nccltune_session_set_warm_start(nccltune_session *s, const char *session_dir
 	if (access(path, R_OK) != 0)
 		return setf(s, NCCLTUNE_USAGE, "--warm-start: %s: %s (not a session folder?)", path,
 		            strerror(errno));
-	return set_string(s, &s->warm_dir, session_dir);
+	return set_string(s, &s->cfg.warm_dir, session_dir);
 }
 
 /* Room for one more try, or NCCLTUNE_USAGE naming `what`. */
@@ -355,13 +355,13 @@ static int tries_room(nccltune_session *s, const char *what)
 {
 	struct tryconf *nv;
 
-	if (s->ntries >= TRYCONF_MAX)
+	if (s->cfg.ntries >= TRYCONF_MAX)
 		return setf(s, NCCLTUNE_USAGE, "%s: more than %d configurations to try", what,
 		            TRYCONF_MAX);
-	nv = realloc(s->tries, (s->ntries + 1) * sizeof *nv);
+	nv = realloc(s->cfg.tries, (s->cfg.ntries + 1) * sizeof *nv);
 	if (!nv)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
-	s->tries = nv;
+	s->cfg.tries = nv;
 	return NCCLTUNE_OK;
 }
 
@@ -377,16 +377,16 @@ int nccltune_session_add_try(nccltune_session *s, const char *config)
 		return rc;
 	snprintf(origin, sizeof origin, "--try '%.60s%s'", config ? config : "",
 	         config && strlen(config) > 60 ? "..." : "");
-	if (tryconf_parse(config, origin, &s->tries[s->ntries], e, sizeof e) != 0)
+	if (tryconf_parse(config, origin, &s->cfg.tries[s->cfg.ntries], e, sizeof e) != 0)
 		return setf(s, NCCLTUNE_USAGE, "%s", e);
-	s->ntries++;
+	s->cfg.ntries++;
 	return NCCLTUNE_OK;
 }
 
 int nccltune_session_add_try_file(nccltune_session *s, const char *path)
 {
 	char e[1024];
-	size_t len, before = s->ntries;
+	size_t len, before = s->cfg.ntries;
 	char *text;
 	int rc = refuse(s, "--try-file");
 
@@ -395,12 +395,12 @@ int nccltune_session_add_try_file(nccltune_session *s, const char *path)
 	text = fs_read_file(path, 1 << 20, &len, e, sizeof e);
 	if (!text)
 		return setf(s, NCCLTUNE_USAGE, "--try-file: %s", e);
-	rc = tryconf_parse_file(text, len, path, &s->tries, &s->ntries, TRYCONF_MAX, e, sizeof e);
+	rc = tryconf_parse_file(text, len, path, &s->cfg.tries, &s->cfg.ntries, TRYCONF_MAX, e, sizeof e);
 	free(text);
 	if (rc != 0) {
 		/* all or nothing: drop what this file added */
-		while (s->ntries > before)
-			tryconf_clear(&s->tries[--s->ntries]);
+		while (s->cfg.ntries > before)
+			tryconf_clear(&s->cfg.tries[--s->cfg.ntries]);
 		return setf(s, NCCLTUNE_USAGE, "--try-file: %s", e);
 	}
 	return NCCLTUNE_OK;
@@ -408,8 +408,8 @@ int nccltune_session_add_try_file(nccltune_session *s, const char *path)
 
 void nccltune_session_set_progress(nccltune_session *s, FILE *f)
 {
-	s->progress = f;
-	s->progress_tty = f && isatty(fileno(f)) == 1;
+	s->out.progress = f;
+	s->out.tty = f && isatty(fileno(f)) == 1;
 }
 
 /* ---- preparing a new session ---- */
@@ -421,12 +421,12 @@ static int set_argv(nccltune_session *s, const char *a, const char *b, const cha
 	const char *words[] = {a, b, c, d, e};
 	size_t n = sizeof words / sizeof words[0];
 
-	s->probe_argv = calloc(n + 1, sizeof *s->probe_argv);
-	if (!s->probe_argv)
+	s->run.probe_argv = calloc(n + 1, sizeof *s->run.probe_argv);
+	if (!s->run.probe_argv)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
 	for (size_t i = 0; i < n && words[i]; i++) {
-		s->probe_argv[i] = strdup(words[i]);
-		if (!s->probe_argv[i])
+		s->run.probe_argv[i] = strdup(words[i]);
+		if (!s->run.probe_argv[i])
 			return setf(s, NCCLTUNE_ERROR, "out of memory");
 	}
 	return NCCLTUNE_OK;
@@ -435,10 +435,10 @@ static int set_argv(nccltune_session *s, const char *a, const char *b, const cha
 static int resolve_probe(nccltune_session *s)
 {
 	char path[PATH_MAX], e[2048], seed[32];
-	const char *model = s->model;
+	const char *model = s->cfg.model;
 
-	if (s->probe_cmd) {
-		if (runner_split_command(s->probe_cmd, &s->probe_argv, e, sizeof e) != 0)
+	if (s->cfg.probe_cmd) {
+		if (runner_split_command(s->cfg.probe_cmd, &s->run.probe_argv, e, sizeof e) != 0)
 			return setf(s, NCCLTUNE_USAGE, "--probe: %s", e);
 		return NCCLTUNE_OK;
 	}
@@ -451,29 +451,29 @@ static int resolve_probe(nccltune_session *s)
 			return set_argv(s, path, NULL, NULL, NULL, NULL);
 		}
 		model = "pcie-gen5-8gpu";
-		s->auto_model = true;
+		s->run.auto_model = true;
 		session_progress_note(s, "no GPU visible: tuning the MODEL %s (a stand-in, not a "
 		                      "measurement); pass --probe or --model to choose", model);
-		if (set_string(s, &s->model, model) != NCCLTUNE_OK)
+		if (set_string(s, &s->cfg.model, model) != NCCLTUNE_OK)
 			return NCCLTUNE_ERROR;
-		model = s->model;
+		model = s->cfg.model;
 	}
 	if (locate_probe(model, path, sizeof path, e, sizeof e) != 0)
 		return setf(s, NCCLTUNE_ERROR, "--model %s: %s", model, e);
 	/* The session's seed makes a model session reproducible run for run: the model
 	 * probe mixes it with NCCLTUNE_RUN (env_add_run) and the configuration. */
-	snprintf(seed, sizeof seed, "%lu", s->seed);
+	snprintf(seed, sizeof seed, "%lu", s->cfg.seed);
 	if (set_argv(s, path, "--model", model, "--seed", seed) != NCCLTUNE_OK)
 		return NCCLTUNE_ERROR;
-	snprintf(s->source, sizeof s->source, "model");
-	snprintf(s->model_name, sizeof s->model_name, "%s", model);
+	snprintf(s->run.source, sizeof s->run.source, "model");
+	snprintf(s->run.model_name, sizeof s->run.model_name, "%s", model);
 	return NCCLTUNE_OK;
 }
 
 static void describe_pins(nccltune_session *s)
 {
-	for (size_t i = 0; i < s->pins.n; i++) {
-		const struct env_pin *p = &s->pins.v[i];
+	for (size_t i = 0; i < s->run.pins.n; i++) {
+		const struct env_pin *p = &s->run.pins.v[i];
 
 		session_progress_note(s, "pinned by your environment: %s=%s (%s; never overridden)",
 		                      p->name, p->value,
@@ -488,27 +488,27 @@ static int resolve_tries(nccltune_session *s)
 {
 	char e[1024], desc[512];
 
-	for (size_t i = 0; i < s->ntries; i++) {
-		struct tryconf *t = &s->tries[i];
+	for (size_t i = 0; i < s->cfg.ntries; i++) {
+		struct tryconf *t = &s->cfg.tries[i];
 
-		if (tryconf_resolve(t, s->sp, &s->pins, t->origin, e, sizeof e) != 0)
+		if (tryconf_resolve(t, s->run.sp, &s->run.pins, t->origin, e, sizeof e) != 0)
 			return setf(s, NCCLTUNE_USAGE, "%s", e);
 		for (size_t j = 0; j < i; j++)
-			if (tryconf_same(&s->tries[j], t, space_dims(s->sp)))
+			if (tryconf_same(&s->cfg.tries[j], t, space_dims(s->run.sp)))
 				return setf(s, NCCLTUNE_USAGE, "%s: the same configuration as %s", t->origin,
-				            s->tries[j].origin);
+				            s->cfg.tries[j].origin);
 	}
-	for (size_t i = 0; i < s->ntries && !s->resumed; i++) {
-		const struct tryconf *t = &s->tries[i];
+	for (size_t i = 0; i < s->cfg.ntries && !s->resumed; i++) {
+		const struct tryconf *t = &s->cfg.tries[i];
 
 		for (size_t k = 0; k < t->n; k++)
-			if (t->pinned[k] && strcmp(env_pins_get(&s->pins, t->name[k]), t->value[k]) != 0)
+			if (t->pinned[k] && strcmp(env_pins_get(&s->run.pins, t->name[k]), t->value[k]) != 0)
 				session_progress_note(s, "try %zu: %s=%s is overridden by your environment's "
 				                      "%s=%s (pinned: your values win; unset it to try %s)",
 				                      i + 1, t->name[k], t->value[k], t->name[k],
-				                      env_pins_get(&s->pins, t->name[k]), t->value[k]);
+				                      env_pins_get(&s->run.pins, t->name[k]), t->value[k]);
 		session_progress_note(s, "try %zu: %s (%s%s%s)", i + 1,
-		                      tryconf_describe(t, s->sp, desc, sizeof desc),
+		                      tryconf_describe(t, s->run.sp, desc, sizeof desc),
 		                      t->in_space ? "a point of the space: the search learns from it"
 		                                  : "outside the space: ",
 		                      t->in_space ? "" : t->why,
@@ -521,11 +521,11 @@ static int resolve_tries(nccltune_session *s)
  * space's: the user's value wins, and the journal records it. */
 static int pin_try_vars(nccltune_session *s)
 {
-	for (size_t i = 0; i < s->ntries; i++) {
-		for (size_t k = 0; k < s->tries[i].n; k++) {
-			const char *now = getenv(s->tries[i].name[k]);
+	for (size_t i = 0; i < s->cfg.ntries; i++) {
+		for (size_t k = 0; k < s->cfg.tries[i].n; k++) {
+			const char *now = getenv(s->cfg.tries[i].name[k]);
 
-			if (now && env_pins_add(&s->pins, s->tries[i].name[k], now) != 0)
+			if (now && env_pins_add(&s->run.pins, s->cfg.tries[i].name[k], now) != 0)
 				return setf(s, NCCLTUNE_ERROR, "out of memory");
 		}
 	}
@@ -537,8 +537,8 @@ static int make_out_dir(nccltune_session *s)
 	char e[1024], path[PATH_MAX + 32];
 	struct stat st;
 
-	if (s->out_dir_opt) {
-		snprintf(s->dir, sizeof s->dir, "%s", s->out_dir_opt);
+	if (s->cfg.out_dir_opt) {
+		snprintf(s->run.dir, sizeof s->run.dir, "%s", s->cfg.out_dir_opt);
 	} else {
 		char host[64] = "host", stamp[32];
 		time_t t = time(NULL);
@@ -553,16 +553,16 @@ static int make_out_dir(nccltune_session *s)
 				*c = '_';
 		gmtime_r(&t, &tm);
 		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-		snprintf(s->dir, sizeof s->dir, "results/%s-%s", host, stamp);
-		for (int i = 2; stat(s->dir, &st) == 0 && i < 1000; i++)
-			snprintf(s->dir, sizeof s->dir, "results/%s-%s-%d", host, stamp, i);
+		snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s", host, stamp);
+		for (int i = 2; stat(s->run.dir, &st) == 0 && i < 1000; i++)
+			snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s-%d", host, stamp, i);
 	}
-	snprintf(path, sizeof path, "%s/journal.jsonl", s->dir);
+	snprintf(path, sizeof path, "%s/journal.jsonl", s->run.dir);
 	if (stat(path, &st) == 0)
 		return setf(s, NCCLTUNE_USAGE, "%s already holds a session (journal.jsonl): resume "
-		            "it with 'nccltune run --resume %s' or choose another --out", s->dir,
-		            s->dir);
-	if (fs_mkdirs(s->dir, e, sizeof e) != 0)
+		            "it with 'nccltune run --resume %s' or choose another --out", s->run.dir,
+		            s->run.dir);
+	if (fs_mkdirs(s->run.dir, e, sizeof e) != 0)
 		return setf(s, NCCLTUNE_ERROR, "--out: %s", e);
 	return NCCLTUNE_OK;
 }
@@ -574,13 +574,13 @@ static char **probe_command(const nccltune_session *s, const char *extra)
 	char **argv;
 	int k;
 
-	while (s->probe_argv[n])
+	while (s->run.probe_argv[n])
 		n++;
 	argv = calloc(n + 12, sizeof *argv);
 	if (!argv)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		argv[i] = strdup(s->probe_argv[i]);
+		argv[i] = strdup(s->run.probe_argv[i]);
 		if (!argv[i])
 			goto fail;
 	}
@@ -590,7 +590,7 @@ static char **probe_command(const nccltune_session *s, const char *extra)
 			goto fail;
 		return argv;
 	}
-	k = workload_probe_args(&s->wl, argv + n, 11);
+	k = workload_probe_args(&s->cfg.wl, argv + n, 11);
 	if (k < 0)
 		goto fail;
 	return argv;
@@ -610,7 +610,7 @@ static int take_fingerprint(nccltune_session *s)
 	int status = NCCLTUNE_OK;
 
 	memset(&res, 0, sizeof res);
-	env = env_build(s->user_env, s->sp, &s->pins, NULL, e, sizeof e);
+	env = env_build(s->run.user_env, s->run.sp, &s->run.pins, NULL, e, sizeof e);
 	if (!argv || !env) {
 		status = setf(s, NCCLTUNE_ERROR, "out of memory");
 		goto out;
@@ -618,8 +618,8 @@ static int take_fingerprint(nccltune_session *s)
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;
-	req.timeout_s = s->timeout_opt_s > 0 ? s->timeout_opt_s : 120;
-	req.cancel = s->cancel;
+	req.timeout_s = s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s : 120;
+	req.cancel = s->run.cancel;
 	if (runner_run(&req, &res, e, sizeof e) != 0) {
 		status = setf(s, NCCLTUNE_ERROR, "%s", e);
 		goto out;
@@ -629,14 +629,14 @@ static int take_fingerprint(nccltune_session *s)
 		goto out;
 	}
 	if (res.cancelled) {
-		s->interrupted = true;
+		s->run.interrupted = true;
 		goto out;
 	}
 	if (!res.timed_out && res.exit_status == 0)
 		fp = cJSON_ParseWithLength(res.out, res.out_len);
 	if (!cJSON_IsObject(fp)) {
 		session_warn(s, "%s --fingerprint gave no fingerprint (%s); "
-		                      "continuing without one", s->probe_argv[0],
+		                      "continuing without one", s->run.probe_argv[0],
 		                      res.timed_out ? "timed out"
 		                      : res.exit_status != 0 ? "non-zero exit status" : "not a JSON object");
 		cJSON_Delete(fp);
@@ -646,12 +646,12 @@ static int take_fingerprint(nccltune_session *s)
 		const cJSON *model = cJSON_GetObjectItemCaseSensitive(fp, "model");
 
 		if (cJSON_IsString(src) && strcmp(src->valuestring, "model") == 0) {
-			snprintf(s->source, sizeof s->source, "model");
+			snprintf(s->run.source, sizeof s->run.source, "model");
 			if (cJSON_IsString(model))
-				snprintf(s->model_name, sizeof s->model_name, "%s", model->valuestring);
+				snprintf(s->run.model_name, sizeof s->run.model_name, "%s", model->valuestring);
 		}
 	}
-	s->fingerprint = fp;
+	s->run.fingerprint = fp;
 out:
 	runner_result_free(&res);
 	runner_free_argv(argv);
@@ -667,23 +667,23 @@ static int prepare_new(nccltune_session *s)
 	cJSON *h;
 	int rc;
 
-	s->user_env = environ;
+	s->run.user_env = environ;
 	rc = resolve_probe(s);
 	if (rc)
 		return rc;
-	if (!s->space_full)
-		s->space_full = space_default();
-	if (!s->space_full)
+	if (!s->cfg.space_full)
+		s->cfg.space_full = space_default();
+	if (!s->cfg.space_full)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
-	if (env_pins_collect(s->user_env, s->space_full, &s->pins, e, sizeof e) != 0)
+	if (env_pins_collect(s->run.user_env, s->cfg.space_full, &s->run.pins, e, sizeof e) != 0)
 		return setf(s, NCCLTUNE_ERROR, "%s", e);
-	if (s->pins.n > 0) {
-		if (env_space_unpin(s->space_full, &s->pins, &s->sp, e, sizeof e) != 0)
+	if (s->run.pins.n > 0) {
+		if (env_space_unpin(s->cfg.space_full, &s->run.pins, &s->run.sp, e, sizeof e) != 0)
 			return setf(s, NCCLTUNE_USAGE, "%s", e);
 		describe_pins(s);
 	} else {
-		s->sp = s->space_full;
-		s->space_full = NULL;
+		s->run.sp = s->cfg.space_full;
+		s->cfg.space_full = NULL;
 	}
 	rc = pin_try_vars(s);
 	if (rc == NCCLTUNE_OK)
@@ -694,23 +694,23 @@ static int prepare_new(nccltune_session *s)
 	if (rc)
 		return rc;
 	gmtime_r(&t, &tm);
-	strftime(s->created, sizeof s->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	strftime(s->run.created, sizeof s->run.created, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	rc = take_fingerprint(s);
-	if (rc || s->interrupted)
+	if (rc || s->run.interrupted)
 		return rc;
-	if (s->warm_dir) {
+	if (s->cfg.warm_dir) {
 		rc = session_warm_prepare(s);
 		if (rc)
 			return rc;
 	}
-	snprintf(path, sizeof path, "%s/journal.jsonl", s->dir);
-	s->jr = journal_open(path, e, sizeof e);
-	if (!s->jr)
+	snprintf(path, sizeof path, "%s/journal.jsonl", s->run.dir);
+	s->run.jr = journal_open(path, e, sizeof e);
+	if (!s->run.jr)
 		return setf(s, NCCLTUNE_ERROR, "%s", e);
 	h = session_header_json(s);
 	if (!h)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
-	rc = journal_append(s->jr, h, e, sizeof e);
+	rc = journal_append(s->run.jr, h, e, sizeof e);
 	cJSON_Delete(h);
 	if (rc != 0)
 		return setf(s, NCCLTUNE_ERROR, "%s", e);
@@ -737,48 +737,48 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 		snprintf(e2, sizeof e2, "%s", s->err);
 		return setf(s, NCCLTUNE_USAGE, "%s/journal.jsonl: header: %s", dir, e2);
 	}
-	snprintf(s->dir, sizeof s->dir, "%s", dir);
-	s->user_env = environ;
-	for (size_t i = 0; i < s->pins.n; i++) {
-		const char *now = getenv(s->pins.v[i].name);
+	snprintf(s->run.dir, sizeof s->run.dir, "%s", dir);
+	s->run.user_env = environ;
+	for (size_t i = 0; i < s->run.pins.n; i++) {
+		const char *now = getenv(s->run.pins.v[i].name);
 
-		if (!now || strcmp(now, s->pins.v[i].value) != 0)
+		if (!now || strcmp(now, s->run.pins.v[i].value) != 0)
 			session_progress_note(s, "note: %s is %s%s%s in your environment now; the "
-			                      "session's recorded value %s is used", s->pins.v[i].name,
+			                      "session's recorded value %s is used", s->run.pins.v[i].name,
 			                      now ? "'" : "unset", now ? now : "", now ? "'" : "",
-			                      s->pins.v[i].value);
+			                      s->run.pins.v[i].value);
 	}
-	for (size_t d = 0; d < space_dims(s->sp); d++)
-		if (getenv(space_name(s->sp, d)))
+	for (size_t d = 0; d < space_dims(s->run.sp); d++)
+		if (getenv(space_name(s->run.sp, d)))
 			session_progress_note(s, "note: %s is set in your environment now, but this "
-			                      "session searches it; ignored", space_name(s->sp, d));
-	if (s->nqueue > 0)
-		s->t_offset = s->queue[s->nqueue - 1].t_s;
-	if (s->fingerprint) {
-		const cJSON *src = cJSON_GetObjectItemCaseSensitive(s->fingerprint, "source");
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(s->fingerprint, "model");
+			                      "session searches it; ignored", space_name(s->run.sp, d));
+	if (s->run.nqueue > 0)
+		s->run.t_offset = s->run.queue[s->run.nqueue - 1].t_s;
+	if (s->run.fingerprint) {
+		const cJSON *src = cJSON_GetObjectItemCaseSensitive(s->run.fingerprint, "source");
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(s->run.fingerprint, "model");
 
 		if (cJSON_IsString(src) && strcmp(src->valuestring, "model") == 0) {
-			snprintf(s->source, sizeof s->source, "model");
+			snprintf(s->run.source, sizeof s->run.source, "model");
 			if (cJSON_IsString(m))
-				snprintf(s->model_name, sizeof s->model_name, "%s", m->valuestring);
+				snprintf(s->run.model_name, sizeof s->run.model_name, "%s", m->valuestring);
 		}
 	}
-	for (size_t i = 0; i < s->nqueue; i++) {
-		const struct proto_report *r = &s->queue[i].o.report;
+	for (size_t i = 0; i < s->run.nqueue; i++) {
+		const struct proto_report *r = &s->run.queue[i].o.report;
 
-		if (s->queue[i].o.cls == OUTCOME_OK && r->source[0]) {
-			snprintf(s->source, sizeof s->source, "%s", r->source);
-			snprintf(s->model_name, sizeof s->model_name, "%s", r->model);
+		if (s->run.queue[i].o.cls == OUTCOME_OK && r->source[0]) {
+			snprintf(s->run.source, sizeof s->run.source, "%s", r->source);
+			snprintf(s->run.model_name, sizeof s->run.model_name, "%s", r->model);
 			break;
 		}
 	}
 	snprintf(path, sizeof path, "%s/journal.jsonl", dir);
-	s->jr = journal_open(path, e, sizeof e);
-	if (!s->jr)
+	s->run.jr = journal_open(path, e, sizeof e);
+	if (!s->run.jr)
 		return setf(s, NCCLTUNE_ERROR, "%s", e);
 	session_progress_note(s, "resuming %s: %zu run(s) of %d recorded; they are not run again",
-	                      dir, s->nqueue, s->budget);
+	                      dir, s->run.nqueue, s->cfg.budget);
 	return NCCLTUNE_OK;
 }
 
@@ -787,15 +787,15 @@ static int prepare_common(nccltune_session *s)
 	char e[1024];
 
 	gsl_set_error_handler_off();
-	s->rng = gsl_rng_alloc(gsl_rng_mt19937);
-	if (!s->rng)
+	s->run.rng = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!s->run.rng)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
-	gsl_rng_set(s->rng, s->seed);
-	s->pr = prune_create(s->sp, 0);
-	if (!s->pr)
+	gsl_rng_set(s->run.rng, s->cfg.seed);
+	s->run.pr = prune_create(s->run.sp, 0);
+	if (!s->run.pr)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
-	s->st = strategy_create(s->strategy_name, s->sp, s->rng, s->pr, e, sizeof e);
-	if (!s->st)
+	s->run.st = strategy_create(s->cfg.strategy_name, s->run.sp, s->run.rng, s->run.pr, e, sizeof e);
+	if (!s->run.st)
 		return setf(s, NCCLTUNE_USAGE, "--strategy: %s", e);
 	return NCCLTUNE_OK;
 }
@@ -804,16 +804,16 @@ static int prepare_common(nccltune_session *s)
 
 static int push_run(nccltune_session *s, const struct session_run *r)
 {
-	if (s->nruns == s->runs_cap) {
-		size_t ncap = s->runs_cap ? s->runs_cap * 2 : 64;
-		struct session_run *nr = realloc(s->runs, ncap * sizeof *nr);
+	if (s->run.nruns == s->run.runs_cap) {
+		size_t ncap = s->run.runs_cap ? s->run.runs_cap * 2 : 64;
+		struct session_run *nr = realloc(s->run.runs, ncap * sizeof *nr);
 
 		if (!nr)
 			return setf(s, NCCLTUNE_ERROR, "out of memory");
-		s->runs = nr;
-		s->runs_cap = ncap;
+		s->run.runs = nr;
+		s->run.runs_cap = ncap;
 	}
-	s->runs[s->nruns++] = *r;
+	s->run.runs[s->run.nruns++] = *r;
 	return NCCLTUNE_OK;
 }
 
@@ -829,8 +829,8 @@ bool session_same_config(const struct session_run *r, const struct point *p, siz
 
 static void observe(nccltune_session *s, const struct point *p, const struct outcome *o)
 {
-	prune_observe(s->pr, p, o);
-	strategy_observe(s->st, p, o);
+	prune_observe(s->run.pr, p, o);
+	strategy_observe(s->run.st, p, o);
 }
 
 /* The recorded runs no longer match what the loop asks for (a changed strategy, or a
@@ -838,17 +838,17 @@ static void observe(nccltune_session *s, const struct point *p, const struct out
  * outcome, and run live from here on. */
 static int diverge(nccltune_session *s)
 {
-	size_t left = s->nqueue - s->qpos;
+	size_t left = s->run.nqueue - s->run.qpos;
 
 	session_warn(s, "the journal's run %zu is not what this session "
 	                      "would run next; the %zu remaining recorded run(s) are taken as "
-	                      "they are", s->nruns + 1, left);
-	for (size_t i = s->qpos; i < s->nqueue; i++) {
-		const struct session_run *r = &s->queue[i];
-		bool superseded = i + 1 < s->nqueue && s->queue[i + 1].phase == PHASE_RETRY &&
-		                  s->queue[i + 1].has_point == r->has_point &&
-		                  (!r->has_point || point_equal(&s->queue[i + 1].p, &r->p,
-		                                                space_dims(s->sp)));
+	                      "they are", s->run.nruns + 1, left);
+	for (size_t i = s->run.qpos; i < s->run.nqueue; i++) {
+		const struct session_run *r = &s->run.queue[i];
+		bool superseded = i + 1 < s->run.nqueue && s->run.queue[i + 1].phase == PHASE_RETRY &&
+		                  s->run.queue[i + 1].has_point == r->has_point &&
+		                  (!r->has_point || point_equal(&s->run.queue[i + 1].p, &r->p,
+		                                                space_dims(s->run.sp)));
 
 		if (push_run(s, r) != NCCLTUNE_OK)
 			return NCCLTUNE_ERROR;
@@ -857,13 +857,13 @@ static int diverge(nccltune_session *s)
 		     r->phase == PHASE_TRY))
 			observe(s, &r->p, &r->o);
 	}
-	s->qpos = s->nqueue;
+	s->run.qpos = s->run.nqueue;
 	return NCCLTUNE_OK;
 }
 
 static bool replaying(const nccltune_session *s)
 {
-	return s->qpos < s->nqueue;
+	return s->run.qpos < s->run.nqueue;
 }
 
 /* Run p (NULL: the baseline, or the off-space try try_no) once in `phase`, or take the
@@ -881,37 +881,37 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 	int status = 0;
 
 	if (replaying(s)) {
-		const struct session_run *r = &s->queue[s->qpos];
+		const struct session_run *r = &s->run.queue[s->run.qpos];
 
 		if (r->phase == phase && r->try_no == try_no &&
-		    session_same_config(r, p, try_no, space_dims(s->sp))) {
+		    session_same_config(r, p, try_no, space_dims(s->run.sp))) {
 			*o = r->o;
-			s->qpos++;
+			s->run.qpos++;
 			return push_run(s, r) == NCCLTUNE_OK ? 0 : NCCLTUNE_ERROR;
 		}
 		if (diverge(s) != NCCLTUNE_OK)
 			return NCCLTUNE_ERROR;
 	}
 	if (session_signal) {
-		s->interrupted = true;
+		s->run.interrupted = true;
 		return NCCLTUNE_INTERRUPTED;
 	}
 	memset(&res, 0, sizeof res);
 	memset(&run, 0, sizeof run);
 	argv = probe_command(s, NULL);
-	env = try_no ? tryconf_env_build(&s->tries[try_no - 1], s->user_env, s->sp, &s->pins, e,
+	env = try_no ? tryconf_env_build(&s->cfg.tries[try_no - 1], s->run.user_env, s->run.sp, &s->run.pins, e,
 	                                 sizeof e)
-	             : env_build(s->user_env, s->sp, &s->pins, p, e, sizeof e);
-	if (!argv || !env || env_add_run(&env, s->nruns) != 0) {
+	             : env_build(s->run.user_env, s->run.sp, &s->run.pins, p, e, sizeof e);
+	if (!argv || !env || env_add_run(&env, s->run.nruns) != 0) {
 		status = setf(s, NCCLTUNE_ERROR, "out of memory building a probe run");
 		goto out;
 	}
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;
-	req.timeout_s = s->timeout_s > 0 ? s->timeout_s
-	              : s->timeout_opt_s > 0 ? s->timeout_opt_s : SESSION_BASELINE_TIMEOUT_S;
-	req.cancel = s->cancel;
+	req.timeout_s = s->run.timeout_s > 0 ? s->run.timeout_s
+	              : s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s : SESSION_BASELINE_TIMEOUT_S;
+	req.cancel = s->run.cancel;
 	if (runner_run(&req, &res, e, sizeof e) != 0) {
 		status = setf(s, NCCLTUNE_ERROR, "%s", e);
 		goto out;
@@ -919,7 +919,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 	if (res.cancelled) {
 		/* Killed by us, not a property of the configuration: never recorded, so a
 		 * resumed session simply runs it again. */
-		s->interrupted = true;
+		s->run.interrupted = true;
 		status = NCCLTUNE_INTERRUPTED;
 		goto out;
 	}
@@ -927,14 +927,14 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 	if (o->cls == OUTCOME_OK) {
 		double obj;
 
-		if (workload_objective(&s->wl, &o->report, &obj, e, sizeof e) != 0) {
+		if (workload_objective(&s->cfg.wl, &o->report, &obj, e, sizeof e) != 0) {
 			o->cls = OUTCOME_GARBAGE;
 			fs_errf(o->error, sizeof o->error, "report: %s", e);
 		} else {
 			o->objective_us = obj;
-			snprintf(s->source, sizeof s->source, "%s", o->report.source);
+			snprintf(s->run.source, sizeof s->run.source, "%s", o->report.source);
 			if (o->report.model[0])
-				snprintf(s->model_name, sizeof s->model_name, "%s", o->report.model);
+				snprintf(s->run.model_name, sizeof s->run.model_name, "%s", o->report.model);
 		}
 	}
 	run.phase = phase;
@@ -944,12 +944,12 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		run.p = *p;
 	run.o = *o;
 	run.t_s = session_elapsed(s);
-	rec = session_run_json(s, &run, s->nruns, res.out, res.out_len);
+	rec = session_run_json(s, &run, s->run.nruns, res.out, res.out_len);
 	if (!rec) {
 		status = setf(s, NCCLTUNE_ERROR, "out of memory recording a run");
 		goto out;
 	}
-	if (journal_append(s->jr, rec, e, sizeof e) != 0) {
+	if (journal_append(s->run.jr, rec, e, sizeof e) != 0) {
 		status = setf(s, NCCLTUNE_ERROR, "%s", e);
 		goto out;
 	}
@@ -957,7 +957,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		status = NCCLTUNE_ERROR;
 		goto out;
 	}
-	session_progress_run(s, &s->runs[s->nruns - 1]);
+	session_progress_run(s, &s->run.runs[s->run.nruns - 1]);
 out:
 	cJSON_Delete(rec);
 	runner_result_free(&res);
@@ -970,12 +970,12 @@ out:
  * worth for each try, but never so many that the baseline and the tries cannot run. */
 static int final_reserve(const nccltune_session *s)
 {
-	int r = s->budget / SESSION_FINAL_RESERVE_DIV;
-	int cap = s->budget - 1 - (int)s->ntries;
+	int r = s->cfg.budget / SESSION_FINAL_RESERVE_DIV;
+	int cap = s->cfg.budget - 1 - (int)s->cfg.ntries;
 
 	if (r > SESSION_FINAL_RESERVE_MAX)
 		r = SESSION_FINAL_RESERVE_MAX;
-	r += SESSION_TRY_ROUNDS * (int)s->ntries;
+	r += SESSION_TRY_ROUNDS * (int)s->cfg.ntries;
 	if (r > cap)
 		r = cap;
 	return r > 0 ? r : 0;
@@ -984,20 +984,20 @@ static int final_reserve(const nccltune_session *s)
 /* Runs the baseline, warm start and search may use. */
 static size_t search_limit(const nccltune_session *s)
 {
-	return (size_t)(s->budget - final_reserve(s));
+	return (size_t)(s->cfg.budget - final_reserve(s));
 }
 
 /* Run once, and once more if the outcome may be a flake; *o is the last outcome. */
 static int measure(nccltune_session *s, enum session_phase phase, const struct point *p,
                    size_t try_no, struct outcome *o)
 {
-	size_t limit = phase == PHASE_BASELINE || phase == PHASE_TRY ? (size_t)s->budget
+	size_t limit = phase == PHASE_BASELINE || phase == PHASE_TRY ? (size_t)s->cfg.budget
 	                                                             : search_limit(s);
 	int rc = execute(s, phase, p, try_no, o);
 
 	if (rc)
 		return rc;
-	if (outcome_class_flaky(o->cls) && s->nruns < limit) {
+	if (outcome_class_flaky(o->cls) && s->run.nruns < limit) {
 		struct outcome *again = malloc(sizeof *again);
 
 		if (!again)
@@ -1013,11 +1013,11 @@ static int measure(nccltune_session *s, enum session_phase phase, const struct p
 /* The last outcome learned for p (search, warm or retry), or NULL. */
 static const struct outcome *known_outcome(const nccltune_session *s, const struct point *p)
 {
-	for (size_t i = s->nruns; i-- > 0;) {
-		const struct session_run *r = &s->runs[i];
+	for (size_t i = s->run.nruns; i-- > 0;) {
+		const struct session_run *r = &s->run.runs[i];
 
 		if (r->has_point && r->phase != PHASE_FINAL &&
-		    point_equal(&r->p, p, space_dims(s->sp)))
+		    point_equal(&r->p, p, space_dims(s->run.sp)))
 			return &r->o;
 	}
 	return NULL;
@@ -1026,9 +1026,9 @@ static const struct outcome *known_outcome(const nccltune_session *s, const stru
 /* Did p ever compute a wrong sum? Such a point is never recommended. */
 static bool ever_wrong(const nccltune_session *s, const struct point *p)
 {
-	for (size_t i = 0; i < s->nruns; i++)
-		if (s->runs[i].has_point && s->runs[i].o.cls == OUTCOME_VERIFY &&
-		    point_equal(&s->runs[i].p, p, space_dims(s->sp)))
+	for (size_t i = 0; i < s->run.nruns; i++)
+		if (s->run.runs[i].has_point && s->run.runs[i].o.cls == OUTCOME_VERIFY &&
+		    point_equal(&s->run.runs[i].p, p, space_dims(s->run.sp)))
 			return true;
 	return false;
 }
@@ -1036,8 +1036,8 @@ static bool ever_wrong(const nccltune_session *s, const struct point *p)
 /* The last outcome of try try_no's own runs (try, retry), or NULL when it never ran. */
 static const struct outcome *try_outcome(const nccltune_session *s, size_t try_no)
 {
-	for (size_t i = s->nruns; i-- > 0;) {
-		const struct session_run *r = &s->runs[i];
+	for (size_t i = s->run.nruns; i-- > 0;) {
+		const struct session_run *r = &s->run.runs[i];
 
 		if (r->try_no == try_no && (r->phase == PHASE_TRY || r->phase == PHASE_RETRY))
 			return &r->o;
@@ -1048,9 +1048,9 @@ static const struct outcome *try_outcome(const nccltune_session *s, size_t try_n
 /* Did the configuration (p, try_no) ever compute a wrong sum? */
 static bool config_ever_wrong(const nccltune_session *s, const struct point *p, size_t try_no)
 {
-	for (size_t i = 0; i < s->nruns; i++)
-		if (s->runs[i].o.cls == OUTCOME_VERIFY &&
-		    session_same_config(&s->runs[i], p, try_no, space_dims(s->sp)))
+	for (size_t i = 0; i < s->run.nruns; i++)
+		if (s->run.runs[i].o.cls == OUTCOME_VERIFY &&
+		    session_same_config(&s->run.runs[i], p, try_no, space_dims(s->run.sp)))
 			return true;
 	return false;
 }
@@ -1059,11 +1059,11 @@ static bool config_ever_wrong(const nccltune_session *s, const struct point *p, 
 static bool baseline_point(const nccltune_session *s, struct point *p)
 {
 	memset(p, 0, sizeof *p);
-	for (size_t d = 0; d < space_dims(s->sp); d++) {
+	for (size_t d = 0; d < space_dims(s->run.sp); d++) {
 		bool found = false;
 
-		for (size_t l = 0; l < space_levels(s->sp, d) && !found; l++) {
-			if (!space_level_text(s->sp, d, l)) {
+		for (size_t l = 0; l < space_levels(s->run.sp, d) && !found; l++) {
+			if (!space_level_text(s->run.sp, d, l)) {
 				p->lv[d] = (uint32_t)l;
 				found = true;
 			}
@@ -1079,9 +1079,9 @@ static double mean_wall(const nccltune_session *s)
 	double sum = 0;
 	size_t n = 0;
 
-	for (size_t i = 0; i < s->nruns; i++) {
-		if (s->runs[i].o.cls == OUTCOME_OK) {
-			sum += s->runs[i].o.wall_s;
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		if (s->run.runs[i].o.cls == OUTCOME_OK) {
+			sum += s->run.runs[i].o.wall_s;
 			n++;
 		}
 	}
@@ -1093,20 +1093,20 @@ static double mean_wall(const nccltune_session *s)
 static bool search_done(nccltune_session *s)
 {
 	if (replaying(s)) {
-		if (s->queue[s->qpos].phase != PHASE_FINAL)
+		if (s->run.queue[s->run.qpos].phase != PHASE_FINAL)
 			return false;
 		/* Why the recorded search ended is not recorded; the likely reason. */
-		s->stop = s->nruns >= search_limit(s) ? STOP_BUDGET
-		        : s->time_limit_s > 0 ? STOP_TIME : STOP_EXHAUSTED;
+		s->run.stop = s->run.nruns >= search_limit(s) ? STOP_BUDGET
+		        : s->cfg.time_limit_s > 0 ? STOP_TIME : STOP_EXHAUSTED;
 		return true;
 	}
-	if (s->nruns >= search_limit(s)) {
-		s->stop = STOP_BUDGET;
+	if (s->run.nruns >= search_limit(s)) {
+		s->run.stop = STOP_BUDGET;
 		return true;
 	}
-	if (s->time_limit_s > 0 &&
-	    session_elapsed(s) + mean_wall(s) * (1 + final_reserve(s)) >= s->time_limit_s) {
-		s->stop = STOP_TIME;
+	if (s->cfg.time_limit_s > 0 &&
+	    session_elapsed(s) + mean_wall(s) * (1 + final_reserve(s)) >= s->cfg.time_limit_s) {
+		s->run.stop = STOP_TIME;
 		return true;
 	}
 	return false;
@@ -1114,7 +1114,7 @@ static bool search_done(nccltune_session *s)
 
 static int observe_warm_failures(nccltune_session *s)
 {
-	const cJSON *fails = s->warm ? cJSON_GetObjectItemCaseSensitive(s->warm, "failures") : NULL;
+	const cJSON *fails = s->run.warm ? cJSON_GetObjectItemCaseSensitive(s->run.warm, "failures") : NULL;
 	const cJSON *f;
 	struct outcome *o;
 
@@ -1128,7 +1128,7 @@ static int observe_warm_failures(nccltune_session *s)
 		const cJSON *cls = cJSON_GetObjectItemCaseSensitive(f, "outcome");
 		struct point p;
 
-		if (env_point_levels_from_json(s->sp, pt, &p) != 0 || !cJSON_IsString(cls) ||
+		if (env_point_levels_from_json(s->run.sp, pt, &p) != 0 || !cJSON_IsString(cls) ||
 		    outcome_class_parse(cls->valuestring, &o->cls) != 0 || o->cls == OUTCOME_OK)
 			continue;
 		o->objective_us = NAN;
@@ -1141,7 +1141,7 @@ static int observe_warm_failures(nccltune_session *s)
 
 static int run_warm(nccltune_session *s, struct outcome *o)
 {
-	const cJSON *cfg = s->warm ? cJSON_GetObjectItemCaseSensitive(s->warm, "configs") : NULL;
+	const cJSON *cfg = s->run.warm ? cJSON_GetObjectItemCaseSensitive(s->run.warm, "configs") : NULL;
 	const cJSON *c;
 
 	if (!cJSON_IsArray(cfg))
@@ -1152,8 +1152,8 @@ static int run_warm(nccltune_session *s, struct outcome *o)
 
 		if (search_done(s))
 			break;
-		if (env_point_levels_from_json(s->sp, c, &p) != 0 || !space_allows(s->sp, &p) ||
-		    prune_rejects(s->pr, &p) || known_outcome(s, &p))
+		if (env_point_levels_from_json(s->run.sp, c, &p) != 0 || !space_allows(s->run.sp, &p) ||
+		    prune_rejects(s->run.pr, &p) || known_outcome(s, &p))
 			continue;
 		rc = measure(s, PHASE_WARM, &p, 0, o);
 		if (rc)
@@ -1168,13 +1168,13 @@ static int run_warm(nccltune_session *s, struct outcome *o)
  * a point of the space. */
 static int run_tries(nccltune_session *s, struct outcome *o)
 {
-	for (size_t i = 0; i < s->ntries; i++) {
-		const struct tryconf *t = &s->tries[i];
+	for (size_t i = 0; i < s->cfg.ntries; i++) {
+		const struct tryconf *t = &s->cfg.tries[i];
 		int rc;
 
-		if (s->nruns >= (size_t)s->budget) {
+		if (s->run.nruns >= (size_t)s->cfg.budget) {
 			session_warn(s, "the budget is spent: %zu configuration(s) "
-			                      "of --try not run", s->ntries - i);
+			                      "of --try not run", s->cfg.ntries - i);
 			break;
 		}
 		rc = measure(s, PHASE_TRY, t->in_space ? &t->p : NULL, i + 1, o);
@@ -1193,27 +1193,27 @@ static int run_search(nccltune_session *s, struct outcome *o)
 	while (!search_done(s)) {
 		struct point p;
 		const struct outcome *k;
-		int rc = strategy_suggest(s->st, &p, e, sizeof e);
+		int rc = strategy_suggest(s->run.st, &p, e, sizeof e);
 
 		if (rc == 1) {
-			s->stop = STOP_EXHAUSTED;
+			s->run.stop = STOP_EXHAUSTED;
 			break;
 		}
 		if (rc != 0)
-			return setf(s, NCCLTUNE_ERROR, "strategy %s: %s", s->strategy_name, e);
+			return setf(s, NCCLTUNE_ERROR, "strategy %s: %s", s->cfg.strategy_name, e);
 		k = known_outcome(s, &p);
 		if (k) {
 			/* Nothing is measured twice in the search: tell the strategy again. */
 			struct outcome copy = *k;
 
 			observe(s, &p, &copy);
-			if (++s->duplicates >= SESSION_MAX_DUPLICATES) {
-				s->stop = STOP_STUCK;
+			if (++s->run.duplicates >= SESSION_MAX_DUPLICATES) {
+				s->run.stop = STOP_STUCK;
 				break;
 			}
 			continue;
 		}
-		s->duplicates = 0;
+		s->run.duplicates = 0;
 		rc = measure(s, PHASE_SEARCH, &p, 0, o);
 		if (rc)
 			return rc;
@@ -1274,7 +1274,7 @@ static int cmp_search(const void *a, const void *b)
  * from the winner's curse than the best single runs (results/bench-2026-11-29.md). */
 static int order_by_strategy(nccltune_session *s, struct final_state *f)
 {
-	size_t dims = space_dims(s->sp), count = 0, n = 0;
+	size_t dims = space_dims(s->run.sp), count = 0, n = 0;
 	struct point *pts = NULL;
 	double *est = NULL;
 	struct finalist *sorted = NULL;
@@ -1288,7 +1288,7 @@ static int order_by_strategy(nccltune_session *s, struct final_state *f)
 	sorted = calloc(f->nc, sizeof *sorted);
 	moved = calloc(f->nc, sizeof *moved);
 	if (!pts || !est || !sorted || !moved ||
-	    strategy_rank(s->st, pts, est, f->nc, &count) != 0) {
+	    strategy_rank(s->run.st, pts, est, f->nc, &count) != 0) {
 		rc = setf(s, NCCLTUNE_ERROR, "out of memory ranking the finalists");
 		goto out;
 	}
@@ -1317,13 +1317,13 @@ static int rank_candidates(nccltune_session *s, struct final_state *f)
 {
 	struct point base;
 	bool has_base = baseline_point(s, &base);
-	size_t dims = space_dims(s->sp);
+	size_t dims = space_dims(s->run.sp);
 
-	f->c = calloc(s->nruns + 1, sizeof *f->c);
+	f->c = calloc(s->run.nruns + 1, sizeof *f->c);
 	if (!f->c)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
-	for (size_t i = 0; i < s->nruns; i++) {
-		const struct session_run *r = &s->runs[i];
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
 		const struct outcome *last;
 		bool seen = false;
 
@@ -1335,7 +1335,7 @@ static int rank_candidates(nccltune_session *s, struct final_state *f)
 			continue;
 		last = known_outcome(s, &r->p);
 		if (!last || last->cls != OUTCOME_OK || ever_wrong(s, &r->p) ||
-		    prune_suspect(s->pr, &r->p) || prune_rejects(s->pr, &r->p))
+		    prune_suspect(s->run.pr, &r->p) || prune_rejects(s->run.pr, &r->p))
 			continue;
 		f->c[f->nc].p = r->p;
 		f->c[f->nc].has_point = true;
@@ -1352,17 +1352,17 @@ static const struct outcome *baseline_outcome(const nccltune_session *s)
 {
 	const struct outcome *o = NULL;
 
-	for (size_t i = 0; i < s->nruns; i++)
-		if (!s->runs[i].has_point && s->runs[i].try_no == 0 &&
-		    (s->runs[i].phase == PHASE_BASELINE || s->runs[i].phase == PHASE_RETRY))
-			o = &s->runs[i].o;
+	for (size_t i = 0; i < s->run.nruns; i++)
+		if (!s->run.runs[i].has_point && s->run.runs[i].try_no == 0 &&
+		    (s->run.runs[i].phase == PHASE_BASELINE || s->run.runs[i].phase == PHASE_RETRY))
+			o = &s->run.runs[i].o;
 	return o;
 }
 
 /* Did try try_no run ok (its last own outcome), without ever giving a wrong sum? */
 static const struct outcome *try_ok(const nccltune_session *s, size_t try_no)
 {
-	const struct tryconf *t = &s->tries[try_no - 1];
+	const struct tryconf *t = &s->cfg.tries[try_no - 1];
 	const struct outcome *o = try_outcome(s, try_no);
 
 	if (!o || o->cls != OUTCOME_OK ||
@@ -1375,19 +1375,19 @@ static const struct outcome *try_ok(const nccltune_session *s, size_t try_no)
  * is one of the first k candidates, else a slot of its own. */
 static int place_tries(nccltune_session *s, struct final_state *f)
 {
-	f->of_try = calloc(s->ntries + 1, sizeof *f->of_try);
-	f->t = calloc(s->ntries + 1, sizeof *f->t);
+	f->of_try = calloc(s->cfg.ntries + 1, sizeof *f->of_try);
+	f->t = calloc(s->cfg.ntries + 1, sizeof *f->t);
 	if (!f->of_try || !f->t)
 		return setf(s, NCCLTUNE_ERROR, "out of memory");
-	for (size_t i = 0; i < s->ntries; i++) {
-		const struct tryconf *t = &s->tries[i];
+	for (size_t i = 0; i < s->cfg.ntries; i++) {
+		const struct tryconf *t = &s->cfg.tries[i];
 		const struct outcome *o = try_ok(s, i + 1);
 		struct finalist *x;
 
 		if (!o)
 			continue;
 		for (size_t j = 0; j < f->k && t->in_space && !f->of_try[i]; j++)
-			if (point_equal(&f->c[j].p, &t->p, space_dims(s->sp)))
+			if (point_equal(&f->c[j].p, &t->p, space_dims(s->run.sp)))
 				f->of_try[i] = &f->c[j];
 		if (f->of_try[i])
 			continue;
@@ -1409,7 +1409,7 @@ static struct finalist *final_entry(struct final_state *f, size_t j)
 
 static int run_final(nccltune_session *s, struct final_state *f)
 {
-	size_t remaining = s->nruns < (size_t)s->budget ? (size_t)s->budget - s->nruns : 0;
+	size_t remaining = s->run.nruns < (size_t)s->cfg.budget ? (size_t)s->cfg.budget - s->run.nruns : 0;
 	size_t R = (size_t)final_reserve(s), per, ne, tries_ok = 0;
 	const struct outcome *b = baseline_outcome(s);
 	struct outcome *o;
@@ -1420,7 +1420,7 @@ static int run_final(nccltune_session *s, struct final_state *f)
 		R = remaining;
 	f->base_ok = b && b->cls == OUTCOME_OK;
 	f->k = f->nc < SESSION_FINALISTS ? f->nc : SESSION_FINALISTS;
-	for (size_t i = 0; i < s->ntries; i++)
+	for (size_t i = 0; i < s->cfg.ntries; i++)
 		tries_ok += try_ok(s, i + 1) != NULL;
 	per = f->k + tries_ok + (size_t)f->base_ok;
 	f->rounds = per ? R / per : 0;
@@ -1475,10 +1475,10 @@ static int run_final(nccltune_session *s, struct final_state *f)
 			struct finalist *c = is_base ? NULL
 			                   : final_entry(f, (j - (size_t)f->base_ok + r) % ne);
 
-			if (!replaying(s) && (s->nruns >= (size_t)s->budget ||
-			    (s->time_limit_s > 0 && session_elapsed(s) >= s->time_limit_s))) {
-				if (s->stop == STOP_NONE)
-					s->stop = STOP_TIME;
+			if (!replaying(s) && (s->run.nruns >= (size_t)s->cfg.budget ||
+			    (s->cfg.time_limit_s > 0 && session_elapsed(s) >= s->cfg.time_limit_s))) {
+				if (s->run.stop == STOP_NONE)
+					s->run.stop = STOP_TIME;
 				out_of_time = true;
 				break;
 			}
@@ -1496,7 +1496,7 @@ static int run_final(nccltune_session *s, struct final_state *f)
 					c->fail_cls = o->cls;
 				c->failed++;
 				if (o->cls == OUTCOME_VERIFY && c->has_point)
-					prune_observe(s->pr, &c->p, o);
+					prune_observe(s->run.pr, &c->p, o);
 			}
 		}
 	}
@@ -1551,7 +1551,7 @@ static void score_one(nccltune_session *s, struct final_state *f, struct finalis
 	finite_stats(x->us, f->rounds, &x->mean, &x->lo, &x->hi);
 	x->qualified = x->ok > 0 && x->failed == 0 &&
 	               !config_ever_wrong(s, x->has_point ? &x->p : NULL, x->try_no) &&
-	               !(x->has_point && prune_suspect(s->pr, &x->p));
+	               !(x->has_point && prune_suspect(s->run.pr, &x->p));
 	paired_ratio(f->base_us, x->us, f->rounds, &x->gain, &x->gain_lo, &x->gain_hi);
 }
 
@@ -1566,7 +1566,7 @@ static bool same_final_ok(const nccltune_session *s, const struct session_run *q
                           const struct session_run *r)
 {
 	return q->phase == PHASE_FINAL && q->o.cls == OUTCOME_OK &&
-	       session_same_config(q, r->has_point ? &r->p : NULL, r->try_no, space_dims(s->sp));
+	       session_same_config(q, r->has_point ? &r->p : NULL, r->try_no, space_dims(s->run.sp));
 }
 
 /* How much one run varies: the pooled standard deviation of log(objective) over the
@@ -1577,8 +1577,8 @@ static bool final_noise(const nccltune_session *s, double *sd, int *configs, int
 	size_t groups = 0, df = 0;
 	double ss = 0;
 
-	for (size_t i = 0; i < s->nruns; i++) {
-		const struct session_run *r = &s->runs[i];
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
 		double sum = 0, mean;
 		size_t n = 0;
 		bool seen = false;
@@ -1586,18 +1586,18 @@ static bool final_noise(const nccltune_session *s, double *sd, int *configs, int
 		if (r->phase != PHASE_FINAL || r->o.cls != OUTCOME_OK)
 			continue;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = same_final_ok(s, &s->runs[j], r);
+			seen = same_final_ok(s, &s->run.runs[j], r);
 		if (seen)
 			continue;   /* counted with the first run of its configuration */
-		for (size_t j = i; j < s->nruns; j++)
-			if (same_final_ok(s, &s->runs[j], r)) {
-				sum += log(s->runs[j].o.objective_us);
+		for (size_t j = i; j < s->run.nruns; j++)
+			if (same_final_ok(s, &s->run.runs[j], r)) {
+				sum += log(s->run.runs[j].o.objective_us);
 				n++;
 			}
 		mean = sum / (double)n;
-		for (size_t j = i; j < s->nruns; j++)
-			if (same_final_ok(s, &s->runs[j], r))
-				ss += pow(log(s->runs[j].o.objective_us) - mean, 2);
+		for (size_t j = i; j < s->run.nruns; j++)
+			if (same_final_ok(s, &s->run.runs[j], r))
+				ss += pow(log(s->run.runs[j].o.objective_us) - mean, 2);
 		groups += n > 1;
 		df += n - 1;
 	}
@@ -1617,22 +1617,22 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 	bool use_final = false;
 	size_t n = 0;
 
-	for (size_t i = 0; i < s->nruns && !use_final; i++)
-		use_final = s->runs[i].phase == PHASE_FINAL && s->runs[i].o.cls == OUTCOME_OK &&
-		            session_same_config(&s->runs[i], p, try_no, space_dims(s->sp));
-	for (size_t w = 0; w < s->wl.n; w++) {
+	for (size_t i = 0; i < s->run.nruns && !use_final; i++)
+		use_final = s->run.runs[i].phase == PHASE_FINAL && s->run.runs[i].o.cls == OUTCOME_OK &&
+		            session_same_config(&s->run.runs[i], p, try_no, space_dims(s->run.sp));
+	for (size_t w = 0; w < s->cfg.wl.n; w++) {
 		double v[256];
 		size_t m = 0;
 
-		for (size_t i = 0; i < s->nruns && m < 256; i++) {
-			const struct session_run *r = &s->runs[i];
+		for (size_t i = 0; i < s->run.nruns && m < 256; i++) {
+			const struct session_run *r = &s->run.runs[i];
 
 			if (r->o.cls != OUTCOME_OK ||
-			    !session_same_config(r, p, try_no, space_dims(s->sp)) ||
+			    !session_same_config(r, p, try_no, space_dims(s->run.sp)) ||
 			    (use_final && r->phase != PHASE_FINAL))
 				continue;
 			for (size_t j = 0; j < r->o.report.nresults; j++)
-				if (r->o.report.results[j].bytes == s->wl.e[w].bytes)
+				if (r->o.report.results[j].bytes == s->cfg.wl.e[w].bytes)
 					v[m++] = r->o.report.results[j].us.median;
 		}
 		if (m == 0)
@@ -1644,7 +1644,7 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 				v[b2] = v[b2 - 1];
 				v[b2 - 1] = t;
 			}
-		out[n].bytes = s->wl.e[w].bytes;
+		out[n].bytes = s->cfg.wl.e[w].bytes;
 		out[n].us = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 		n++;
 	}
@@ -1655,17 +1655,17 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 static cJSON *session_env_json(const nccltune_session *s, const struct session_run *r)
 {
 	if (r->try_no && !r->has_point)
-		return tryconf_env_json(&s->tries[r->try_no - 1], s->sp);
-	return env_point_to_json(s->sp, r->has_point ? &r->p : NULL);
+		return tryconf_env_json(&s->cfg.tries[r->try_no - 1], s->run.sp);
+	return env_point_to_json(s->run.sp, r->has_point ? &r->p : NULL);
 }
 
 char *session_run_describe(const nccltune_session *s, const struct session_run *r, char *buf,
                            size_t len)
 {
 	if (r->try_no && !r->has_point)
-		return tryconf_describe(&s->tries[r->try_no - 1], s->sp, buf, len);
+		return tryconf_describe(&s->cfg.tries[r->try_no - 1], s->run.sp, buf, len);
 	if (r->has_point)
-		return space_point_describe(s->sp, &r->p, buf, len);
+		return space_point_describe(s->run.sp, &r->p, buf, len);
 	if (len)
 		buf[0] = '\0';
 	return buf;
@@ -1675,23 +1675,23 @@ char *session_run_describe(const nccltune_session *s, const struct session_run *
 static cJSON *failures_json(const nccltune_session *s)
 {
 	cJSON *arr = cJSON_CreateArray();
-	bool *done = calloc(s->nruns + 1, sizeof *done);
+	bool *done = calloc(s->run.nruns + 1, sizeof *done);
 
 	if (!arr || !done)
 		goto fail;
-	for (size_t i = 0; i < s->nruns; i++) {
-		const struct session_run *r = &s->runs[i];
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
 		cJSON *f;
 		int count = 0;
 
 		if (done[i] || r->o.cls == OUTCOME_OK)
 			continue;
-		for (size_t j = i; j < s->nruns; j++) {
-			const struct session_run *q = &s->runs[j];
+		for (size_t j = i; j < s->run.nruns; j++) {
+			const struct session_run *q = &s->run.runs[j];
 
 			if (!done[j] && q->o.cls == r->o.cls &&
 			    session_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
-			                        space_dims(s->sp))) {
+			                        space_dims(s->run.sp))) {
 				done[j] = true;
 				count++;
 			}
@@ -1727,8 +1727,8 @@ static cJSON *pruned_json(const nccltune_session *s)
 {
 	cJSON *arr = cJSON_CreateArray();
 
-	for (size_t i = 0; arr && i < prune_rule_count(s->pr); i++) {
-		const struct prune_rule *rule = prune_rule_at(s->pr, i);
+	for (size_t i = 0; arr && i < prune_rule_count(s->run.pr); i++) {
+		const struct prune_rule *rule = prune_rule_at(s->run.pr, i);
 		cJSON *o = cJSON_CreateObject(), *when;
 
 		if (!o || !cJSON_AddItemToArray(arr, o)) {
@@ -1736,8 +1736,8 @@ static cJSON *pruned_json(const nccltune_session *s)
 			goto fail;
 		}
 		when = cJSON_AddObjectToObject(o, "when");
-		if (!when || !add_level(when, s->sp, rule->dim, rule->level) ||
-		    (rule->pair && !add_level(when, s->sp, rule->dim2, rule->level2)) ||
+		if (!when || !add_level(when, s->run.sp, rule->dim, rule->level) ||
+		    (rule->pair && !add_level(when, s->run.sp, rule->dim2, rule->level2)) ||
 		    !cJSON_AddStringToObject(o, "reason", rule->text))
 			goto fail;
 	}
@@ -1772,7 +1772,7 @@ static bool add_ratio(cJSON *o, const char *key, double r, double lo, double hi)
 static cJSON *try_json(const nccltune_session *s, const struct final_state *f, size_t i,
                        const struct finalist *win, double best_us, double base_us)
 {
-	const struct tryconf *t = &s->tries[i];
+	const struct tryconf *t = &s->cfg.tries[i];
 	const struct outcome *own = try_outcome(s, i + 1);
 	const struct finalist *x = f->of_try ? f->of_try[i] : NULL;
 	const char *outcome = "ok";
@@ -1809,7 +1809,7 @@ static cJSON *try_json(const nccltune_session *s, const struct final_state *f, s
 		r = base_us / mean;
 		tr = x && x == win ? 1.0 : mean / best_us;
 	}
-	if (!cJSON_AddItemToObject(o, "env", tryconf_env_json(t, s->sp)) ||
+	if (!cJSON_AddItemToObject(o, "env", tryconf_env_json(t, s->run.sp)) ||
 	    !cJSON_AddBoolToObject(o, "in_space", t->in_space) ||
 	    !cJSON_AddStringToObject(o, "outcome", outcome))
 		goto fail;
@@ -1843,7 +1843,7 @@ static cJSON *tries_json(const nccltune_session *s, const struct final_state *f,
 {
 	cJSON *arr = cJSON_CreateArray();
 
-	for (size_t i = 0; arr && i < s->ntries; i++) {
+	for (size_t i = 0; arr && i < s->cfg.ntries; i++) {
 		cJSON *t = try_json(s, f, i, win, best_us, base_us);
 
 		if (!t || !cJSON_AddItemToArray(arr, t)) {
@@ -1904,8 +1904,8 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 		win->gain = nb ? bmean / win->mean : NAN;
 		win->gain_lo = win->gain_hi = NAN;
 	}
-	wl = workload_to_json(&s->wl);
-	pins = env_pins_to_json(&s->pins);
+	wl = workload_to_json(&s->cfg.wl);
+	pins = env_pins_to_json(&s->run.pins);
 	fails = failures_json(s);
 	pruned = pruned_json(s);
 	empty = cJSON_CreateObject();
@@ -1917,16 +1917,16 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(wl, "iters");
 	cJSON_DeleteItemFromObjectCaseSensitive(wl, "warmup");
-	in.created = s->created;
-	in.fingerprint = s->fingerprint;
-	in.source = s->source;
-	in.model = s->model_name[0] ? s->model_name : s->model;
+	in.created = s->run.created;
+	in.fingerprint = s->run.fingerprint;
+	in.source = s->run.source;
+	in.model = s->run.model_name[0] ? s->run.model_name : s->cfg.model;
 	in.workload = wl;
-	in.strategy = s->strategy_name;
-	in.seed = s->seed;
-	in.budget = s->budget;
+	in.strategy = s->cfg.strategy_name;
+	in.seed = s->cfg.seed;
+	in.budget = s->cfg.budget;
 	in.pinned = pins;
-	in.evaluations = (int)s->nruns;
+	in.evaluations = (int)s->run.nruns;
 	in.failures = fails;
 	in.pruned = pruned;
 	in.gain_lo = in.gain_hi = NAN;
@@ -1940,8 +1940,8 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 		in.baseline.repeats = (int)nb;
 	}
 	if (win && (!nb || isnan(win->gain) || win->gain > 1.0)) {
-		best_env = win->has_point ? env_point_to_json(s->sp, &win->p)
-		                          : tryconf_env_json(&s->tries[win->try_no - 1], s->sp);
+		best_env = win->has_point ? env_point_to_json(s->run.sp, &win->p)
+		                          : tryconf_env_json(&s->cfg.tries[win->try_no - 1], s->run.sp);
 		if (!best_env) {
 			setf(s, NCCLTUNE_ERROR, "out of memory");
 			goto out;
@@ -1976,7 +1976,7 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 
 		if (!x->qualified)
 			continue;
-		top_env[ntop] = env_point_to_json(s->sp, &x->p);
+		top_env[ntop] = env_point_to_json(s->run.sp, &x->p);
 		top[ntop].env = top_env[ntop];
 		top[ntop].objective_us = x->mean;
 		top[ntop].ci_lo = x->lo;
@@ -1992,7 +1992,7 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 			top[c - 1] = t;
 		}
 	for (size_t j = f->rounds ? f->k : 0; j < f->nc && ntop < SESSION_TOP_MAX; j++) {
-		top_env[ntop] = env_point_to_json(s->sp, &f->c[j].p);
+		top_env[ntop] = env_point_to_json(s->run.sp, &f->c[j].p);
 		top[ntop].env = top_env[ntop];
 		top[ntop].objective_us = f->c[j].search_us;
 		top[ntop].ci_lo = top[ntop].ci_hi = NAN;
@@ -2002,7 +2002,7 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 	in.ntop = ntop;
 	in.top = top;
 	doc = result_build(&in);
-	if (!doc || (s->ntries > 0 &&
+	if (!doc || (s->cfg.ntries > 0 &&
 	             !cJSON_AddItemToObject(doc, "tries", tries_json(s, f, in.has_best ? win : NULL,
 	                                                             in.has_best ? in.best.objective_us
 	                                                                         : NAN,
@@ -2010,7 +2010,7 @@ static int write_results(nccltune_session *s, struct final_state *f, cJSON **doc
 		setf(s, NCCLTUNE_ERROR, "out of memory");
 		goto out;
 	}
-	if (result_write(s->dir, doc, e, sizeof e) != 0) {
+	if (result_write(s->run.dir, doc, e, sizeof e) != 0) {
 		setf(s, NCCLTUNE_ERROR, "%s", e);
 		goto out;
 	}
@@ -2037,7 +2037,7 @@ static void write_exports(nccltune_session *s)
 {
 	char dir[PATH_MAX + 16], path[PATH_MAX + 64], e[1024];
 
-	snprintf(dir, sizeof dir, "%s/exports", s->dir);
+	snprintf(dir, sizeof dir, "%s/exports", s->run.dir);
 	if (fs_mkdirs(dir, e, sizeof e) != 0) {
 		session_warn(s, "no exports: %s", e);
 		return;
@@ -2057,7 +2057,7 @@ static void write_exports(nccltune_session *s)
 			session_warn(s, "export %s: out of memory", fmt);
 			continue;
 		}
-		rc = nccltune_export(s->dir, fmt, f, e, sizeof e);
+		rc = nccltune_export(s->run.dir, fmt, f, e, sizeof e);
 		if (fclose(f) != 0 && rc == NCCLTUNE_OK) {
 			rc = NCCLTUNE_ERROR;
 			snprintf(e, sizeof e, "out of memory");
@@ -2069,7 +2069,7 @@ static void write_exports(nccltune_session *s)
 			session_warn(s, "export %s: %s", fmt, e);
 		free(buf);
 	}
-	if (nccltune_report_write(s->dir, e, sizeof e) != NCCLTUNE_OK)
+	if (nccltune_report_write(s->run.dir, e, sizeof e) != NCCLTUNE_OK)
 		session_warn(s, "report.html: %s", e);
 }
 
@@ -2092,12 +2092,12 @@ static int session_loop(nccltune_session *s)
 		goto out;
 	if (baseline_point(s, &base))
 		observe(s, &base, o);
-	if (s->timeout_opt_s > 0)
-		s->timeout_s = s->timeout_opt_s;
+	if (s->cfg.timeout_opt_s > 0)
+		s->run.timeout_s = s->cfg.timeout_opt_s;
 	else if (o->cls == OUTCOME_OK)
-		s->timeout_s = fmax(SESSION_MIN_TIMEOUT_S, SESSION_TIMEOUT_FACTOR * o->wall_s);
+		s->run.timeout_s = fmax(SESSION_MIN_TIMEOUT_S, SESSION_TIMEOUT_FACTOR * o->wall_s);
 	else
-		s->timeout_s = SESSION_BASELINE_TIMEOUT_S;
+		s->run.timeout_s = SESSION_BASELINE_TIMEOUT_S;
 	rc = run_tries(s, o);
 	if (rc)
 		goto out;
@@ -2126,12 +2126,12 @@ static int session_loop(nccltune_session *s)
 	session_print_summary(s, doc);
 	if (rc == NCCLTUNE_NO_CONFIG)
 		setf(s, NCCLTUNE_NO_CONFIG, "no configuration worked, not even NCCL's defaults: see "
-		     "%s/journal.jsonl for each run's error", s->dir);
+		     "%s/journal.jsonl for each run's error", s->run.dir);
 out:
 	if (rc == NCCLTUNE_INTERRUPTED) {
 		session_progress_end(s);
 		setf(s, NCCLTUNE_INTERRUPTED, "interrupted; resume with: nccltune run --resume %s",
-		     s->dir);
+		     s->run.dir);
 	}
 	cJSON_Delete(doc);
 	final_free(&f);
@@ -2148,16 +2148,16 @@ int nccltune_session_run(nccltune_session *s)
 		return setf(s, NCCLTUNE_USAGE, "the session has already run");
 	s->started = true;
 	session_signal = 0;
-	s->cancel = &session_signal;
+	s->run.cancel = &session_signal;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	/* No SA_RESTART: a blocking call returns EINTR and the loop sees the flag. */
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	s->t_start = now_s();
+	s->run.t_start = now_s();
 	rc = s->resumed ? NCCLTUNE_OK : prepare_new(s);
-	if (rc == NCCLTUNE_OK && s->interrupted)
+	if (rc == NCCLTUNE_OK && s->run.interrupted)
 		rc = setf(s, NCCLTUNE_INTERRUPTED, "interrupted before the session's journal was "
 		          "written: nothing to resume");
 	if (rc == NCCLTUNE_OK)
@@ -2173,8 +2173,8 @@ int session_point_best(const nccltune_session *s, double *best_us, struct point 
 {
 	int found = 0;
 
-	for (size_t i = 0; i < s->nruns; i++) {
-		const struct session_run *r = &s->runs[i];
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
 
 		if (!r->has_point || r->o.cls != OUTCOME_OK || r->phase == PHASE_FINAL)
 			continue;

@@ -50,13 +50,12 @@ struct session_run {
 /* Why the search ended. */
 enum session_stop { STOP_NONE, STOP_BUDGET, STOP_TIME, STOP_EXHAUSTED, STOP_STUCK };
 
-struct nccltune_session {
-	char err[2048];
-
-	/* What to tune (setters; the journal header on resume). */
+/* What to tune: what the setters set (on resume, the journal's header). */
+struct session_config {
 	char *probe_cmd;             /* --probe */
-	char *model;                 /* --model */
+	char *model;                 /* --model (or the model standing in for GPUs) */
 	char *space_file;
+	space *space_full;           /* as given (before pinned variables were dropped) */
 	bool workload_set;
 	struct workload wl;
 	int budget;
@@ -66,17 +65,15 @@ struct nccltune_session {
 	double timeout_opt_s;        /* --timeout; 0: derived from the baseline */
 	char *out_dir_opt;
 	char *warm_dir;
-	FILE *progress;
-	FILE *warnings;             /* warnings, also with progress off (default stderr) */
-	bool progress_tty;
-	bool resumed;
-	bool started;
+	struct tryconf *tries;       /* --try / --try-file, in command-line order */
+	size_t ntries;
+};
 
-	/* The session as it runs. */
+/* The session as it runs: what it searches with, the runs so far, the journal. */
+struct session_state {
 	char dir[PATH_MAX];
 	char **probe_argv;
 	bool auto_model;             /* no GPU visible: the default model stands in */
-	space *space_full;           /* as given (before pinned variables were dropped) */
 	space *sp;                   /* what is searched */
 	struct env_pins pins;
 	char *const *user_env;
@@ -86,8 +83,6 @@ struct nccltune_session {
 	journal *jr;
 	cJSON *fingerprint;          /* NULL: the probe gave none */
 	cJSON *warm;                 /* the header's warm_start object, or NULL */
-	struct tryconf *tries;       /* --try / --try-file, in command-line order */
-	size_t ntries;
 	char created[32];
 
 	struct session_run *runs;
@@ -105,8 +100,24 @@ struct nccltune_session {
 	enum session_stop stop;
 	int duplicates;
 	bool interrupted;
+	const volatile sig_atomic_t *cancel;   /* set by nccltune_session_run */
+};
+
+/* Where what the user sees goes. */
+struct session_output {
+	FILE *progress;              /* NULL: no progress */
+	FILE *warnings;              /* warnings, also with progress off (default stderr) */
+	bool tty;                    /* progress is a terminal: one updating line */
 	bool line_active;            /* a TTY progress line is on screen without its newline */
-	const volatile sig_atomic_t *cancel;
+};
+
+struct nccltune_session {
+	char err[2048];
+	bool resumed;
+	bool started;
+	struct session_config cfg;
+	struct session_state run;
+	struct session_output out;
 };
 
 /* ---- session_record.c ---- */

@@ -22,9 +22,9 @@ static char *fmt_duration(double s, char *buf, size_t len)
 
 static void clear_line(nccltune_session *s)
 {
-	if (s->line_active) {
-		fputs("\r\033[K", s->progress);
-		s->line_active = false;
+	if (s->out.line_active) {
+		fputs("\r\033[K", s->out.progress);
+		s->out.line_active = false;
 	}
 }
 
@@ -32,44 +32,44 @@ void session_progress_note(nccltune_session *s, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!s->progress)
+	if (!s->out.progress)
 		return;
 	clear_line(s);
-	fputs("nccltune: ", s->progress);
+	fputs("nccltune: ", s->out.progress);
 	va_start(ap, fmt);
-	vfprintf(s->progress, fmt, ap);
+	vfprintf(s->out.progress, fmt, ap);
 	va_end(ap);
-	fputc('\n', s->progress);
-	fflush(s->progress);
+	fputc('\n', s->out.progress);
+	fflush(s->out.progress);
 }
 
 void session_warn(nccltune_session *s, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (s->progress) {
+	if (s->out.progress) {
 		clear_line(s);
-		fputs("nccltune: warning: ", s->progress);
+		fputs("nccltune: warning: ", s->out.progress);
 		va_start(ap, fmt);
-		vfprintf(s->progress, fmt, ap);
+		vfprintf(s->out.progress, fmt, ap);
 		va_end(ap);
-		fputc('\n', s->progress);
-		fflush(s->progress);
+		fputc('\n', s->out.progress);
+		fflush(s->out.progress);
 	}
-	if (s->warnings && s->warnings != s->progress) {
-		fputs("nccltune: warning: ", s->warnings);
+	if (s->out.warnings && s->out.warnings != s->out.progress) {
+		fputs("nccltune: warning: ", s->out.warnings);
 		va_start(ap, fmt);
-		vfprintf(s->warnings, fmt, ap);
+		vfprintf(s->out.warnings, fmt, ap);
 		va_end(ap);
-		fputc('\n', s->warnings);
-		fflush(s->warnings);
+		fputc('\n', s->out.warnings);
+		fflush(s->out.warnings);
 	}
 }
 
 static const char *label(const nccltune_session *s, char *buf, size_t len)
 {
 	if (session_is_model(s))
-		snprintf(buf, len, "[MODEL %s] ", s->model_name[0] ? s->model_name : "?");
+		snprintf(buf, len, "[MODEL %s] ", s->run.model_name[0] ? s->run.model_name : "?");
 	else
 		buf[0] = '\0';
 	return buf;
@@ -79,12 +79,12 @@ void session_progress_run(nccltune_session *s, const struct session_run *r)
 {
 	char lab[96], a[32], b[32], eta[32], env[512];
 	double best = NAN, base = NAN, wall = 0;
-	size_t failures = 0, left = s->nruns < (size_t)s->budget ? (size_t)s->budget - s->nruns : 0;
+	size_t failures = 0, left = s->run.nruns < (size_t)s->cfg.budget ? (size_t)s->cfg.budget - s->run.nruns : 0;
 
-	if (!s->progress)
+	if (!s->out.progress)
 		return;
-	for (size_t i = 0; i < s->nruns; i++) {
-		const struct session_run *q = &s->runs[i];
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *q = &s->run.runs[i];
 
 		wall += q->o.wall_s;
 		if (q->o.cls != OUTCOME_OK)
@@ -93,42 +93,42 @@ void session_progress_run(nccltune_session *s, const struct session_run *r)
 			base = q->o.objective_us;
 	}
 	session_point_best(s, &best, NULL);
-	fmt_duration(s->nruns ? wall / (double)s->nruns * (double)left : 0, eta, sizeof eta);
+	fmt_duration(s->run.nruns ? wall / (double)s->run.nruns * (double)left : 0, eta, sizeof eta);
 	label(s, lab, sizeof lab);
-	if (s->progress_tty) {
+	if (s->out.tty) {
 		clear_line(s);
-		fprintf(s->progress, "%srun %zu/%d  best %s", lab, s->nruns, s->budget,
+		fprintf(s->out.progress, "%srun %zu/%d  best %s", lab, s->run.nruns, s->cfg.budget,
 		        summary_format_us(best, a, sizeof a));
 		if (isfinite(best) && isfinite(base) && best > 0)
-			fprintf(s->progress, " (%.2fx)", base / best);
-		fprintf(s->progress, "  failures %zu  ETA %s", failures, eta);
-		fflush(s->progress);
-		s->line_active = true;
+			fprintf(s->out.progress, " (%.2fx)", base / best);
+		fprintf(s->out.progress, "  failures %zu  ETA %s", failures, eta);
+		fflush(s->out.progress);
+		s->out.line_active = true;
 		return;
 	}
 	if (r->has_point || r->try_no)
 		session_run_describe(s, r, env, sizeof env);
 	else
 		snprintf(env, sizeof env, "(NCCL defaults)");
-	fprintf(s->progress, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, s->nruns, s->budget,
+	fprintf(s->out.progress, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, s->run.nruns, s->cfg.budget,
 	        session_phase_name(r->phase), outcome_class_name(r->o.cls),
 	        r->o.cls == OUTCOME_OK ? summary_format_us(r->o.objective_us, a, sizeof a) : "",
 	        env[0] ? env : "(all searched variables unset)");
 	if (r->o.cls != OUTCOME_OK)
-		fprintf(s->progress, " (%.80s)", r->o.error);
-	fprintf(s->progress, " | best %s", summary_format_us(best, b, sizeof b));
+		fprintf(s->out.progress, " (%.80s)", r->o.error);
+	fprintf(s->out.progress, " | best %s", summary_format_us(best, b, sizeof b));
 	if (isfinite(best) && isfinite(base) && best > 0)
-		fprintf(s->progress, " (%.2fx)", base / best);
-	fprintf(s->progress, " | %zu failed | ETA %s\n", failures, eta);
-	fflush(s->progress);
+		fprintf(s->out.progress, " (%.2fx)", base / best);
+	fprintf(s->out.progress, " | %zu failed | ETA %s\n", failures, eta);
+	fflush(s->out.progress);
 }
 
 void session_progress_end(nccltune_session *s)
 {
-	if (s->progress && s->line_active) {
-		fputc('\n', s->progress);
-		fflush(s->progress);
-		s->line_active = false;
+	if (s->out.progress && s->out.line_active) {
+		fputc('\n', s->out.progress);
+		fflush(s->out.progress);
+		s->out.line_active = false;
 	}
 }
 
@@ -198,7 +198,7 @@ static const char *phrase_of(const char *name)
  * all from the same session. */
 static void print_tries(nccltune_session *s, const cJSON *doc)
 {
-	FILE *f = s->progress;
+	FILE *f = s->out.progress;
 	const cJSON *tries = cJSON_GetObjectItemCaseSensitive(doc, "tries"), *it;
 	char a[32], ci[96], env[1024];
 	int n = 0;
@@ -246,7 +246,7 @@ static void print_tries(nccltune_session *s, const cJSON *doc)
  * not tell the two apart. Nothing when the result has no noise figure. */
 static void print_noise(nccltune_session *s, const cJSON *doc)
 {
-	FILE *f = s->progress;
+	FILE *f = s->out.progress;
 	const cJSON *nz = cJSON_GetObjectItemCaseSensitive(doc, "noise");
 	const cJSON *top = cJSON_GetObjectItemCaseSensitive(doc, "top");
 	const cJSON *t0 = cJSON_GetArrayItem(top, 0), *t1 = cJSON_GetArrayItem(top, 1);
@@ -267,7 +267,7 @@ static void print_noise(nccltune_session *s, const cJSON *doc)
 
 void session_print_summary(nccltune_session *s, const cJSON *doc)
 {
-	FILE *f = s->progress;
+	FILE *f = s->out.progress;
 	const cJSON *base, *best, *gain, *top, *it;
 	char a[32], ci[96], env[1024], desc[256];
 	int counts[OUTCOME_COUNT_] = {0}, nfail = 0, n = 0;
@@ -287,10 +287,10 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 	fputc('\n', f);
 	if (session_is_model(s))
 		fprintf(f, "MODEL %s: every figure below comes from a machine model, not a "
-		        "measurement%s\n", s->model_name[0] ? s->model_name : "",
-		        s->auto_model ? " (no GPU was visible)" : "");
-	fprintf(f, "session:  %s\n", s->dir);
-	fprintf(f, "workload: %s per step\n", workload_describe(&s->wl, desc, sizeof desc));
+		        "measurement%s\n", s->run.model_name[0] ? s->run.model_name : "",
+		        s->run.auto_model ? " (no GPU was visible)" : "");
+	fprintf(f, "session:  %s\n", s->run.dir);
+	fprintf(f, "workload: %s per step\n", workload_describe(&s->cfg.wl, desc, sizeof desc));
 	if (cJSON_IsObject(base))
 		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
 		        summary_format_us(num(base, "objective_us"), a, sizeof a),
@@ -327,20 +327,20 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 		}
 	}
 	print_noise(s, doc);
-	for (size_t i = 0; i < prune_rule_count(s->pr); i++)
-		fprintf(f, "%s %s\n", i ? "         " : "pruned:  ", prune_rule_at(s->pr, i)->text);
-	for (size_t i = 0; i < s->nruns; i++) {
-		if (s->runs[i].o.cls != OUTCOME_OK) {
-			counts[s->runs[i].o.cls]++;
+	for (size_t i = 0; i < prune_rule_count(s->run.pr); i++)
+		fprintf(f, "%s %s\n", i ? "         " : "pruned:  ", prune_rule_at(s->run.pr, i)->text);
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		if (s->run.runs[i].o.cls != OUTCOME_OK) {
+			counts[s->run.runs[i].o.cls]++;
 			nfail++;
 		}
 	}
-	fprintf(f, "runs:     %zu of a budget of %d", s->nruns, s->budget);
-	if (s->stop != STOP_NONE)
-		fprintf(f, " (search ended: %s)", stop_words[s->stop]);
-	if (s->stop == STOP_BUDGET && s->nruns < (size_t)s->budget)
+	fprintf(f, "runs:     %zu of a budget of %d", s->run.nruns, s->cfg.budget);
+	if (s->run.stop != STOP_NONE)
+		fprintf(f, " (search ended: %s)", stop_words[s->run.stop]);
+	if (s->run.stop == STOP_BUDGET && s->run.nruns < (size_t)s->cfg.budget)
 		fprintf(f, "; %zu run(s) kept for the final rounds were not needed",
-		        (size_t)s->budget - s->nruns);
+		        (size_t)s->cfg.budget - s->run.nruns);
 	fputc('\n', f);
 	if (nfail) {
 		bool first = true;
@@ -355,11 +355,11 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 		fputc('\n', f);
 	}
 	if (cJSON_IsObject(best)) {
-		fprintf(f, "use it:   nccltune export --format shell %s\n", s->dir);
-		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", s->dir);
+		fprintf(f, "use it:   nccltune export --format shell %s\n", s->run.dir);
+		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", s->run.dir);
 		fprintf(f, "          nccltune export --format nccl-conf --install %s   (NCCL's own file)\n",
-		        s->dir);
-		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", s->dir, s->dir);
+		        s->run.dir);
+		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", s->run.dir, s->run.dir);
 	}
 	fflush(f);
 }
