@@ -13,27 +13,6 @@
 #include "nccltune_config.h"
 #include "session/session_priv.h"
 
-static const char *const phase_names[] = {
-	[PHASE_BASELINE] = "baseline", [PHASE_SEARCH] = "search", [PHASE_RETRY] = "retry",
-	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final", [PHASE_TRY] = "try",
-};
-
-const char *session_phase_name(enum session_phase ph)
-{
-	return (unsigned)ph <= PHASE_TRY ? phase_names[ph] : "?";
-}
-
-int session_phase_parse(const char *s, enum session_phase *out)
-{
-	for (int i = 0; i <= PHASE_TRY; i++) {
-		if (strcmp(s, phase_names[i]) == 0) {
-			*out = (enum session_phase)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* Add item under key, deleting it if that fails. */
 static bool add(cJSON *o, const char *key, cJSON *item)
 {
@@ -490,7 +469,7 @@ int session_load_journal(nccltune_session *s, const char *dir)
 		return NCCLTUNE_USAGE;
 	}
 	if (torn)
-		session_warn(s, "%s", warn);
+		session_warn(&s->out, "%s", warn);
 	return NCCLTUNE_OK;
 }
 
@@ -697,17 +676,17 @@ int session_warm_prepare(nccltune_session *s)
 			goto oom;
 	}
 	if (!comparable)
-		session_warn(s, "--warm-start %s: %s; only its best "
+		session_warn(&s->out, "--warm-start %s: %s; only its best "
 		                      "configurations are reused (re-measured first)", s->cfg.warm_dir,
 		                      W.fingerprint && s->run.fingerprint
 		                          ? "different GPUs than this machine"
 		                          : "no fingerprint to compare with this machine");
-	session_progress_note(s, "warm start from %s: %zu configuration(s) to re-measure first%s%s",
-	                      s->cfg.warm_dir, taken, comparable ? ", " : "",
-	                      comparable ? "its failures known in advance" : "");
+	session_note(&s->out, "warm start from %s: %zu configuration(s) to re-measure first%s%s",
+	             s->cfg.warm_dir, taken, comparable ? ", " : "",
+	             comparable ? "its failures known in advance" : "");
 	if (W.unmapped)
-		session_progress_note(s, "warm start: %zu old run(s) are outside this space; ignored",
-		                      W.unmapped);
+		session_note(&s->out, "warm start: %zu old run(s) are outside this space; ignored",
+		             W.unmapped);
 	s->run.warm = warm;
 	warm = NULL;
 	status = NCCLTUNE_OK;
