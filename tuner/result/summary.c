@@ -1,5 +1,5 @@
-/* summary.c - load results.json and journal.jsonl strictly into a struct summary, and
- * check NCCL variable names and values against the syntax NCCL itself accepts.
+/* summary.c - load results.json and journal.jsonl strictly into a struct summary; NCCL
+ * variable names and values are checked with common/ncclvars.
  *
  * Everything an export emits comes through here, so this file is where a hostile or
  * corrupt results file is stopped: each field is type-checked, numbers must be finite
@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 #include "run/journal.h"
 #include "proto.h"
-#include "space/space.h"
 
 #define PATH_KEY_MAX 256
 #define LENIENT_VALUE_MAX 1024   /* values only shown (pinned, failures): longer refused */
@@ -100,51 +100,6 @@ static const char *type_name(const cJSON *j)
 }
 
 /* ---- names and values ---- */
-
-bool summary_name_ok(const char *name)
-{
-	size_t n;
-
-	if (!name || strncmp(name, "NCCL_", 5) != 0)
-		return false;
-	n = strlen(name);
-	if (n <= 5 || n >= SUMMARY_NAME_MAX)
-		return false;
-	for (size_t i = 5; i < n; i++) {
-		char ch = name[i];
-
-		if (!((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
-			return false;
-	}
-	return true;
-}
-
-bool summary_value_ok(const char *name, const char *value, char *why, size_t whylen)
-{
-	size_t n;
-
-	if (!value || !*value) {
-		fs_errf(why, whylen, "empty value (leave the variable out instead)");
-		return false;
-	}
-	n = strlen(value);
-	if (n >= SUMMARY_VALUE_MAX) {
-		fs_errf(why, whylen, "value longer than %d bytes", SUMMARY_VALUE_MAX - 1);
-		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)value[i];
-
-		if (ch < 0x20 || ch >= 0x7f) {
-			fs_errf(why, whylen, "control or non-ASCII character (byte 0x%02x) in the value",
-			        ch);
-			return false;
-		}
-	}
-	/* One table of NCCL's value syntax for the whole tool: the space parser's. Values
-	 * it accepts mean the same thing in Python, sh, env files and systemd. */
-	return space_value_check(name, value, why, whylen) == 0;
-}
 
 const char *summary_env_get(const struct summary_env *env, const char *name)
 {
@@ -316,9 +271,8 @@ static int parse_env(const struct ctx *c, const cJSON *obj, const char *p, enum 
 	if (!env->v)
 		return fail(c, p, "out of memory");
 	for (const cJSON *it = obj->child; it; it = it->next) {
-		if (!summary_name_ok(it->string))
-			return fail(c, p, "%s is not an NCCL variable name (NCCL_ followed by A-Z, 0-9, _)",
-			            msgq(it->string, q, sizeof(q)));
+		if (ncclvars_name_check(it->string, why, sizeof(why)) < 0)
+			return fail(c, p, "%s: %s", msgq(it->string, q, sizeof(q)), why);
 		join(kp, sizeof(kp), p, it->string);
 		if (mode == ENV_WHEN && cJSON_IsNull(it)) {
 			env->v[env->n].name = it->string;
@@ -330,7 +284,7 @@ static int parse_env(const struct ctx *c, const cJSON *obj, const char *p, enum 
 			return fail(c, kp, "expected a string value%s, got %s",
 			            mode == ENV_WHEN ? " or null" : "", type_name(it));
 		if (mode == ENV_STRICT) {
-			if (!summary_value_ok(it->string, it->valuestring, why, sizeof(why)))
+			if (ncclvars_check(it->string, it->valuestring, why, sizeof(why)) < 0)
 				return fail(c, kp, "value %s refused: %s", msgq(it->valuestring, q, sizeof(q)),
 				            why);
 		} else if (strlen(it->valuestring) > LENIENT_VALUE_MAX || has_control(it->valuestring)) {

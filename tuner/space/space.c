@@ -1,14 +1,13 @@
-/* space.c - the search space (nccltune-space/1): parsing and validation, the table of
- * NCCL variables nccltune knows with the value syntax of each, constraints, encoding
- * of levels for the surrogate, enumeration and rounding.
+/* space.c - the search space (nccltune-space/1): parsing and validation, constraints,
+ * encoding of levels for the surrogate, enumeration and rounding.
  *
- * Variable names. Every name must look like NCCL_[A-Z0-9_]+. Names in the table
- * below are checked with their own value syntax. NCCL has a couple of hundred
- * variables and adds some in every release, so other names are accepted with a
- * generic rule (1..255 characters from [A-Za-z0-9_.,:;^=+/@%-]) - except names within
- * two edits (insert, delete, substitute, swap) of a known one, which are rejected as
- * typos ("did you mean NCCL_NTHREADS?"): a misspelt variable is silently ignored by
- * NCCL, which would make a whole session measure nothing.
+ * Variable names and values are checked against common/ncclvars (the one table of NCCL
+ * variables): every name must look like NCCL_[A-Z0-9_]+; names in the table are
+ * checked with their own value syntax; other names get a generic rule (1..255
+ * characters from [A-Za-z0-9_.,:;^=+/@%-]) - except names within two edits of a known
+ * one, which are rejected as typos ("did you mean NCCL_NTHREADS?"): a misspelt
+ * variable is silently ignored by NCCL, which would make a whole session measure
+ * nothing.
  *
  * A candidate sets only what the space names (params and fixed): NCCL_NVLS_ENABLE, for
  * one, is never set unless the user names it, and the default space does not. */
@@ -24,10 +23,10 @@
 #include <strings.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 
 #define SPACE_SCHEMA "nccltune-space/1"
-#define NAME_MAX_LEN 64
-#define VALUE_MAX_LEN 255
+#define NAME_MAX_LEN NCCLVARS_NAME_MAX
 /* Integers beyond 2^53 do not survive a JSON double. */
 #define INT_LIMIT 9007199254740992.0
 /* Spaces up to this many points are checked for "no point satisfies the constraints". */
@@ -35,127 +34,13 @@
 /* Ordinal levels spanning at least this factor get a log scale (see param_coords). */
 #define LOG_SCALE_RATIO 4.0
 
-/* ---- the NCCL variables nccltune knows ---- */
-
-enum value_rule {
-	RULE_INT,        /* decimal integer in [lo, hi], a multiple of step */
-	RULE_ALGO,       /* algorithm list, case-insensitive */
-	RULE_PROTO,      /* protocol list, case-insensitive */
-	RULE_PATH,       /* topology path level, case-sensitive words or legacy 0..5 */
-	RULE_WORD,       /* one of `words`, case-insensitive */
-	RULE_GENERIC,    /* safe characters only */
-};
-
-struct nccl_var {
-	const char *name;
-	enum value_rule rule;
-	long long lo, hi, step;
-	const char *const *words;
-};
-
-static const char *const algo_words[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
-	"NVLS", "NVLSTree", "PAT", NULL};
-static const char *const proto_words[] = {"LL", "LL128", "Simple", NULL};
-/* Order of topoPathTypeStr in NCCL 2.28 (graph/topo.cc), up to SYS. */
-static const char *const path_words[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C",
-	"PXN", "PHB", "SYS", NULL};
-static const char *const func_words[] = {"broadcast", "reduce", "allgather",
-	"reducescatter", "allreduce", "sendrecv", NULL};
-static const char *const launch_words[] = {"PARALLEL", "GROUP", NULL};
-static const char *const debug_words[] = {"VERSION", "WARN", "INFO", "TRACE", "ABORT", NULL};
-
-#define BOOL01(n) {n, RULE_INT, 0, 1, 1, NULL}
-#define POSITIVE(n) {n, RULE_INT, 1, 1LL << 40, 1, NULL}
-#define GENERIC(n) {n, RULE_GENERIC, 0, 0, 0, NULL}
-
-/* Ranges from NCCL 2.28: NTHREADS via getNthreads (multiple of WARP_SIZE in
- * [2*WARP_SIZE, NCCL_SIMPLE_MAX_NTHREADS]), LL128_NTHREADS in [640/4, 640], channels
- * and CTAs up to MAXCHANNELS (64); docs/nccl-facts.md. */
-static const struct nccl_var nccl_vars[] = {
-	{"NCCL_ALGO", RULE_ALGO, 0, 0, 0, algo_words},
-	{"NCCL_PROTO", RULE_PROTO, 0, 0, 0, proto_words},
-	{"NCCL_P2P_LEVEL", RULE_PATH, 0, 5, 1, path_words},
-	{"NCCL_NET_GDR_LEVEL", RULE_PATH, 0, 5, 1, path_words},
-	{"NCCL_NTHREADS", RULE_INT, 64, 512, 32, NULL},
-	{"NCCL_LL128_NTHREADS", RULE_INT, 160, 640, 32, NULL},
-	{"NCCL_MIN_NCHANNELS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MAX_NCHANNELS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MIN_NRINGS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MAX_NRINGS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MIN_CTAS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MAX_CTAS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_NVLS_NCHANNELS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_NCHANNELS_PER_NET_PEER", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_NVLS_ENABLE", RULE_INT, 0, 2, 1, NULL},
-	{"NCCL_CROSS_NIC", RULE_INT, 0, 2, 1, NULL},
-	POSITIVE("NCCL_BUFFSIZE"),
-	POSITIVE("NCCL_LL_BUFFSIZE"),
-	POSITIVE("NCCL_LL128_BUFFSIZE"),
-	POSITIVE("NCCL_P2P_NVL_CHUNKSIZE"),
-	POSITIVE("NCCL_P2P_PCI_CHUNKSIZE"),
-	POSITIVE("NCCL_P2P_NET_CHUNKSIZE"),
-	POSITIVE("NCCL_NVLS_CHUNKSIZE"),
-	POSITIVE("NCCL_WORK_FIFO_BYTES"),
-	POSITIVE("NCCL_PROXY_APPEND_BATCH_SIZE"),
-	BOOL01("NCCL_P2P_DISABLE"),
-	BOOL01("NCCL_SHM_DISABLE"),
-	BOOL01("NCCL_NET_DISABLE_INTRA"),
-	BOOL01("NCCL_P2P_USE_CUDA_MEMCPY"),
-	BOOL01("NCCL_SHM_USE_CUDA_MEMCPY"),
-	BOOL01("NCCL_P2P_READ_ENABLE"),
-	BOOL01("NCCL_P2P_DIRECT_DISABLE"),
-	BOOL01("NCCL_CUMEM_ENABLE"),
-	BOOL01("NCCL_CUMEM_HOST_ENABLE"),
-	BOOL01("NCCL_GRAPH_MIXING_SUPPORT"),
-	BOOL01("NCCL_GRAPH_REGISTER"),
-	BOOL01("NCCL_LOCAL_REGISTER"),
-	BOOL01("NCCL_NVB_DISABLE"),
-	BOOL01("NCCL_PXN_DISABLE"),
-	BOOL01("NCCL_IB_DISABLE"),
-	BOOL01("NCCL_NET_GDR_READ"),
-	BOOL01("NCCL_COLLNET_ENABLE"),
-	BOOL01("NCCL_DMABUF_ENABLE"),
-	BOOL01("NCCL_RUNTIME_CONNECT"),
-	BOOL01("NCCL_NET_SHARED_BUFFERS"),
-	BOOL01("NCCL_NET_SHARED_COMMS"),
-	BOOL01("NCCL_ALLOC_P2P_NET_LL_BUFFERS"),
-	BOOL01("NCCL_IGNORE_CPU_AFFINITY"),
-	BOOL01("NCCL_CHECK_POINTERS"),
-	BOOL01("NCCL_SET_THREAD_NAME"),
-	{"NCCL_LAUNCH_MODE", RULE_WORD, 0, 0, 0, launch_words},
-	{"NCCL_DEBUG", RULE_WORD, 0, 0, 0, debug_words},
-	GENERIC("NCCL_DEBUG_SUBSYS"),
-	GENERIC("NCCL_DEBUG_FILE"),
-	GENERIC("NCCL_SOCKET_IFNAME"),
-	GENERIC("NCCL_IB_HCA"),
-	GENERIC("NCCL_IB_TC"),
-	GENERIC("NCCL_IB_SL"),
-	GENERIC("NCCL_IB_GID_INDEX"),
-	GENERIC("NCCL_IB_TIMEOUT"),
-	GENERIC("NCCL_IB_RETRY_CNT"),
-	GENERIC("NCCL_IB_QPS_PER_CONNECTION"),
-	GENERIC("NCCL_SOCKET_NTHREADS"),
-	GENERIC("NCCL_NSOCKS_PERTHREAD"),
-	GENERIC("NCCL_TOPO_FILE"),
-	GENERIC("NCCL_GRAPH_FILE"),
-	GENERIC("NCCL_TUNER_PLUGIN"),
-	GENERIC("NCCL_TUNER_CONFIG_FILE"),
-	GENERIC("NCCL_NET_PLUGIN"),
-	GENERIC("NCCL_NET"),
-	GENERIC("NCCL_THREAD_THRESHOLDS"),
-};
-
-#define NVARS (sizeof nccl_vars / sizeof nccl_vars[0])
-
-static const struct nccl_var generic_var = GENERIC("");
-
 /* ---- the space ---- */
 
 enum param_kind { KIND_VALUES, KIND_INT, KIND_POW2 };
 
 struct param {
 	char name[NAME_MAX_LEN];
-	const struct nccl_var *var;
+	const struct ncclvar *var;
 	enum param_kind kind;
 	long long lo, hi;          /* KIND_INT / KIND_POW2 as written */
 	bool categorical;
@@ -199,236 +84,6 @@ static const char default_space_json[] =
 	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
 	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
 	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
-
-/* ---- value syntax ---- */
-
-/* Optimal string alignment distance, capped: returns cap+1 as soon as it is exceeded. */
-static size_t edit_distance(const char *a, const char *b, size_t cap)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t d[NAME_MAX_LEN + 1][NAME_MAX_LEN + 1];
-
-	if (la > NAME_MAX_LEN || lb > NAME_MAX_LEN)
-		return cap + 1;
-	if ((la > lb ? la - lb : lb - la) > cap)
-		return cap + 1;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			size_t best = d[i - 1][j] + 1;
-
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < best)
-				best = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	}
-	return d[la][lb];
-}
-
-/* Find the table entry for `name`, the generic rule for an unknown but plausible
- * name, or NULL with the reason in why. */
-static const struct nccl_var *var_lookup(const char *name, char *why, size_t whylen)
-{
-	size_t len = strlen(name);
-
-	if (len <= 5 || strncmp(name, "NCCL_", 5) != 0) {
-		fs_errf(why, whylen, "not an NCCL variable (names start with NCCL_)");
-		return NULL;
-	}
-	if (len >= NAME_MAX_LEN) {
-		fs_errf(why, whylen, "name longer than %d characters", NAME_MAX_LEN - 1);
-		return NULL;
-	}
-	for (const char *c = name; *c; c++) {
-		if (!(isupper((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_')) {
-			fs_errf(why, whylen, "not an NCCL variable name (A-Z, 0-9 and _ only)");
-			return NULL;
-		}
-	}
-	for (size_t i = 0; i < NVARS; i++) {
-		if (strcmp(name, nccl_vars[i].name) == 0)
-			return &nccl_vars[i];
-	}
-	for (size_t i = 0; i < NVARS; i++) {
-		if (edit_distance(name, nccl_vars[i].name, 2) <= 2) {
-			fs_errf(why, whylen, "unknown NCCL variable (did you mean %s?)", nccl_vars[i].name);
-			return NULL;
-		}
-	}
-	return &generic_var;
-}
-
-/* Parse a plain decimal integer (optional '-', no leading zeros, no spaces). */
-static bool parse_decimal(const char *s, long long *out)
-{
-	const char *p = s;
-	long long v = 0;
-	bool neg = false;
-
-	if (*p == '-') {
-		neg = true;
-		p++;
-	}
-	if (!isdigit((unsigned char)*p) || (p[0] == '0' && p[1] != '\0'))
-		return false;
-	for (; *p; p++) {
-		if (!isdigit((unsigned char)*p) || v > (INT_LIMIT - 9) / 10)
-			return false;
-		v = v * 10 + (*p - '0');
-	}
-	*out = neg ? -v : v;
-	return !(neg && v == 0);
-}
-
-static void words_list(const char *const *words, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; words[i] && used < len; i++) {
-		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", words[i]);
-
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-}
-
-/* One algorithm or protocol list: entries separated by ';', each optionally
- * "function:" and '^', then comma-separated names (NCCL's enqueue/tuning parsers). */
-static int check_token_list(const char *value, const char *const *words, const char *what,
-                            char *why, size_t whylen)
-{
-	char entry[VALUE_MAX_LEN + 1], allowed[160];
-	const char *p = value;
-
-	words_list(words, allowed, sizeof allowed);
-	for (bool first = true;; first = false) {
-		const char *end = strchr(p, ';');
-		size_t elen = end ? (size_t)(end - p) : strlen(p);
-		char *q, *colon;
-
-		if (elen == 0)
-			return fs_errf(why, whylen, "'%s': empty entry", value);
-		memcpy(entry, p, elen);
-		entry[elen] = '\0';
-		q = entry;
-		colon = strchr(q, ':');
-		if (colon) {
-			bool known = false;
-
-			*colon = '\0';
-			for (size_t i = 0; func_words[i]; i++)
-				known = known || strcasecmp(q, func_words[i]) == 0;
-			if (!known)
-				return fs_errf(why, whylen, "'%s': unknown collective '%s'", value, q);
-			q = colon + 1;
-		} else if (!first) {
-			/* NCCL's parseList: only the first list may go without a "func:" prefix */
-			return fs_errf(why, whylen, "'%s': entry '%s' after ';' needs a collective prefix "
-			            "(e.g. allreduce:)", value, entry);
-		}
-		if (*q == '^')
-			q++;
-		for (;;) {
-			char *comma = strchr(q, ',');
-			bool known = false;
-
-			if (comma)
-				*comma = '\0';
-			if (*q == '\0')
-				return fs_errf(why, whylen, "'%s': empty item in list", value);
-			for (size_t i = 0; words[i]; i++)
-				known = known || strcasecmp(q, words[i]) == 0;
-			if (!known)
-				return fs_errf(why, whylen, "'%s': unknown %s '%s' (%s)", value, what, q,
-				            allowed);
-			if (!comma)
-				break;
-			q = comma + 1;
-		}
-		if (!end)
-			return 0;
-		p = end + 1;
-	}
-}
-
-static int check_value(const struct nccl_var *v, const char *value, char *why, size_t whylen)
-{
-	char allowed[160];
-	long long n;
-
-	if (value[0] == '\0')
-		return fs_errf(why, whylen, "empty value");
-	if (strlen(value) > VALUE_MAX_LEN)
-		return fs_errf(why, whylen, "value longer than %d characters", VALUE_MAX_LEN);
-	switch (v->rule) {
-	case RULE_INT:
-		if (!parse_decimal(value, &n) || n < v->lo || n > v->hi || (n - v->lo) % v->step)
-			return v->step > 1
-			       ? fs_errf(why, whylen, "'%s' is not a multiple of %lld in [%lld, %lld]",
-			              value, v->step, v->lo, v->hi)
-			       : fs_errf(why, whylen, "'%s' is not an integer in [%lld, %lld]", value,
-			              v->lo, v->hi);
-		return 0;
-	case RULE_ALGO:
-		return check_token_list(value, v->words, "algorithm", why, whylen);
-	case RULE_PROTO:
-		return check_token_list(value, v->words, "protocol", why, whylen);
-	case RULE_PATH:
-		for (size_t i = 0; v->words[i]; i++) {
-			if (strcmp(value, v->words[i]) == 0)
-				return 0;
-		}
-		if (parse_decimal(value, &n) && n >= v->lo && n <= v->hi)
-			return 0;
-		words_list(v->words, allowed, sizeof allowed);
-		return fs_errf(why, whylen, "'%s' is not a path level (%s, or legacy %lld..%lld; "
-		            "case-sensitive)", value, allowed, v->lo, v->hi);
-	case RULE_WORD:
-		for (size_t i = 0; v->words[i]; i++) {
-			if (strcasecmp(value, v->words[i]) == 0)
-				return 0;
-		}
-		words_list(v->words, allowed, sizeof allowed);
-		return fs_errf(why, whylen, "'%s' is not one of %s", value, allowed);
-	case RULE_GENERIC:
-		for (const char *c = value; *c; c++) {
-			if (!isalnum((unsigned char)*c) && !strchr("_.,:;^=+/@%-", *c))
-				return fs_errf(why, whylen, "'%s': character '%c' is not allowed "
-				            "(letters, digits and _.,:;^=+/@%%- only)", value, *c);
-		}
-		return 0;
-	}
-	return fs_errf(why, whylen, "internal: unknown rule");
-}
-
-int space_value_check(const char *name, const char *value, char *why, size_t whylen)
-{
-	const struct nccl_var *v = var_lookup(name, why, whylen);
-
-	return v ? check_value(v, value, why, whylen) : -1;
-}
-
-/* Two levels name the same value (NCCL reads algorithm/protocol names and words
- * case-insensitively). */
-static bool same_text(const struct nccl_var *v, const char *a, const char *b)
-{
-	if (!a || !b)
-		return a == b;
-	if (v->rule == RULE_ALGO || v->rule == RULE_PROTO || v->rule == RULE_WORD)
-		return strcasecmp(a, b) == 0;
-	return strcmp(a, b) == 0;
-}
 
 /* ---- parsing ---- */
 
@@ -589,14 +244,14 @@ static int parse_values(struct param *p, const cJSON *list, const char *at, char
 			text = buf;
 		}
 		if (text) {
-			if (check_value(p->var, text, why, sizeof why) < 0)
+			if (ncclvars_value_check(p->var, text, why, sizeof why) < 0)
 				return fs_errf(err, errlen, "%s: %s", at, why);
 			p->text[l] = strdup(text);
 			if (!p->text[l])
 				return fs_errf(err, errlen, "%s: out of memory", at);
 		}
 		for (size_t k = 0; k < l; k++) {
-			if (same_text(p->var, p->text[k], p->text[l]))
+			if (ncclvars_same_value(p->var, p->text[k], p->text[l]))
 				return fs_errf(err, errlen, "%s: values[%zu] repeats values[%zu]", at, l, k);
 		}
 		l++;
@@ -638,7 +293,7 @@ static int parse_range(struct param *p, const cJSON *range, bool pow2, const cha
 		if (pow2 && v < lo)
 			continue;
 		snprintf(buf, sizeof buf, "%lld", v);
-		if (check_value(p->var, buf, why, sizeof why) < 0)
+		if (ncclvars_value_check(p->var, buf, why, sizeof why) < 0)
 			return fs_errf(err, errlen, "%s: %s [%lld, %lld]: %s", at, key, lo, hi, why);
 		p->num[l] = (double)v;
 		p->text[l] = strdup(buf);
@@ -659,8 +314,7 @@ static int parse_param(struct param *p, const cJSON *spec, const char *origin, c
 	int kinds = 0;
 
 	snprintf(at, sizeof at, "%s: params.%s", origin, spec->string);
-	p->var = var_lookup(spec->string, why, sizeof why);
-	if (!p->var)
+	if (ncclvars_name_lookup(spec->string, &p->var, why, sizeof why) < 0)
 		return fs_errf(err, errlen, "%s: %s", at, why);
 	snprintf(p->name, sizeof p->name, "%s", spec->string);
 	if (!cJSON_IsObject(spec))
@@ -730,11 +384,11 @@ static int parse_fixed(space *sp, const cJSON *fixed, const char *origin, char *
 	if (!sp->fixed_name || !sp->fixed_value)
 		return fs_errf(err, errlen, "%s: fixed: out of memory", origin);
 	cJSON_ArrayForEach(it, fixed) {
-		const struct nccl_var *v = var_lookup(it->string, why, sizeof why);
+		const struct ncclvar *v;
 		const char *text;
 		long long num;
 
-		if (!v)
+		if (ncclvars_name_lookup(it->string, &v, why, sizeof why) < 0)
 			return fs_errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
 		if (find_dim(sp, it->string, &d) == 0)
 			return fs_errf(err, errlen, "%s: fixed.%s: also searched in params", origin,
@@ -748,7 +402,7 @@ static int parse_fixed(space *sp, const cJSON *fixed, const char *origin, char *
 			return fs_errf(err, errlen, "%s: fixed.%s: must be a string or an integer "
 			            "(leave the variable out to keep NCCL's default)", origin, it->string);
 		}
-		if (check_value(v, text, why, sizeof why) < 0)
+		if (ncclvars_value_check(v, text, why, sizeof why) < 0)
 			return fs_errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
 		sp->fixed_name[i] = strdup(it->string);
 		sp->fixed_value[i] = strdup(text);
@@ -793,7 +447,7 @@ static int parse_operand(const space *sp, const char **s, struct operand *o, cha
 			return 0;
 		}
 		if (find_fixed(sp, name, &i) == 0) {
-			if (!parse_decimal(sp->fixed_value[i], &num))
+			if (!ncclvars_parse_decimal(sp->fixed_value[i], &num))
 				return fs_errf(why, whylen, "%s is fixed to '%s', not a number", name,
 				            sp->fixed_value[i]);
 			o->is_param = false;
