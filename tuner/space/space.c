@@ -17,12 +17,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
 #include "ncclvars.h"
 
 #define SPACE_SCHEMA "nccltune-space/1"
@@ -162,130 +164,122 @@ static void param_coords(struct param *p)
 	}
 }
 
-static bool json_integer(const cJSON *j, long long *out)
+/* A level given as a JSON number: an integer a double holds exactly. */
+static const struct jr_field level_field = {
+	"", JR_STRING | JR_NUMBER | JR_NULL, JR_INTEGER, -INT_LIMIT, INT_LIMIT, NULL, JR_KEEP,
+	0, 0, NULL,
+};
+
+struct level_count { size_t nstr, nnum; };
+
+static int count_level(struct jr *r, const cJSON *v, size_t i, void *ctx)
 {
-	double v;
+	struct level_count *c = ctx;
 
-	if (!cJSON_IsNumber(j))
-		return false;
-	v = j->valuedouble;
-	if (!isfinite(v) || v != floor(v) || fabs(v) > INT_LIMIT)
-		return false;
-	*out = (long long)v;
-	return true;
-}
-
-/* Duplicate keys in an object: cJSON keeps both; a strict parser refuses them. */
-static const char *duplicate_key(const cJSON *obj)
-{
-	for (const cJSON *a = obj->child; a; a = a->next) {
-		for (const cJSON *b = a->next; b; b = b->next) {
-			if (a->string && b->string && strcmp(a->string, b->string) == 0)
-				return a->string;
-		}
-	}
-	return NULL;
-}
-
-static int parse_values(struct param *p, const cJSON *list, const char *at, char *err,
-                        size_t errlen)
-{
-	size_t n = (size_t)cJSON_GetArraySize(list), l = 0, nstr = 0, nnum = 0, idx = 0;
-	char why[512], buf[32];
-	const cJSON *it;
-
-	if (!cJSON_IsArray(list))
-		return fs_errf(err, errlen, "%s: values must be a list", at);
-	if (n == 0)
-		return fs_errf(err, errlen, "%s: empty values list", at);
-	if (n > SPACE_MAX_LEVELS)
-		return fs_errf(err, errlen, "%s: %zu levels, at most %d", at, n, SPACE_MAX_LEVELS);
-	cJSON_ArrayForEach(it, list) {
-		if (cJSON_IsString(it))
-			nstr++;
-		else if (cJSON_IsNumber(it))
-			nnum++;
-		else if (!cJSON_IsNull(it))
-			return fs_errf(err, errlen, "%s: values[%zu] is not a string, number or null",
-			            at, idx);
-		idx++;
-	}
-	if (nstr && nnum)
-		return fs_errf(err, errlen, "%s: values mix strings and numbers (strings are "
-		            "categories, numbers ordered levels)", at);
-	if (nstr + nnum == 0)
-		return fs_errf(err, errlen, "%s: values hold only null (nothing to search)", at);
-	if (param_alloc(p, n) < 0)
-		return fs_errf(err, errlen, "%s: out of memory", at);
-	p->kind = KIND_VALUES;
-	p->categorical = nstr > 0;
-	cJSON_ArrayForEach(it, list) {
-		const char *text = NULL;
-		long long v;
-
-		p->num[l] = NAN;
-		if (cJSON_IsString(it)) {
-			text = it->valuestring;
-		} else if (cJSON_IsNumber(it)) {
-			if (!json_integer(it, &v))
-				return fs_errf(err, errlen, "%s: values[%zu]: %g is not an integer", at, l,
-				            it->valuedouble);
-			if (l > 0) {
-				double prev = NAN;
-
-				for (size_t k = l; k-- > 0 && isnan(prev);)
-					prev = p->num[k];
-				if (!isnan(prev) && (double)v <= prev)
-					return fs_errf(err, errlen, "%s: values[%zu]: numbers must be in "
-					            "increasing order (%lld after %.0f)", at, l, v, prev);
-			}
-			p->num[l] = (double)v;
-			snprintf(buf, sizeof buf, "%lld", v);
-			text = buf;
-		}
-		if (text) {
-			if (ncclvars_value_check(p->var, text, why, sizeof why) < 0)
-				return fs_errf(err, errlen, "%s: %s", at, why);
-			p->text[l] = strdup(text);
-			if (!p->text[l])
-				return fs_errf(err, errlen, "%s: out of memory", at);
-		}
-		for (size_t k = 0; k < l; k++) {
-			if (ncclvars_same_value(p->var, p->text[k], p->text[l]))
-				return fs_errf(err, errlen, "%s: values[%zu] repeats values[%zu]", at, l, k);
-		}
-		l++;
-	}
+	(void)i;
+	if (jr_check(r, v, &level_field, NULL) < 0)
+		return -1;
+	c->nstr += cJSON_IsString(v);
+	c->nnum += cJSON_IsNumber(v);
 	return 0;
 }
 
-static int parse_range(struct param *p, const cJSON *range, bool pow2, const char *at,
-                       char *err, size_t errlen)
+/* One level of a values list, after count_level checked every type. */
+static int take_level(struct jr *r, const cJSON *v, size_t l, void *ctx)
 {
-	const char *key = pow2 ? "pow2" : "int";
+	struct param *p = ctx;
+	char why[512], buf[32];
+	const char *text = NULL;
+
+	p->num[l] = NAN;
+	if (cJSON_IsString(v)) {
+		text = v->valuestring;
+	} else if (cJSON_IsNumber(v)) {
+		long long n = (long long)v->valuedouble;
+		double prev = NAN;
+
+		for (size_t k = l; k-- > 0 && isnan(prev);)
+			prev = p->num[k];
+		if (!isnan(prev) && (double)n <= prev)
+			return jr_fail(r, "numbers must be in increasing order (%lld after %.0f)", n,
+			               prev);
+		p->num[l] = (double)n;
+		snprintf(buf, sizeof buf, "%lld", n);
+		text = buf;
+	}
+	if (text) {
+		if (ncclvars_value_check(p->var, text, why, sizeof why) < 0)
+			return jr_fail(r, "%s", why);
+		p->text[l] = strdup(text);
+		if (!p->text[l])
+			return jr_fail(r, "out of memory");
+	}
+	for (size_t k = 0; k < l; k++)
+		if (ncclvars_same_value(p->var, p->text[k], p->text[l]))
+			return jr_fail(r, "repeats values[%zu]", k);
+	return 0;
+}
+
+static int parse_values(struct jr *r, struct param *p, const cJSON *list)
+{
+	struct level_count c = {0, 0};
+	size_t n = (size_t)cJSON_GetArraySize(list);
+
+	if (n == 0)
+		return jr_fail(r, "empty list");
+	if (jr_each(r, list, SPACE_MAX_LEVELS, count_level, &c) < 0)
+		return -1;
+	if (c.nstr && c.nnum)
+		return jr_fail(r, "mixes strings and numbers (strings are categories, numbers "
+		               "ordered levels)");
+	if (c.nstr + c.nnum == 0)
+		return jr_fail(r, "only null (nothing to search)");
+	if (param_alloc(p, n) < 0)
+		return jr_fail(r, "out of memory");
+	p->kind = KIND_VALUES;
+	p->categorical = c.nstr > 0;
+	return jr_each(r, list, SPACE_MAX_LEVELS, take_level, p);
+}
+
+static const struct jr_field bound_field = {
+	"", JR_NUMBER, JR_INTEGER, -INT_LIMIT, INT_LIMIT, NULL, JR_KEEP, 0, 0, NULL,
+};
+
+static int check_bound(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	(void)i;
+	(void)ctx;
+	return jr_check(r, v, &bound_field, NULL) < 0 ? -1 : 0;
+}
+
+/* "int": [lo, hi] every integer; "pow2": [lo, hi] the powers of two. */
+static int parse_range(struct jr *r, struct param *p, const cJSON *range, bool pow2)
+{
 	long long lo, hi;
 	size_t n = 0, l = 0;
 	char why[512], buf[32];
 
-	if (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
-	    !json_integer(cJSON_GetArrayItem(range, 0), &lo) ||
-	    !json_integer(cJSON_GetArrayItem(range, 1), &hi))
-		return fs_errf(err, errlen, "%s: %s must be [lo, hi] with two integers", at, key);
+	if (jr_each(r, range, 2, check_bound, NULL) < 0)
+		return -1;
+	if (cJSON_GetArraySize(range) != 2)
+		return jr_fail(r, "expected [lo, hi], two integers");
+	lo = (long long)range->child->valuedouble;
+	hi = (long long)range->child->next->valuedouble;
 	if (lo > hi)
-		return fs_errf(err, errlen, "%s: inverted range [%lld, %lld]", at, lo, hi);
+		return jr_fail(r, "inverted range [%lld, %lld]", lo, hi);
 	if (pow2) {
 		for (long long v = 1; v <= hi && v > 0; v *= 2)
 			n += v >= lo;
 		if (n == 0)
-			return fs_errf(err, errlen, "%s: no power of two in [%lld, %lld]", at, lo, hi);
+			return jr_fail(r, "no power of two in [%lld, %lld]", lo, hi);
 	} else {
 		if ((double)hi - (double)lo + 1 > SPACE_MAX_LEVELS)
-			return fs_errf(err, errlen, "%s: %.0f levels, at most %d", at,
-			            (double)hi - (double)lo + 1, SPACE_MAX_LEVELS);
+			return jr_fail(r, "%.0f levels, at most %d", (double)hi - (double)lo + 1,
+			               SPACE_MAX_LEVELS);
 		n = (size_t)(hi - lo + 1);
 	}
 	if (param_alloc(p, n) < 0)
-		return fs_errf(err, errlen, "%s: out of memory", at);
+		return jr_fail(r, "out of memory");
 	p->kind = pow2 ? KIND_POW2 : KIND_INT;
 	p->lo = lo;
 	p->hi = hi;
@@ -294,11 +288,11 @@ static int parse_range(struct param *p, const cJSON *range, bool pow2, const cha
 			continue;
 		snprintf(buf, sizeof buf, "%lld", v);
 		if (ncclvars_value_check(p->var, buf, why, sizeof why) < 0)
-			return fs_errf(err, errlen, "%s: %s [%lld, %lld]: %s", at, key, lo, hi, why);
+			return jr_fail(r, "%s", why);
 		p->num[l] = (double)v;
 		p->text[l] = strdup(buf);
 		if (!p->text[l])
-			return fs_errf(err, errlen, "%s: out of memory", at);
+			return jr_fail(r, "out of memory");
 		l++;
 		if (pow2 && v > hi / 2)
 			break;
@@ -306,40 +300,38 @@ static int parse_range(struct param *p, const cJSON *range, bool pow2, const cha
 	return 0;
 }
 
-static int parse_param(struct param *p, const cJSON *spec, const char *origin, char *err,
-                       size_t errlen)
-{
-	char at[NAME_MAX_LEN + 600], why[256];
-	const cJSON *values = NULL, *range = NULL, *pow2 = NULL, *it;
-	int kinds = 0;
+struct spec { const cJSON *values, *range, *pow2; };
 
-	snprintf(at, sizeof at, "%s: params.%s", origin, spec->string);
-	if (ncclvars_name_lookup(spec->string, &p->var, why, sizeof why) < 0)
-		return fs_errf(err, errlen, "%s: %s", at, why);
-	snprintf(p->name, sizeof p->name, "%s", spec->string);
-	if (!cJSON_IsObject(spec))
-		return fs_errf(err, errlen, "%s: must be an object such as {\"values\": [...]}", at);
-	if (duplicate_key(spec))
-		return fs_errf(err, errlen, "%s: duplicate key \"%s\"", at, duplicate_key(spec));
-	cJSON_ArrayForEach(it, spec) {
-		if (strcmp(it->string, "values") == 0)
-			values = it;
-		else if (strcmp(it->string, "int") == 0)
-			range = it;
-		else if (strcmp(it->string, "pow2") == 0)
-			pow2 = it;
+static const struct jr_field spec_fields[] = {
+	{"values", JR_ARRAY, 0, 0, SPACE_MAX_LEVELS, NULL, JR_ITEM, offsetof(struct spec, values),
+	 0, NULL},
+	{"int", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct spec, range), 0, NULL},
+	{"pow2", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct spec, pow2), 0, NULL},
+	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+};
+
+static int parse_param(struct jr *r, struct param *p, const char *name, const cJSON *v)
+{
+	struct spec sp = {NULL, NULL, NULL};
+	char why[256];
+	int rc;
+
+	if (ncclvars_name_lookup(name, &p->var, why, sizeof why) < 0)
+		return jr_fail(r, "%s", why);
+	snprintf(p->name, sizeof p->name, "%s", name);
+	if (jr_dispatch(r, v, spec_fields, false, &sp, NULL) < 0)
+		return -1;
+	if ((sp.values != NULL) + (sp.range != NULL) + (sp.pow2 != NULL) != 1)
+		return jr_fail(r, "needs exactly one of values, int or pow2");
+	rc = jr_push_key(r, sp.values ? "values" : sp.range ? "int" : "pow2");
+	if (rc == 0) {
+		if (sp.values)
+			rc = parse_values(r, p, sp.values);
 		else
-			return fs_errf(err, errlen, "%s: unknown key \"%s\" (expected values, int or pow2)",
-			            at, it->string);
-		kinds++;
+			rc = parse_range(r, p, sp.range ? sp.range : sp.pow2, sp.pow2 != NULL);
+		jr_pop(r);
 	}
-	if (kinds != 1)
-		return fs_errf(err, errlen, "%s: needs exactly one of values, int or pow2", at);
-	if (values && parse_values(p, values, at, err, errlen) < 0)
-		return -1;
-	if (range && parse_range(p, range, false, at, err, errlen) < 0)
-		return -1;
-	if (pow2 && parse_range(p, pow2, true, at, err, errlen) < 0)
+	if (rc < 0)
 		return -1;
 	param_coords(p);
 	return 0;
@@ -367,50 +359,52 @@ static int find_fixed(const space *sp, const char *name, size_t *i)
 	return -1;
 }
 
-static int parse_fixed(space *sp, const cJSON *fixed, const char *origin, char *err,
-                       size_t errlen)
-{
-	size_t n = (size_t)cJSON_GetArraySize(fixed), i = 0, d;
-	char why[512], buf[32];
-	const cJSON *it;
+/* A fixed value: a string, or an integer a double holds exactly. */
+static const struct jr_field fixed_field = {
+	"", JR_STRING | JR_NUMBER, JR_INTEGER, -INT_LIMIT, INT_LIMIT, NULL, JR_KEEP, 0, 0, NULL,
+};
 
-	if (!cJSON_IsObject(fixed))
-		return fs_errf(err, errlen, "%s: fixed: must be an object of NCCL_X: value", origin);
-	if (duplicate_key(fixed))
-		return fs_errf(err, errlen, "%s: fixed: duplicate key \"%s\"", origin,
-		            duplicate_key(fixed));
+static int take_fixed(struct jr *r, const char *name, const cJSON *v, void *ctx)
+{
+	space *sp = ctx;
+	const struct ncclvar *var;
+	char why[512], buf[32];
+	const char *text;
+	size_t d, i = sp->nfixed;
+
+	if (ncclvars_name_lookup(name, &var, why, sizeof why) < 0)
+		return jr_fail(r, "%s", why);
+	if (find_dim(sp, name, &d) == 0)
+		return jr_fail(r, "also searched in params");
+	if (cJSON_IsNull(v))
+		return jr_fail(r, "null: leave the variable out to keep NCCL's default");
+	if (jr_check(r, v, &fixed_field, NULL) < 0)
+		return -1;
+	if (cJSON_IsString(v)) {
+		text = v->valuestring;
+	} else {
+		snprintf(buf, sizeof buf, "%lld", (long long)v->valuedouble);
+		text = buf;
+	}
+	if (ncclvars_value_check(var, text, why, sizeof why) < 0)
+		return jr_fail(r, "%s", why);
+	sp->fixed_name[i] = strdup(name);
+	sp->fixed_value[i] = strdup(text);
+	sp->nfixed = i + 1;
+	if (!sp->fixed_name[i] || !sp->fixed_value[i])
+		return jr_fail(r, "out of memory");
+	return 0;
+}
+
+static int parse_fixed(struct jr *r, space *sp, const cJSON *fixed)
+{
+	size_t n = (size_t)cJSON_GetArraySize(fixed);
+
 	sp->fixed_name = calloc(n ? n : 1, sizeof *sp->fixed_name);
 	sp->fixed_value = calloc(n ? n : 1, sizeof *sp->fixed_value);
 	if (!sp->fixed_name || !sp->fixed_value)
-		return fs_errf(err, errlen, "%s: fixed: out of memory", origin);
-	cJSON_ArrayForEach(it, fixed) {
-		const struct ncclvar *v;
-		const char *text;
-		long long num;
-
-		if (ncclvars_name_lookup(it->string, &v, why, sizeof why) < 0)
-			return fs_errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
-		if (find_dim(sp, it->string, &d) == 0)
-			return fs_errf(err, errlen, "%s: fixed.%s: also searched in params", origin,
-			            it->string);
-		if (cJSON_IsString(it)) {
-			text = it->valuestring;
-		} else if (json_integer(it, &num)) {
-			snprintf(buf, sizeof buf, "%lld", num);
-			text = buf;
-		} else {
-			return fs_errf(err, errlen, "%s: fixed.%s: must be a string or an integer "
-			            "(leave the variable out to keep NCCL's default)", origin, it->string);
-		}
-		if (ncclvars_value_check(v, text, why, sizeof why) < 0)
-			return fs_errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
-		sp->fixed_name[i] = strdup(it->string);
-		sp->fixed_value[i] = strdup(text);
-		sp->nfixed = ++i;
-		if (!sp->fixed_name[i - 1] || !sp->fixed_value[i - 1])
-			return fs_errf(err, errlen, "%s: fixed: out of memory", origin);
-	}
-	return 0;
+		return jr_fail(r, "out of memory");
+	return jr_map(r, fixed, 0, take_fixed, sp);
 }
 
 static const char *skip_space(const char *s)
@@ -518,28 +512,31 @@ static int parse_constraint(const space *sp, const char *text, struct constraint
 	return 0;
 }
 
-static int parse_constraints(space *sp, const cJSON *list, const char *origin, char *err,
-                             size_t errlen)
-{
-	size_t n = (size_t)cJSON_GetArraySize(list), i = 0;
-	char why[512];
-	const cJSON *it;
+static const struct jr_field constraint_field = {
+	"", JR_STRING, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL,
+};
 
-	if (!cJSON_IsArray(list))
-		return fs_errf(err, errlen, "%s: constraints: must be a list of strings", origin);
+static int take_constraint(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	space *sp = ctx;
+	char why[512], q[80];
+
+	if (jr_check(r, v, &constraint_field, NULL) < 0)
+		return -1;
+	if (parse_constraint(sp, v->valuestring, &sp->cons[i], why, sizeof why) < 0)
+		return jr_fail(r, "%s in %s", why, jr_quote(v->valuestring, q, sizeof q));
+	sp->ncons = i + 1;
+	return 0;
+}
+
+static int parse_constraints(struct jr *r, space *sp, const cJSON *list)
+{
+	size_t n = (size_t)cJSON_GetArraySize(list);
+
 	sp->cons = calloc(n ? n : 1, sizeof *sp->cons);
 	if (!sp->cons)
-		return fs_errf(err, errlen, "%s: constraints: out of memory", origin);
-	cJSON_ArrayForEach(it, list) {
-		if (!cJSON_IsString(it))
-			return fs_errf(err, errlen, "%s: constraints[%zu]: must be a string such as "
-			            "\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"", origin, i);
-		if (parse_constraint(sp, it->valuestring, &sp->cons[i], why, sizeof why) < 0)
-			return fs_errf(err, errlen, "%s: constraints[%zu]: %s in \"%s\"", origin, i, why,
-			            it->valuestring);
-		sp->ncons = ++i;
-	}
-	return 0;
+		return jr_fail(r, "out of memory");
+	return jr_each(r, list, 0, take_constraint, sp);
 }
 
 /* Is there at least one allowed point? Checked exhaustively for spaces small enough. */
@@ -558,107 +555,80 @@ static bool space_nonempty(const space *sp)
 	return false;
 }
 
-static size_t line_of(const char *text, size_t len, const char *at)
-{
-	size_t line = 1;
+struct space_doc { const cJSON *params, *fixed, *cons; };
 
-	for (const char *c = text; c < at && c < text + len; c++)
-		line += *c == '\n';
-	return line;
+static const char *const space_schema[] = {SPACE_SCHEMA, NULL};
+
+static const struct jr_field space_fields[] = {
+	{"schema", JR_STRING, JR_REQUIRED, 0, 0, space_schema, JR_KEEP, 0, 0, NULL},
+	{"params", JR_OBJECT, JR_REQUIRED, 0, SPACE_MAX_DIMS, NULL, JR_ITEM,
+	 offsetof(struct space_doc, params), 0, NULL},
+	{"fixed", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, fixed), 0, NULL},
+	{"constraints", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, cons), 0,
+	 NULL},
+	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+};
+
+static int take_param(struct jr *r, const char *name, const cJSON *v, void *ctx)
+{
+	space *sp = ctx;
+
+	if (parse_param(r, &sp->p[sp->dims], name, v) < 0) {
+		param_free(&sp->p[sp->dims]);
+		return -1;
+	}
+	sp->dims++;
+	return 0;
+}
+
+/* Run one part of the document (params, fixed, constraints) with its key on the path. */
+static int part(struct jr *r, const char *key, space *sp, const cJSON *v,
+                int (*fn)(struct jr *r, space *sp, const cJSON *v))
+{
+	int rc = jr_push_key(r, key);
+
+	if (rc == 0) {
+		rc = fn(r, sp, v);
+		jr_pop(r);
+	}
+	return rc;
+}
+
+static int parse_params(struct jr *r, space *sp, const cJSON *params)
+{
+	if (!params->child)
+		return jr_fail(r, "empty (nothing to search)");
+	return jr_map(r, params, SPACE_MAX_DIMS, take_param, sp);
 }
 
 int space_parse(const char *text, size_t len, const char *origin, space **out, char *err,
                 size_t errlen)
 {
-	const char *end = NULL;
-	cJSON *root = NULL, *it;
-	const cJSON *params = NULL, *fixed = NULL, *cons = NULL, *schema = NULL;
+	struct space_doc doc = {NULL, NULL, NULL};
+	struct jr r;
+	cJSON *root = NULL;
 	space *sp = NULL;
 	int rc = -1;
 
 	*out = NULL;
-	if (!origin)
-		origin = "space";
-	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (!root) {
-		fs_errf(err, errlen, "%s: line %zu: not valid JSON", origin,
-		     line_of(text, len, end ? end : text));
+	jr_init(&r, origin ? origin : "space", err, errlen);
+	root = jr_parse(&r, text, len);
+	if (!root || jr_dispatch(&r, root, space_fields, false, &doc, NULL) < 0)
 		goto out;
-	}
-	for (const char *c = end; c && c < text + len; c++) {
-		if (!isspace((unsigned char)*c) && *c != '\0') {
-			fs_errf(err, errlen, "%s: line %zu: text after the JSON object", origin,
-			     line_of(text, len, c));
-			goto out;
-		}
-	}
-	if (!cJSON_IsObject(root)) {
-		fs_errf(err, errlen, "%s: not a JSON object", origin);
-		goto out;
-	}
-	if (duplicate_key(root)) {
-		fs_errf(err, errlen, "%s: duplicate key \"%s\"", origin, duplicate_key(root));
-		goto out;
-	}
-	cJSON_ArrayForEach(it, root) {
-		if (strcmp(it->string, "schema") == 0) {
-			schema = it;
-		} else if (strcmp(it->string, "params") == 0) {
-			params = it;
-		} else if (strcmp(it->string, "fixed") == 0) {
-			fixed = it;
-		} else if (strcmp(it->string, "constraints") == 0) {
-			cons = it;
-		} else {
-			fs_errf(err, errlen, "%s: %s: unknown key (expected schema, params, fixed, "
-			     "constraints)", origin, it->string);
-			goto out;
-		}
-	}
-	if (!schema) {
-		fs_errf(err, errlen, "%s: schema: missing (expected \"%s\")", origin, SPACE_SCHEMA);
-		goto out;
-	}
-	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, SPACE_SCHEMA) != 0) {
-		fs_errf(err, errlen, "%s: schema: not \"%s\"", origin, SPACE_SCHEMA);
-		goto out;
-	}
-	if (!params || !cJSON_IsObject(params)) {
-		fs_errf(err, errlen, "%s: params: %s", origin, params ? "must be an object" : "missing");
-		goto out;
-	}
-	if (!params->child) {
-		fs_errf(err, errlen, "%s: params: empty (nothing to search)", origin);
-		goto out;
-	}
-	if (duplicate_key(params)) {
-		fs_errf(err, errlen, "%s: params.%s: appears twice", origin, duplicate_key(params));
-		goto out;
-	}
-	if (cJSON_GetArraySize(params) > SPACE_MAX_DIMS) {
-		fs_errf(err, errlen, "%s: params: %d parameters, at most %d", origin,
-		     cJSON_GetArraySize(params), SPACE_MAX_DIMS);
-		goto out;
-	}
 	sp = calloc(1, sizeof *sp);
 	if (!sp) {
-		fs_errf(err, errlen, "%s: out of memory", origin);
+		jr_fail(&r, "out of memory");
 		goto out;
 	}
-	cJSON_ArrayForEach(it, params) {
-		if (parse_param(&sp->p[sp->dims], it, origin, err, errlen) < 0) {
-			param_free(&sp->p[sp->dims]);
-			goto out;
-		}
-		sp->dims++;
-	}
-	if (fixed && parse_fixed(sp, fixed, origin, err, errlen) < 0)
+	if (part(&r, "params", sp, doc.params, parse_params) < 0)
 		goto out;
-	if (cons && parse_constraints(sp, cons, origin, err, errlen) < 0)
+	if (doc.fixed && part(&r, "fixed", sp, doc.fixed, parse_fixed) < 0)
+		goto out;
+	if (doc.cons && part(&r, "constraints", sp, doc.cons, parse_constraints) < 0)
 		goto out;
 	if (!space_nonempty(sp)) {
-		fs_errf(err, errlen, "%s: constraints: no point of the space satisfies them all",
-		     origin);
+		jr_push_key(&r, "constraints");
+		jr_fail(&r, "no point of the space satisfies them all");
 		goto out;
 	}
 	*out = sp;
