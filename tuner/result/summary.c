@@ -1,5 +1,6 @@
-/* summary.c - load results.json and journal.jsonl strictly into a struct summary; NCCL
- * variable names and values are checked with common/ncclvars.
+/* summary.c - load results.json and journal.jsonl strictly into a struct summary,
+ * through common/jsonread (one table per object); NCCL variable names and values are
+ * checked with common/ncclvars.
  *
  * Everything an export emits comes through here, so this file is where a hostile or
  * corrupt results file is stopped: each field is type-checked, numbers must be finite
@@ -8,51 +9,31 @@
 #include "result/summary.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
 #include "ncclvars.h"
-#include "run/journal.h"
 #include "proto.h"
+#include "run/journal.h"
 
-#define PATH_KEY_MAX 256
 #define LENIENT_VALUE_MAX 1024   /* values only shown (pinned, failures): longer refused */
-#define STRING_MAX 4096          /* any other string of results.json */
-#define KEYS_MAX 1024            /* members of one JSON object */
+#define STRING_MAX 4096          /* free text of results.json */
 #define GPUS_MAX 1024            /* GPUs in a fingerprint */
+#define ENV_MAX 256              /* variables in one environment */
+#define OBJECTIVE_MAX 1e12       /* microseconds per step: 11 days; anything above is corrupt */
+#define BYTES_MAX 1099511627776.0
 
-/* Where messages go and what file they blame. */
-struct ctx {
-	const char *origin;
-	char *err;
-	size_t errlen;
-};
+#define END {NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL}
 
-static int fail(const struct ctx *c, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(const struct ctx *c, const char *path, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (path && *path)
-		return fs_errf(c->err, c->errlen, "%s: %s: %s", c->origin, path, msg);
-	return fs_errf(c->err, c->errlen, "%s: %s", c->origin, msg);
-}
-
-/* snprintf that truncates silently: paths in messages may be cut, never overflow. */
+/* snprintf that truncates silently: paths may be cut, never overflow. */
 static void cut(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void cut(char *dst, size_t len, const char *fmt, ...)
@@ -64,42 +45,28 @@ static void cut(char *dst, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A value quoted for a message: sanitised and cut, so a hostile string cannot flood or
- * corrupt the terminal that shows the error. */
-static const char *msgq(const char *s, char *buf, size_t len)
+/* Run fn on `v` with `key` on the path. */
+static int under(struct jr *r, const char *key, int (*fn)(struct jr *, const cJSON *, void *),
+                 const cJSON *v, void *dst)
 {
-	char tmp[64];
+	int rc = jr_push_key(r, key);
 
-	summary_sanitize(s, tmp, sizeof(tmp));
-	cut(buf, len, "'%s%s'", tmp, strlen(s) >= sizeof(tmp) ? "..." : "");
-	return buf;
+	if (rc == 0) {
+		rc = fn(r, v, dst);
+		jr_pop(r);
+	}
+	return rc;
 }
 
-static void join(char *dst, size_t len, const char *parent, const char *key)
+/* A lower-case word (outcome, stage): [a-z_]+. */
+static int lower_word(struct jr *r, const cJSON *v, void *dst)
 {
-	if (parent && *parent)
-		cut(dst, len, "%s.%s", parent, key);
-	else
-		cut(dst, len, "%s", key);
+	(void)dst;
+	for (const char *q = v->valuestring; *q; q++)
+		if (!(islower((unsigned char)*q) || *q == '_'))
+			return jr_fail(r, "must be a lower-case word");
+	return 0;
 }
-
-static void join_index(char *dst, size_t len, const char *parent, size_t i)
-{
-	cut(dst, len, "%s[%zu]", parent, i);
-}
-
-static const char *type_name(const cJSON *j)
-{
-	if (cJSON_IsString(j)) return "a string";
-	if (cJSON_IsNumber(j)) return "a number";
-	if (cJSON_IsBool(j)) return "a boolean";
-	if (cJSON_IsNull(j)) return "null";
-	if (cJSON_IsArray(j)) return "an array";
-	if (cJSON_IsObject(j)) return "an object";
-	return "invalid";
-}
-
-/* ---- names and values ---- */
 
 const char *summary_env_get(const struct summary_env *env, const char *name)
 {
@@ -109,192 +76,76 @@ const char *summary_env_get(const struct summary_env *env, const char *name)
 	return NULL;
 }
 
-/* ---- strict JSON access ---- */
-
-static bool has_control(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return true;
-	return false;
-}
-
-/* Reject keys outside `allowed` and duplicated keys (cJSON keeps both; a reader that
- * took the first and a writer that took the last would disagree). */
-static int check_keys(const struct ctx *c, const cJSON *obj, const char *path,
-                      const char *const *allowed)
-{
-	char q[96];
-	size_t n = 0;
-
-	/* the duplicate check is quadratic: bound it before a hostile file makes it hang */
-	for (const cJSON *it = obj->child; it; it = it->next)
-		if (++n > KEYS_MAX)
-			return fail(c, path, "more than %d keys", KEYS_MAX);
-	for (const cJSON *it = obj->child; it; it = it->next) {
-		bool known = false;
-
-		if (!it->string)
-			return fail(c, path, "member without a key");
-		for (size_t i = 0; allowed && allowed[i]; i++)
-			if (strcmp(allowed[i], it->string) == 0)
-				known = true;
-		if (allowed && !known)
-			return fail(c, path, "unknown key %s", msgq(it->string, q, sizeof(q)));
-		for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
-			if (strcmp(prev->string, it->string) == 0)
-				return fail(c, path, "duplicate key %s", msgq(it->string, q, sizeof(q)));
-	}
-	return 0;
-}
-
-/* The member `key` of obj: NULL (and 0) when absent and optional; absent and required
- * is an error. JSON null counts as absent only when `nullable`. */
-static int member(const struct ctx *c, const cJSON *obj, const char *path, const char *key,
-                  bool required, bool nullable, const cJSON **out)
-{
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
-	char p[PATH_KEY_MAX];
-
-	*out = NULL;
-	join(p, sizeof(p), path, key);
-	if (!m || (nullable && cJSON_IsNull(m))) {
-		if (required && !m)
-			return fail(c, p, "missing");
-		return 0;
-	}
-	*out = m;
-	return 0;
-}
-
-static int get_string(const struct ctx *c, const cJSON *obj, const char *path, const char *key,
-                      bool required, size_t maxlen, const char **out)
-{
-	const cJSON *m;
-	char p[PATH_KEY_MAX];
-
-	*out = NULL;
-	if (member(c, obj, path, key, required, !required, &m) < 0)
-		return -1;
-	if (!m)
-		return 0;
-	join(p, sizeof(p), path, key);
-	if (!cJSON_IsString(m) || !m->valuestring)
-		return fail(c, p, "expected a string, got %s", type_name(m));
-	if (strlen(m->valuestring) > maxlen)
-		return fail(c, p, "string longer than %zu bytes", maxlen);
-	if (has_control(m->valuestring))
-		return fail(c, p, "control character in the string");
-	*out = m->valuestring;
-	return 0;
-}
-
-/* A finite number in [lo, hi], integral when asked. */
-static int check_number(const struct ctx *c, const cJSON *m, const char *p, double lo,
-                        double hi, bool integral, double *out)
-{
-	double v;
-
-	if (!cJSON_IsNumber(m))
-		return fail(c, p, "expected a number, got %s", type_name(m));
-	v = m->valuedouble;
-	if (!isfinite(v))
-		return fail(c, p, "not a finite number");
-	if (integral && floor(v) != v)
-		return fail(c, p, "expected an integer, got %g", v);
-	if (v < lo || v > hi)
-		return fail(c, p, "%g is out of range [%g, %g]", v, lo, hi);
-	*out = v;
-	return 0;
-}
-
-static int get_number(const struct ctx *c, const cJSON *obj, const char *path, const char *key,
-                      bool required, double lo, double hi, bool integral, bool *present,
-                      double *out)
-{
-	const cJSON *m;
-	char p[PATH_KEY_MAX];
-
-	if (present)
-		*present = false;
-	if (member(c, obj, path, key, required, !required, &m) < 0)
-		return -1;
-	if (!m)
-		return 0;
-	join(p, sizeof(p), path, key);
-	if (check_number(c, m, p, lo, hi, integral, out) < 0)
-		return -1;
-	if (present)
-		*present = true;
-	return 0;
-}
-
-static int want_object(const struct ctx *c, const cJSON *m, const char *p)
-{
-	if (!cJSON_IsObject(m))
-		return fail(c, p, "expected an object, got %s", type_name(m));
-	return 0;
-}
-
-static int want_array(const struct ctx *c, const cJSON *m, const char *p, size_t max)
-{
-	if (!cJSON_IsArray(m))
-		return fail(c, p, "expected an array, got %s", type_name(m));
-	if ((size_t)cJSON_GetArraySize(m) > max)
-		return fail(c, p, "more than %zu entries", max);
-	return 0;
-}
+/* ---- environments ---- */
 
 enum env_check { ENV_STRICT, ENV_LENIENT, ENV_WHEN };
 
-/* An object of NCCL_* names to string values. ENV_STRICT (anything that can be
- * exported) checks the value's syntax for its variable; ENV_LENIENT (values only shown)
- * checks length and control characters; ENV_WHEN (a pruned rule's levels) is lenient and
- * also takes null, the variable unset, kept as a NULL value. env->v is malloc'd. */
-static int parse_env(const struct ctx *c, const cJSON *obj, const char *p, enum env_check mode,
+struct env_ctx { struct summary_env *env; enum env_check mode; };
+
+/* Values that can be exported are checked by ncclvars (which names control characters
+ * and lengths itself); values only shown are short plain strings; a pruned rule's
+ * levels may also be null, the variable unset. */
+static const struct jr_field env_value[] = {
+	[ENV_STRICT] = {"", JR_STRING, JR_CONTROL, 0, 1 << 20, NULL, JR_KEEP, 0, 0, NULL},
+	[ENV_LENIENT] = {"", JR_STRING, 0, 0, LENIENT_VALUE_MAX, NULL, JR_KEEP, 0, 0, NULL},
+	[ENV_WHEN] = {"", JR_STRING | JR_NULL, 0, 0, LENIENT_VALUE_MAX, NULL, JR_KEEP, 0, 0,
+	              NULL},
+};
+
+static int take_var(struct jr *r, const char *name, const cJSON *v, void *ctx)
+{
+	struct env_ctx *e = ctx;
+	char why[256], q[80];
+
+	if (ncclvars_name_check(name, why, sizeof(why)) < 0)
+		return jr_fail(r, "%s", why);
+	if (jr_check(r, v, &env_value[e->mode], NULL) < 0)
+		return -1;
+	if (e->mode == ENV_STRICT && ncclvars_check(name, v->valuestring, why, sizeof(why)) < 0)
+		return jr_fail(r, "value %s refused: %s", jr_quote(v->valuestring, q, sizeof(q)), why);
+	e->env->v[e->env->n].name = name;
+	e->env->v[e->env->n].value = cJSON_IsNull(v) ? NULL : v->valuestring;
+	e->env->n++;
+	return 0;
+}
+
+/* An object of NCCL_* names to values, in `mode`; env->v is malloc'd. */
+static int parse_env(struct jr *r, const cJSON *obj, enum env_check mode,
                      struct summary_env *env)
 {
-	char q[96], why[256], kp[PATH_KEY_MAX];
-	size_t n = 0;
+	struct env_ctx e = {env, mode};
+	size_t n = (size_t)cJSON_GetArraySize(obj);
 
 	env->n = 0;
 	env->v = NULL;
-	if (want_object(c, obj, p) < 0 || check_keys(c, obj, p, NULL) < 0)
-		return -1;
-	for (const cJSON *it = obj->child; it; it = it->next)
-		n++;
-	if (n > 256)
-		return fail(c, p, "more than 256 variables");
-	if (n == 0)
-		return 0;
-	env->v = calloc(n, sizeof(env->v[0]));
-	if (!env->v)
-		return fail(c, p, "out of memory");
-	for (const cJSON *it = obj->child; it; it = it->next) {
-		if (ncclvars_name_check(it->string, why, sizeof(why)) < 0)
-			return fail(c, p, "%s: %s", msgq(it->string, q, sizeof(q)), why);
-		join(kp, sizeof(kp), p, it->string);
-		if (mode == ENV_WHEN && cJSON_IsNull(it)) {
-			env->v[env->n].name = it->string;
-			env->v[env->n].value = NULL;
-			env->n++;
-			continue;
-		}
-		if (!cJSON_IsString(it) || !it->valuestring)
-			return fail(c, kp, "expected a string value%s, got %s",
-			            mode == ENV_WHEN ? " or null" : "", type_name(it));
-		if (mode == ENV_STRICT) {
-			if (ncclvars_check(it->string, it->valuestring, why, sizeof(why)) < 0)
-				return fail(c, kp, "value %s refused: %s", msgq(it->valuestring, q, sizeof(q)),
-				            why);
-		} else if (strlen(it->valuestring) > LENIENT_VALUE_MAX || has_control(it->valuestring)) {
-			return fail(c, kp, "value too long or with a control character");
-		}
-		env->v[env->n].name = it->string;
-		env->v[env->n].value = it->valuestring;
-		env->n++;
+	if (cJSON_IsObject(obj) && n > 0 && n <= ENV_MAX) {
+		env->v = calloc(n, sizeof(env->v[0]));
+		if (!env->v)
+			return jr_fail(r, "out of memory");
 	}
-	return 0;
+	return jr_map(r, obj, ENV_MAX, take_var, &e);
+}
+
+static int take_env_lenient(struct jr *r, const cJSON *v, void *dst)
+{
+	return parse_env(r, v, ENV_LENIENT, dst);
+}
+
+static int take_env_strict(struct jr *r, const cJSON *v, void *dst)
+{
+	return parse_env(r, v, ENV_STRICT, dst);
+}
+
+static int take_env_when(struct jr *r, const cJSON *v, void *dst)
+{
+	return parse_env(r, v, ENV_WHEN, dst);
+}
+
+static void env_free(struct summary_env *env)
+{
+	free(env->v);
+	env->v = NULL;
+	env->n = 0;
 }
 
 /* ---- fingerprint ---- */
@@ -309,559 +160,597 @@ void summary_fingerprint_clear(struct summary_fingerprint *fp)
 	fp->gpu_count = -1;
 }
 
-int summary_fingerprint_parse(const cJSON *o, const char *where, struct summary_fingerprint *fp,
-                              char *err, size_t errlen)
-{
-	static const char *const str_keys[] = { "source", "model", "host", "kernel", "driver",
-		"cuda_runtime", "cuda_driver", "nccl_version" };
-	struct ctx c = { where, err, errlen };
-	const char **str_dst[] = { &fp->source, &fp->model, &fp->host, &fp->kernel, &fp->driver,
-		&fp->cuda_runtime, &fp->cuda_driver, &fp->nccl_version };
-	const cJSON *m;
-	const char *schema;
-	double d;
-	bool have;
-	char p[PATH_KEY_MAX];
+#define G(f) offsetof(struct summary_gpu, f)
 
+static const struct jr_field gpu_fields[] = {
+	{"index", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 4096, NULL, JR_INT, G(index), 0, NULL},
+	{"name", JR_STRING | JR_NULL, 0, 0, 256, NULL, JR_STR, G(name), 0, NULL},
+	{"bus_id", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, G(bus_id), 0, NULL},
+	{"uuid", JR_STRING | JR_NULL, 0, 0, 128, NULL, JR_STR, G(uuid), 0, NULL},
+	END,
+};
+
+static int take_gpu(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct summary_fingerprint *fp = ctx;
+
+	fp->gpus[i].index = (int)i;
+	fp->ngpus = i + 1;
+	return jr_dispatch(r, v, gpu_fields, false, &fp->gpus[i], NULL);
+}
+
+static int take_gpus(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary_fingerprint *fp = dst;
+
+	fp->gpus = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(fp->gpus[0]));
+	if (!fp->gpus)
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, GPUS_MAX, take_gpu, fp);
+}
+
+struct topo_row { struct summary_fingerprint *fp; size_t n, r; };
+
+static int take_cell(struct jr *r, const cJSON *v, size_t k, void *ctx)
+{
+	struct topo_row *t = ctx;
+	const char *s = cJSON_IsString(v) ? v->valuestring : NULL;
+	bool ok = s && strlen(s) <= 16;
+
+	for (const char *c = s; ok && *c; c++)
+		ok = (unsigned char)*c >= 0x20 && *c != 0x7f;
+	if (!ok)
+		return jr_fail(r, "expected a short link word (X, NV#, PIX, PXB, PHB, NODE, SYS)");
+	t->fp->topology[t->r * t->n + k] = s;
+	return 0;
+}
+
+static int take_row(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct topo_row t = *(struct topo_row *)ctx;
+
+	t.r = i;
+	if (jr_each(r, v, t.n, take_cell, &t) < 0)
+		return -1;
+	if ((size_t)cJSON_GetArraySize(v) != t.n)
+		return jr_fail(r, "row has %d cells; the matrix is %zu x %zu", cJSON_GetArraySize(v),
+		               t.n, t.n);
+	return 0;
+}
+
+static int take_topology(struct jr *r, const cJSON *v, void *dst)
+{
+	struct topo_row t = {dst, (size_t)cJSON_GetArraySize(v), 0};
+
+	if (t.n > 0) {
+		t.fp->topology = calloc(t.n * t.n, sizeof(t.fp->topology[0]));
+		if (!t.fp->topology)
+			return jr_fail(r, "out of memory");
+	}
+	if (jr_each(r, v, GPUS_MAX, take_row, &t) < 0)
+		return -1;
+	t.fp->topo_n = t.n;
+	return 0;
+}
+
+static const char *const fp_schema[] = {PROTO_FINGERPRINT_SCHEMA, NULL};
+static const char *const sources[] = {"measured", "model", NULL};
+
+#define F(f) offsetof(struct summary_fingerprint, f)
+#define FP_STRING(key, f) {key, JR_STRING | JR_NULL, 0, 0, 256, NULL, JR_STR, F(f), 0, NULL}
+
+/* Open: a probe may add keys; those read are type-checked. */
+static const struct jr_field fp_fields[] = {
+	{"schema", JR_STRING | JR_NULL, 0, 0, 64, fp_schema, JR_KEEP, 0, 0, NULL},
+	{"source", JR_STRING | JR_NULL, 0, 0, 256, sources, JR_STR, F(source), 0, NULL},
+	FP_STRING("model", model), FP_STRING("host", host), FP_STRING("kernel", kernel),
+	FP_STRING("driver", driver), FP_STRING("cuda_runtime", cuda_runtime),
+	FP_STRING("cuda_driver", cuda_driver), FP_STRING("nccl_version", nccl_version),
+	{"gpu_count", JR_NUMBER | JR_NULL, JR_INTEGER, 0, GPUS_MAX, NULL, JR_INT, F(gpu_count), 0,
+	 NULL},
+	{"gpus", JR_ARRAY | JR_NULL, 0, 0, GPUS_MAX, NULL, JR_KEEP, 0, 0, take_gpus},
+	{"topology", JR_ARRAY | JR_NULL, 0, 0, GPUS_MAX, NULL, JR_KEEP, 0, 0, take_topology},
+	END,
+};
+
+/* The fingerprint `o` (path already pushed) into fp; fp is cleared on failure. */
+static int fingerprint_read(struct jr *r, const cJSON *o, struct summary_fingerprint *fp)
+{
 	memset(fp, 0, sizeof(*fp));
 	fp->gpu_count = -1;
-	if (want_object(&c, o, "") < 0 || check_keys(&c, o, "", NULL) < 0)
+	if (jr_dispatch(r, o, fp_fields, true, fp, NULL) < 0) {
+		summary_fingerprint_clear(fp);
 		return -1;
-	if (get_string(&c, o, "", "schema", false, 64, &schema) < 0)
-		goto fail;
-	if (schema && strcmp(schema, PROTO_FINGERPRINT_SCHEMA) != 0) {
-		fail(&c, "schema", "expected \"%s\"", PROTO_FINGERPRINT_SCHEMA);
-		goto fail;
-	}
-	for (size_t i = 0; i < sizeof(str_keys) / sizeof(str_keys[0]); i++)
-		if (get_string(&c, o, "", str_keys[i], false, 256, str_dst[i]) < 0)
-			goto fail;
-	if (fp->source && strcmp(fp->source, "measured") != 0 && strcmp(fp->source, "model") != 0) {
-		fail(&c, "source", "expected \"measured\" or \"model\"");
-		goto fail;
-	}
-	if (get_number(&c, o, "", "gpu_count", false, 0, GPUS_MAX, true, &have, &d) < 0)
-		goto fail;
-	if (have)
-		fp->gpu_count = (int)d;
-	if (member(&c, o, "", "gpus", false, true, &m) < 0)
-		goto fail;
-	if (m) {
-		size_t i = 0;
-
-		if (want_array(&c, m, "gpus", GPUS_MAX) < 0)
-			goto fail;
-		fp->gpus = calloc((size_t)cJSON_GetArraySize(m) + 1, sizeof(fp->gpus[0]));
-		if (!fp->gpus) {
-			fail(&c, "gpus", "out of memory");
-			goto fail;
-		}
-		for (const cJSON *g = m->child; g; g = g->next, i++) {
-			static const char *const gkeys[] = { "index", "name", "bus_id", "uuid", NULL };
-			struct summary_gpu *gpu = &fp->gpus[i];
-
-			join_index(p, sizeof(p), "gpus", i);
-			if (want_object(&c, g, p) < 0 || check_keys(&c, g, p, gkeys) < 0)
-				goto fail;
-			gpu->index = (int)i;
-			if (get_number(&c, g, p, "index", false, 0, 4096, true, &have, &d) < 0)
-				goto fail;
-			if (have)
-				gpu->index = (int)d;
-			if (get_string(&c, g, p, "name", false, 256, &gpu->name) < 0 ||
-			    get_string(&c, g, p, "bus_id", false, 64, &gpu->bus_id) < 0 ||
-			    get_string(&c, g, p, "uuid", false, 128, &gpu->uuid) < 0)
-				goto fail;
-		}
-		fp->ngpus = i;
-	}
-	if (member(&c, o, "", "topology", false, true, &m) < 0)
-		goto fail;
-	if (m) {
-		size_t n, r = 0;
-
-		if (want_array(&c, m, "topology", GPUS_MAX) < 0)
-			goto fail;
-		n = (size_t)cJSON_GetArraySize(m);
-		if (n > 0) {
-			fp->topology = calloc(n * n, sizeof(fp->topology[0]));
-			if (!fp->topology) {
-				fail(&c, "topology", "out of memory");
-				goto fail;
-			}
-		}
-		for (const cJSON *row = m->child; row; row = row->next, r++) {
-			size_t k = 0;
-
-			join_index(p, sizeof(p), "topology", r);
-			if (want_array(&c, row, p, n) < 0)
-				goto fail;
-			if ((size_t)cJSON_GetArraySize(row) != n) {
-				fail(&c, p, "row has %d cells; the matrix is %zu x %zu", cJSON_GetArraySize(row),
-				     n, n);
-				goto fail;
-			}
-			for (const cJSON *cell = row->child; cell; cell = cell->next, k++) {
-				char cp[PATH_KEY_MAX];
-
-				join_index(cp, sizeof(cp), p, k);
-				if (!cJSON_IsString(cell) || !cell->valuestring ||
-				    strlen(cell->valuestring) > 16 || has_control(cell->valuestring)) {
-					fail(&c, cp, "expected a short link word (X, NV#, PIX, PXB, PHB, NODE, SYS)");
-					goto fail;
-				}
-				fp->topology[r * n + k] = cell->valuestring;
-			}
-		}
-		fp->topo_n = n;
 	}
 	fp->present = true;
 	return 0;
-fail:
-	summary_fingerprint_clear(fp);
-	return -1;
 }
 
-/* ---- results.json ---- */
-
-static int parse_workload(const struct ctx *c, const cJSON *o, struct summary_workload *w)
+int summary_fingerprint_parse(const cJSON *o, const char *where, struct summary_fingerprint *fp,
+                              char *err, size_t errlen)
 {
-	static const char *const keys[] = { "schema", "dtype", "collectives", "iters", "warmup",
-		"description", NULL };
-	static const char *const ckeys[] = { "op", "bytes", "count", NULL };
-	const cJSON *m;
-	const char *schema;
-	enum proto_dtype dt;
-	size_t i = 0;
-	double d;
-	char p[PATH_KEY_MAX];
+	struct jr r;
 
-	if (want_object(c, o, "workload") < 0 || check_keys(c, o, "workload", keys) < 0)
-		return -1;
-	if (get_string(c, o, "workload", "schema", false, 64, &schema) < 0)
-		return -1;
-	if (schema && strcmp(schema, "nccltune-workload/1") != 0)
-		return fail(c, "workload.schema", "expected \"nccltune-workload/1\"");
-	if (get_string(c, o, "workload", "dtype", true, 16, &w->dtype) < 0 ||
-	    get_string(c, o, "workload", "description", false, STRING_MAX, &w->description) < 0 ||
-	    get_number(c, o, "workload", "iters", false, 1, 1e7, true, NULL, &d) < 0 ||
-	    get_number(c, o, "workload", "warmup", false, 0, 1e7, true, NULL, &d) < 0)
-		return -1;
-	if (proto_dtype_parse(w->dtype, &dt) < 0)
-		return fail(c, "workload.dtype", "unknown dtype (bf16, f16, f32)");
-	if (member(c, o, "workload", "collectives", true, false, &m) < 0 ||
-	    want_array(c, m, "workload.collectives", PROTO_MAX_SIZES) < 0)
-		return -1;
-	if (cJSON_GetArraySize(m) == 0)
-		return fail(c, "workload.collectives", "empty");
-	w->c = calloc((size_t)cJSON_GetArraySize(m), sizeof(w->c[0]));
+	jr_init(&r, where, err, errlen);
+	return fingerprint_read(&r, o, fp);
+}
+
+/* ---- results.json: the parts ---- */
+
+static const char *const workload_schema[] = {"nccltune-workload/1", NULL};
+static const char *const dtypes[] = {"bf16", "f16", "f32", NULL};
+static const char *const allreduce[] = {"allreduce", NULL};
+
+#define C(f) offsetof(struct summary_collective, f)
+
+static const struct jr_field collective_fields[] = {
+	{"op", JR_STRING, JR_REQUIRED, 0, 32, allreduce, JR_STR, C(op), 0, NULL},
+	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, BYTES_MAX, NULL, JR_U64, C(bytes), 0,
+	 NULL},
+	{"count", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1000000, NULL, JR_LONG, C(count), 0,
+	 NULL},
+	END,
+};
+
+static int take_collective(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct summary_workload *w = ctx;
+
+	w->n = i + 1;
+	return jr_dispatch(r, v, collective_fields, false, &w->c[i], NULL);
+}
+
+static int take_collectives(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary_workload *w = dst;
+
+	if (!v->child)
+		return jr_fail(r, "empty");
+	w->c = calloc((size_t)cJSON_GetArraySize(v), sizeof(w->c[0]));
 	if (!w->c)
-		return fail(c, "workload.collectives", "out of memory");
-	for (const cJSON *e = m->child; e; e = e->next, i++) {
-		join_index(p, sizeof(p), "workload.collectives", i);
-		if (want_object(c, e, p) < 0 || check_keys(c, e, p, ckeys) < 0)
-			return -1;
-		if (get_string(c, e, p, "op", true, 32, &w->c[i].op) < 0)
-			return -1;
-		if (strcmp(w->c[i].op, "allreduce") != 0)
-			return fail(c, p, "op must be \"allreduce\"");
-		if (get_number(c, e, p, "bytes", true, 1, 1099511627776.0, true, NULL, &d) < 0)
-			return -1;
-		w->c[i].bytes = (uint64_t)d;
-		if (get_number(c, e, p, "count", true, 1, 1000000, true, NULL, &d) < 0)
-			return -1;
-		w->c[i].count = (long)d;
-	}
-	w->n = i;
-	w->present = true;
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, PROTO_MAX_SIZES, take_collective, w);
+}
+
+#define W(f) offsetof(struct summary_workload, f)
+
+static const struct jr_field workload_fields[] = {
+	{"schema", JR_STRING | JR_NULL, 0, 0, 64, workload_schema, JR_KEEP, 0, 0, NULL},
+	{"dtype", JR_STRING, JR_REQUIRED, 0, 16, dtypes, JR_STR, W(dtype), 0, NULL},
+	{"collectives", JR_ARRAY, JR_REQUIRED, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0,
+	 take_collectives},
+	{"iters", JR_NUMBER | JR_NULL, JR_INTEGER, 1, 1e7, NULL, JR_KEEP, 0, 0, NULL},
+	{"warmup", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1e7, NULL, JR_KEEP, 0, 0, NULL},
+	{"description", JR_STRING | JR_NULL, 0, 0, STRING_MAX, NULL, JR_STR, W(description), 0,
+	 NULL},
+	END,
+};
+
+static int take_workload(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+
+	if (jr_dispatch(r, v, workload_fields, false, &s->workload, NULL) < 0)
+		return -1;
+	s->workload.present = true;
 	return 0;
 }
 
-static int parse_ci(const struct ctx *c, const cJSON *o, const char *path, const char *key,
-                    bool *has, double *lo, double *hi, double max)
+/* [low, high] within [0, max], when present (v may be NULL or null). */
+static const struct jr_field ci_bound[] = {
+	{"", JR_NUMBER, 0, 0, OBJECTIVE_MAX, NULL, JR_KEEP, 0, 0, NULL},
+	{"", JR_NUMBER, 0, 0, 1e6, NULL, JR_KEEP, 0, 0, NULL},
+};
+
+struct ci { const struct jr_field *bound; };
+
+static int check_bound(struct jr *r, const cJSON *v, size_t i, void *ctx)
 {
-	const cJSON *m;
-	char p[PATH_KEY_MAX];
-	double a, b;
+	const struct ci *c = ctx;
+
+	(void)i;
+	return jr_check(r, v, c->bound, NULL) < 0 ? -1 : 0;
+}
+
+static int parse_ci(struct jr *r, const char *key, const cJSON *v, bool ratio, bool *has,
+                    double *lo, double *hi)
+{
+	struct ci c = {&ci_bound[ratio]};
+	int rc;
 
 	*has = false;
 	*lo = *hi = NAN;
-	if (member(c, o, path, key, false, true, &m) < 0 || !m)
+	if (!v || cJSON_IsNull(v))
 		return 0;
-	join(p, sizeof(p), path, key);
-	if (want_array(c, m, p, 2) < 0)
+	if (jr_push_key(r, key) < 0)
 		return -1;
-	if (cJSON_GetArraySize(m) != 2)
-		return fail(c, p, "expected [low, high]");
-	if (check_number(c, m->child, p, 0, max, false, &a) < 0 ||
-	    check_number(c, m->child->next, p, 0, max, false, &b) < 0)
+	rc = jr_each(r, v, 2, check_bound, &c);
+	if (rc == 0 && cJSON_GetArraySize(v) != 2)
+		rc = jr_fail(r, "expected [low, high]");
+	if (rc == 0 && v->child->valuedouble > v->child->next->valuedouble) {
+		char a[32], b[32];
+
+		rc = jr_fail(r, "low %s is above high %s", jr_number(v->child->valuedouble, a, 32),
+		             jr_number(v->child->next->valuedouble, b, 32));
+	}
+	jr_pop(r);
+	if (rc < 0)
 		return -1;
-	if (a > b)
-		return fail(c, p, "low %g is above high %g", a, b);
 	*has = true;
-	*lo = a;
-	*hi = b;
+	*lo = v->child->valuedouble;
+	*hi = v->child->next->valuedouble;
 	return 0;
 }
 
-#define OBJECTIVE_MAX 1e12    /* microseconds per step: 11 days; anything above is corrupt */
+/* baseline, best, top[i], and (with more keys) tries[i]. */
+struct mdoc {
+	const cJSON *env, *ci, *per_size, *ratio, *tuned;
+	double objective;
+	int repeats;
+	bool in_space;
+	const char *outcome;
+};
 
-static int parse_measure(const struct ctx *c, const cJSON *o, const char *p, enum env_check mode,
-                         struct summary_measure *m)
+#define M(f) offsetof(struct mdoc, f)
+#define MEASURE_FIELDS(objective_flags) \
+	{"env", JR_OBJECT, JR_REQUIRED, 0, ENV_MAX, NULL, JR_ITEM, M(env), 0, NULL}, \
+	{"objective_us", JR_NUMBER | (objective_flags ? 0 : JR_NULL), objective_flags, 0, \
+	 OBJECTIVE_MAX, NULL, JR_DOUBLE, M(objective), 0, NULL}, \
+	{"ci95_us", JR_ARRAY | JR_NULL, 0, 0, 0, NULL, JR_ITEM, M(ci), 0, NULL}, \
+	{"repeats", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1000000, NULL, JR_INT, M(repeats), 0, NULL}
+
+/* per_size is read for best only; elsewhere it is allowed and not looked at. */
+static const struct jr_field measure_fields[] = {
+	MEASURE_FIELDS(JR_REQUIRED),
+	{"per_size", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, M(per_size), 0, NULL},
+	END,
+};
+
+static int parse_measure(struct jr *r, const cJSON *o, enum env_check mode,
+                         struct summary_measure *m, struct mdoc *d)
 {
-	static const char *const keys[] = { "env", "objective_us", "ci95_us", "per_size",
-		"repeats", NULL };
-	const cJSON *e;
-	double d;
-	bool have;
-	char ep[PATH_KEY_MAX];
-
-	if (want_object(c, o, p) < 0 || check_keys(c, o, p, keys) < 0)
+	memset(d, 0, sizeof(*d));
+	if (jr_dispatch(r, o, measure_fields, false, d, NULL) < 0)
 		return -1;
-	if (member(c, o, p, "env", true, false, &e) < 0)
+	m->objective_us = d->objective;
+	m->repeats = d->repeats;
+	if (parse_ci(r, "ci95_us", d->ci, false, &m->has_ci, &m->ci_lo, &m->ci_hi) < 0 ||
+	    under(r, "env", mode == ENV_STRICT ? take_env_strict : take_env_lenient, d->env,
+	          &m->env) < 0)
 		return -1;
-	join(ep, sizeof(ep), p, "env");
-	if (parse_env(c, e, ep, mode, &m->env) < 0)
-		return -1;
-	if (get_number(c, o, p, "objective_us", true, 0, OBJECTIVE_MAX, false, NULL,
-	               &m->objective_us) < 0)
-		return -1;
-	if (parse_ci(c, o, p, "ci95_us", &m->has_ci, &m->ci_lo, &m->ci_hi, OBJECTIVE_MAX) < 0)
-		return -1;
-	if (get_number(c, o, p, "repeats", false, 0, 1000000, true, &have, &d) < 0)
-		return -1;
-	m->repeats = have ? (int)d : 0;
 	m->present = true;
 	return 0;
 }
 
-static int parse_per_size(const struct ctx *c, const cJSON *best, struct summary *s)
+static int take_baseline(struct jr *r, const cJSON *v, void *dst)
 {
-	static const char *const keys[] = { "bytes", "us", NULL };
-	const cJSON *m;
-	size_t i = 0;
-	char p[PATH_KEY_MAX];
+	struct summary *s = dst;
+	struct mdoc d;
 
-	if (member(c, best, "best", "per_size", false, true, &m) < 0 || !m)
-		return 0;
-	if (want_array(c, m, "best.per_size", PROTO_MAX_SIZES) < 0)
-		return -1;
-	if (cJSON_GetArraySize(m) == 0)
-		return 0;
-	s->sizes = calloc((size_t)cJSON_GetArraySize(m), sizeof(s->sizes[0]));
-	if (!s->sizes)
-		return fail(c, "best.per_size", "out of memory");
-	for (const cJSON *e = m->child; e; e = e->next, i++) {
-		double d;
-
-		join_index(p, sizeof(p), "best.per_size", i);
-		if (want_object(c, e, p) < 0 || check_keys(c, e, p, keys) < 0)
-			return -1;
-		if (get_number(c, e, p, "bytes", true, 1, 1099511627776.0, true, NULL, &d) < 0)
-			return -1;
-		s->sizes[i].bytes = (uint64_t)d;
-		if (get_number(c, e, p, "us", true, 0, OBJECTIVE_MAX, false, NULL, &s->sizes[i].us) < 0)
-			return -1;
-	}
-	s->nsizes = i;
-	return 0;
+	return parse_measure(r, v, ENV_LENIENT, &s->baseline, &d);
 }
 
-static int parse_top(const struct ctx *c, const cJSON *root, struct summary *s)
-{
-	const cJSON *m;
-	size_t i = 0;
-	char p[PATH_KEY_MAX];
+#define P(f) offsetof(struct summary_size, f)
 
-	if (member(c, root, "", "top", false, true, &m) < 0 || !m)
-		return 0;
-	if (want_array(c, m, "top", 1000) < 0)
+static const struct jr_field size_fields[] = {
+	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, BYTES_MAX, NULL, JR_U64, P(bytes), 0,
+	 NULL},
+	{"us", JR_NUMBER, JR_REQUIRED, 0, OBJECTIVE_MAX, NULL, JR_DOUBLE, P(us), 0, NULL},
+	END,
+};
+
+static int take_size(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct summary *s = ctx;
+
+	s->nsizes = i + 1;
+	return jr_dispatch(r, v, size_fields, false, &s->sizes[i], NULL);
+}
+
+static const struct jr_field per_size_field = {
+	"", JR_ARRAY | JR_NULL, 0, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, NULL,
+};
+
+static int take_per_size(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+	int rc = jr_check(r, v, &per_size_field, NULL);
+
+	if (rc <= 0 || !v->child)
+		return rc;
+	s->sizes = calloc((size_t)cJSON_GetArraySize(v), sizeof(s->sizes[0]));
+	if (!s->sizes)
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, PROTO_MAX_SIZES, take_size, s);
+}
+
+static int take_best(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+	struct mdoc d;
+
+	if (parse_measure(r, v, ENV_STRICT, &s->best, &d) < 0)
 		return -1;
-	if (cJSON_GetArraySize(m) == 0)
+	return d.per_size ? under(r, "per_size", take_per_size, d.per_size, s) : 0;
+}
+
+static int take_top1(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct summary *s = ctx;
+	struct mdoc d;
+
+	s->ntop = i + 1;   /* so that destroy frees the env parsed so far */
+	return parse_measure(r, v, ENV_LENIENT, &s->top[i], &d);
+}
+
+static int take_top(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+
+	if (!v->child)
 		return 0;
-	s->top = calloc((size_t)cJSON_GetArraySize(m), sizeof(s->top[0]));
+	s->top = calloc((size_t)cJSON_GetArraySize(v), sizeof(s->top[0]));
 	if (!s->top)
-		return fail(c, "top", "out of memory");
-	for (const cJSON *e = m->child; e; e = e->next, i++) {
-		join_index(p, sizeof(p), "top", i);
-		s->ntop = i + 1;   /* so that destroy frees the env parsed so far */
-		if (parse_measure(c, e, p, ENV_LENIENT, &s->top[i]) < 0)
-			return -1;
-	}
-	return 0;
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, 1000, take_top1, s);
 }
 
 /* {"ratio": r, "ci95": [lo, hi]} of a try, when present. */
-static int parse_try_ratio(const struct ctx *c, const cJSON *o, const char *p, const char *key,
-                           bool *has, double *r, double *lo, double *hi)
+struct ratio { double r; const cJSON *ci; };
+
+static const struct jr_field ratio_fields[] = {
+	{"ratio", JR_NUMBER, JR_REQUIRED, 0, 1e6, NULL, JR_DOUBLE, offsetof(struct ratio, r), 0,
+	 NULL},
+	{"ci95", JR_ARRAY | JR_NULL, 0, 0, 0, NULL, JR_ITEM, offsetof(struct ratio, ci), 0, NULL},
+	END,
+};
+
+static int parse_ratio(struct jr *r, const char *key, const cJSON *v, bool *has, double *x,
+                       double *lo, double *hi)
 {
-	static const char *const keys[] = { "ratio", "ci95", NULL };
-	const cJSON *m;
-	char kp[PATH_KEY_MAX];
+	struct ratio q = {NAN, NULL};
 	bool have;
+	int rc;
 
 	*has = false;
-	*r = *lo = *hi = NAN;
-	if (member(c, o, p, key, false, true, &m) < 0 || !m)
+	*x = *lo = *hi = NAN;
+	if (!v)
 		return 0;
-	join(kp, sizeof(kp), p, key);
-	if (want_object(c, m, kp) < 0 || check_keys(c, m, kp, keys) < 0 ||
-	    get_number(c, m, kp, "ratio", true, 0, 1e6, false, NULL, r) < 0 ||
-	    parse_ci(c, m, kp, "ci95", &have, lo, hi, 1e6) < 0)
+	if (jr_push_key(r, key) < 0)
+		return -1;
+	rc = jr_dispatch(r, v, ratio_fields, false, &q, NULL);
+	if (rc == 0)
+		rc = parse_ci(r, "ci95", q.ci, true, &have, lo, hi);
+	jr_pop(r);
+	if (rc < 0)
 		return -1;
 	*has = true;
+	*x = q.r;
 	return 0;
 }
 
-/* "tries": the user's own configurations (--try). Their env is checked as strictly as
- * best's: an off-space try may be the best, and its values came from the command line. */
-static int parse_tries(const struct ctx *c, const cJSON *root, struct summary *s)
-{
-	static const char *const keys[] = { "env", "in_space", "outcome", "objective_us",
-		"ci95_us", "repeats", "ratio_vs_baseline", "tuned_vs_try", NULL };
-	const cJSON *m;
-	size_t i = 0;
-	char p[PATH_KEY_MAX], ep[PATH_KEY_MAX];
+static const struct jr_field try_fields[] = {
+	MEASURE_FIELDS(0),
+	{"in_space", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, M(in_space), 0, NULL},
+	{"outcome", JR_STRING, JR_REQUIRED, 0, 16, NULL, JR_STR, M(outcome), 0, lower_word},
+	{"ratio_vs_baseline", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_ITEM, M(ratio), 0, NULL},
+	{"tuned_vs_try", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_ITEM, M(tuned), 0, NULL},
+	END,
+};
 
-	if (member(c, root, "", "tries", false, false, &m) < 0 || !m)
-		return 0;
-	if (want_array(c, m, "tries", 64) < 0)
+/* tries[i]: its env is checked as strictly as best's: an off-space try may be the best,
+ * and its values came from the command line. */
+static int take_try(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct summary *s = ctx;
+	struct summary_try *t = &s->tries[i];
+	struct mdoc d;
+	uint64_t seen;
+
+	memset(&d, 0, sizeof(d));
+	s->ntries = i + 1;
+	if (jr_dispatch(r, v, try_fields, false, &d, &seen) < 0)
 		return -1;
-	if (cJSON_GetArraySize(m) == 0)
+	t->m.present = (seen >> 1) & 1;   /* objective_us */
+	t->m.objective_us = d.objective;
+	t->m.repeats = d.repeats;
+	t->in_space = d.in_space;
+	t->outcome = d.outcome;
+	if (parse_ci(r, "ci95_us", d.ci, false, &t->m.has_ci, &t->m.ci_lo, &t->m.ci_hi) < 0 ||
+	    parse_ratio(r, "ratio_vs_baseline", d.ratio, &t->has_ratio, &t->ratio, &t->ratio_lo,
+	                &t->ratio_hi) < 0 ||
+	    parse_ratio(r, "tuned_vs_try", d.tuned, &t->has_tuned, &t->tuned, &t->tuned_lo,
+	                &t->tuned_hi) < 0)
+		return -1;
+	return under(r, "env", take_env_strict, d.env, &t->m.env);
+}
+
+static int take_tries(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+
+	if (!v->child)
 		return 0;
-	s->tries = calloc((size_t)cJSON_GetArraySize(m), sizeof(s->tries[0]));
+	s->tries = calloc((size_t)cJSON_GetArraySize(v), sizeof(s->tries[0]));
 	if (!s->tries)
-		return fail(c, "tries", "out of memory");
-	for (const cJSON *e = m->child; e; e = e->next, i++) {
-		struct summary_try *t = &s->tries[i];
-		const cJSON *env, *b;
-		bool have;
-		double d;
-
-		join_index(p, sizeof(p), "tries", i);
-		s->ntries = i + 1;
-		if (want_object(c, e, p) < 0 || check_keys(c, e, p, keys) < 0)
-			return -1;
-		if (member(c, e, p, "env", true, false, &env) < 0)
-			return -1;
-		join(ep, sizeof(ep), p, "env");
-		if (parse_env(c, env, ep, ENV_STRICT, &t->m.env) < 0)
-			return -1;
-		if (member(c, e, p, "in_space", false, false, &b) < 0)
-			return -1;
-		if (b && !cJSON_IsBool(b)) {
-			join(ep, sizeof(ep), p, "in_space");
-			return fail(c, ep, "expected true or false, got %s", type_name(b));
-		}
-		t->in_space = cJSON_IsTrue(b);
-		if (get_string(c, e, p, "outcome", true, 16, &t->outcome) < 0)
-			return -1;
-		for (const char *q = t->outcome; *q; q++)
-			if (!(islower((unsigned char)*q) || *q == '_'))
-				return fail(c, p, "outcome must be a lower-case word");
-		if (get_number(c, e, p, "objective_us", false, 0, OBJECTIVE_MAX, false, &have,
-		               &t->m.objective_us) < 0)
-			return -1;
-		t->m.present = have;
-		if (parse_ci(c, e, p, "ci95_us", &t->m.has_ci, &t->m.ci_lo, &t->m.ci_hi,
-		             OBJECTIVE_MAX) < 0)
-			return -1;
-		if (get_number(c, e, p, "repeats", false, 0, 1000000, true, &have, &d) < 0)
-			return -1;
-		t->m.repeats = have ? (int)d : 0;
-		if (parse_try_ratio(c, e, p, "ratio_vs_baseline", &t->has_ratio, &t->ratio,
-		                    &t->ratio_lo, &t->ratio_hi) < 0 ||
-		    parse_try_ratio(c, e, p, "tuned_vs_try", &t->has_tuned, &t->tuned, &t->tuned_lo,
-		                    &t->tuned_hi) < 0)
-			return -1;
-	}
-	return 0;
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, 64, take_try, s);
 }
 
-static int parse_failures(const struct ctx *c, const cJSON *root, struct summary *s)
-{
-	static const char *const keys[] = { "env", "stage", "count", NULL };
-	const cJSON *m;
-	size_t i = 0;
-	char p[PATH_KEY_MAX], ep[PATH_KEY_MAX];
+#define FL(f) offsetof(struct summary_failure, f)
 
-	if (member(c, root, "", "failures", false, true, &m) < 0 || !m)
-		return 0;
-	if (want_array(c, m, "failures", 100000) < 0)
+static const struct jr_field failure_fields[] = {
+	{"env", JR_OBJECT, JR_REQUIRED, 0, ENV_MAX, NULL, JR_KEEP, 0, 0, NULL},
+	{"stage", JR_STRING, JR_REQUIRED, 0, 16, NULL, JR_STR, FL(stage), 0, lower_word},
+	{"count", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1e9, NULL, JR_LONG, FL(count), 0, NULL},
+	END,
+};
+
+static int take_failure(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct summary *s = ctx;
+	struct summary_failure *f = &s->failures[i];
+
+	s->nfailures = i + 1;
+	if (jr_dispatch(r, v, failure_fields, false, f, NULL) < 0)
 		return -1;
-	if (cJSON_GetArraySize(m) == 0)
+	return under(r, "env", take_env_lenient, cJSON_GetObjectItemCaseSensitive(v, "env"),
+	             &f->env);
+}
+
+static int take_failures(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+
+	if (!v->child)
 		return 0;
-	s->failures = calloc((size_t)cJSON_GetArraySize(m), sizeof(s->failures[0]));
+	s->failures = calloc((size_t)cJSON_GetArraySize(v), sizeof(s->failures[0]));
 	if (!s->failures)
-		return fail(c, "failures", "out of memory");
-	for (const cJSON *e = m->child; e; e = e->next, i++) {
-		struct summary_failure *f = &s->failures[i];
-		const cJSON *env;
-		double d;
-
-		join_index(p, sizeof(p), "failures", i);
-		s->nfailures = i + 1;
-		if (want_object(c, e, p) < 0 || check_keys(c, e, p, keys) < 0)
-			return -1;
-		if (member(c, e, p, "env", true, false, &env) < 0)
-			return -1;
-		join(ep, sizeof(ep), p, "env");
-		if (parse_env(c, env, ep, ENV_LENIENT, &f->env) < 0)
-			return -1;
-		if (get_string(c, e, p, "stage", true, 16, &f->stage) < 0)
-			return -1;
-		for (const char *q = f->stage; *q; q++)
-			if (!(islower((unsigned char)*q) || *q == '_'))
-				return fail(c, p, "stage must be a lower-case word");
-		if (get_number(c, e, p, "count", true, 1, 1e9, true, NULL, &d) < 0)
-			return -1;
-		f->count = (long)d;
-	}
-	return 0;
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, 100000, take_failure, s);
 }
 
-static int parse_pruned(const struct ctx *c, const cJSON *root, struct summary *s)
-{
-	static const char *const keys[] = { "when", "reason", NULL };
-	const cJSON *m;
-	size_t i = 0;
-	char p[PATH_KEY_MAX], wp[PATH_KEY_MAX];
+static const struct jr_field pruned_fields[] = {
+	{"when", JR_OBJECT, JR_REQUIRED, 0, ENV_MAX, NULL, JR_KEEP, 0, 0, NULL},
+	{"reason", JR_STRING, JR_REQUIRED, 0, 1024, NULL, JR_STR,
+	 offsetof(struct summary_pruned, reason), 0, NULL},
+	END,
+};
 
-	if (member(c, root, "", "pruned", false, true, &m) < 0 || !m)
-		return 0;
-	if (want_array(c, m, "pruned", 100000) < 0)
+static int take_pruned1(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct summary *s = ctx;
+
+	s->npruned = i + 1;
+	if (jr_dispatch(r, v, pruned_fields, false, &s->pruned[i], NULL) < 0)
 		return -1;
-	if (cJSON_GetArraySize(m) == 0)
-		return 0;
-	s->pruned = calloc((size_t)cJSON_GetArraySize(m), sizeof(s->pruned[0]));
-	if (!s->pruned)
-		return fail(c, "pruned", "out of memory");
-	for (const cJSON *e = m->child; e; e = e->next, i++) {
-		const cJSON *when;
-
-		join_index(p, sizeof(p), "pruned", i);
-		s->npruned = i + 1;
-		if (want_object(c, e, p) < 0 || check_keys(c, e, p, keys) < 0)
-			return -1;
-		if (member(c, e, p, "when", true, false, &when) < 0)
-			return -1;
-		join(wp, sizeof(wp), p, "when");
-		if (parse_env(c, when, wp, ENV_WHEN, &s->pruned[i].when) < 0)
-			return -1;
-		if (get_string(c, e, p, "reason", true, 1024, &s->pruned[i].reason) < 0)
-			return -1;
-	}
-	return 0;
+	return under(r, "when", take_env_when, cJSON_GetObjectItemCaseSensitive(v, "when"),
+	             &s->pruned[i].when);
 }
 
-static int parse_root(const struct ctx *c, const cJSON *root, struct summary *s)
+static int take_pruned(struct jr *r, const cJSON *v, void *dst)
 {
-	static const char *const keys[] = { "schema", "tool", "created", "fingerprint", "source",
-		"model", "workload", "strategy", "seed", "budget", "pinned", "baseline", "best",
-		"gain", "noise", "top", "evaluations", "failures", "pruned", "tries", NULL };
-	static const char *const noise_keys[] = { "run_sd", "configs", "dof", NULL };
-	static const char *const tool_keys[] = { "name", "version", NULL };
-	static const char *const gain_keys[] = { "ratio", "ci95", NULL };
-	const cJSON *m;
-	const char *schema;
-	double d;
+	struct summary *s = dst;
+
+	if (!v->child)
+		return 0;
+	s->pruned = calloc((size_t)cJSON_GetArraySize(v), sizeof(s->pruned[0]));
+	if (!s->pruned)
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, 100000, take_pruned1, s);
+}
+
+/* ---- results.json: the top level ---- */
+
+#define S(f) offsetof(struct summary, f)
+
+static const struct jr_field tool_fields[] = {
+	{"name", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(tool_name), 0, NULL},
+	{"version", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(tool_version), 0, NULL},
+	END,
+};
+
+static int take_tool(struct jr *r, const cJSON *v, void *dst)
+{
+	return jr_dispatch(r, v, tool_fields, false, dst, NULL);
+}
+
+static int take_fingerprint(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+
+	return fingerprint_read(r, v, &s->fp);
+}
+
+static const struct jr_field gain_fields[] = {
+	{"ratio", JR_NUMBER, JR_REQUIRED, 0, 1e6, NULL, JR_DOUBLE, S(gain), 0, NULL},
+	{"ci95", JR_ARRAY | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	END,
+};
+
+static int take_gain(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
 	bool have;
 
-	if (want_object(c, root, "") < 0)
-		return fail(c, NULL, "expected a JSON object at the top level");
-	if (check_keys(c, root, "", keys) < 0)
+	if (jr_dispatch(r, v, gain_fields, false, s, NULL) < 0 ||
+	    parse_ci(r, "ci95", cJSON_GetObjectItemCaseSensitive(v, "ci95"), true, &have,
+	             &s->gain_lo, &s->gain_hi) < 0)
 		return -1;
-	if (get_string(c, root, "", "schema", true, 64, &schema) < 0)
-		return -1;
-	if (strcmp(schema, "nccltune-result/1") != 0)
-		return fail(c, "schema", "expected \"nccltune-result/1\"");
-	if (member(c, root, "", "tool", false, true, &m) < 0)
-		return -1;
-	if (m) {
-		if (want_object(c, m, "tool") < 0 || check_keys(c, m, "tool", tool_keys) < 0 ||
-		    get_string(c, m, "tool", "name", false, 64, &s->tool_name) < 0 ||
-		    get_string(c, m, "tool", "version", false, 64, &s->tool_version) < 0)
-			return -1;
-	}
-	if (get_string(c, root, "", "created", false, 64, &s->created) < 0)
-		return -1;
-	if (member(c, root, "", "fingerprint", true, true, &m) < 0)
-		return -1;
-	if (m) {
-		char where[4200];
+	s->has_gain = true;
+	return 0;
+}
 
-		cut(where, sizeof(where), "%s: fingerprint", c->origin);
-		if (summary_fingerprint_parse(m, where, &s->fp, c->err, c->errlen) < 0)
-			return -1;
+/* optional: results.json files written before nccltune recorded it have none */
+static const struct jr_field noise_fields[] = {
+	{"run_sd", JR_NUMBER, JR_REQUIRED, 0, 10, NULL, JR_DOUBLE, S(noise_sd), 0, NULL},
+	{"configs", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1e6, NULL, JR_LONG, S(noise_configs), 0,
+	 NULL},
+	{"dof", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 2, 1e9, NULL, JR_LONG, S(noise_dof), 0, NULL},
+	END,
+};
+
+static int take_noise(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+
+	if (jr_dispatch(r, v, noise_fields, false, s, NULL) < 0)
+		return -1;
+	s->has_noise = true;
+	return 0;
+}
+
+static int take_pinned(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+
+	return parse_env(r, v, ENV_LENIENT, &s->pinned);
+}
+
+static const char *const result_schema[] = {"nccltune-result/1", NULL};
+
+enum { ROOT_SEED = 9 };   /* index of "seed" below */
+
+static const struct jr_field root_fields[] = {
+	{"schema", JR_STRING, JR_REQUIRED, 0, 64, result_schema, JR_KEEP, 0, 0, NULL},
+	{"tool", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_tool},
+	{"created", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(created), 0, NULL},
+	{"fingerprint", JR_OBJECT | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0,
+	 take_fingerprint},
+	{"source", JR_STRING, JR_REQUIRED, 0, 16, sources, JR_STR, S(source), 0, NULL},
+	{"model", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(model), 0, NULL},
+	{"workload", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_workload},
+	{"strategy", JR_STRING | JR_NULL, 0, 0, 32, NULL, JR_STR, S(strategy), 0, NULL},
+	{"budget", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1e9, NULL, JR_LONG, S(budget), 0, NULL},
+	[ROOT_SEED] = {"seed", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 18446744073709551615.0, NULL,
+	               JR_DOUBLE, S(seed), 0, NULL},
+	{"pinned", JR_OBJECT | JR_NULL, 0, 0, ENV_MAX, NULL, JR_KEEP, 0, 0, take_pinned},
+	{"baseline", JR_OBJECT | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_baseline},
+	{"best", JR_OBJECT | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_best},
+	{"gain", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_gain},
+	{"noise", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_noise},
+	{"top", JR_ARRAY | JR_NULL, 0, 0, 1000, NULL, JR_KEEP, 0, 0, take_top},
+	{"evaluations", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 0, 1e9, NULL, JR_LONG,
+	 S(evaluations), 0, NULL},
+	{"failures", JR_ARRAY | JR_NULL, 0, 0, 100000, NULL, JR_KEEP, 0, 0, take_failures},
+	{"pruned", JR_ARRAY | JR_NULL, 0, 0, 100000, NULL, JR_KEEP, 0, 0, take_pruned},
+	{"tries", JR_ARRAY, 0, 0, 64, NULL, JR_KEEP, 0, 0, take_tries},
+	END,
+};
+
+static int parse_root(struct jr *r, const cJSON *root, struct summary *s)
+{
+	uint64_t seen;
+
+	if (jr_dispatch(r, root, root_fields, false, s, &seen) < 0)
+		return -1;
+	s->has_seed = (seen >> ROOT_SEED) & 1;
+	if (strcmp(s->source, "model") == 0 && !s->model) {
+		jr_push_key(r, "model");
+		return jr_fail(r, "missing (source is \"model\": the model's name is required)");
 	}
-	if (get_string(c, root, "", "source", true, 16, &s->source) < 0)
-		return -1;
-	if (strcmp(s->source, "measured") != 0 && strcmp(s->source, "model") != 0)
-		return fail(c, "source", "expected \"measured\" or \"model\"");
-	if (get_string(c, root, "", "model", false, 64, &s->model) < 0)
-		return -1;
-	if (strcmp(s->source, "model") == 0 && !s->model)
-		return fail(c, "model", "missing (source is \"model\": the model's name is required)");
 	if (strcmp(s->source, "measured") == 0)
 		s->model = NULL;
-	if (member(c, root, "", "workload", true, false, &m) < 0 || parse_workload(c, m, &s->workload) < 0)
-		return -1;
-	if (get_string(c, root, "", "strategy", false, 32, &s->strategy) < 0)
-		return -1;
-	if (get_number(c, root, "", "seed", false, 0, 18446744073709551615.0, true, &s->has_seed,
-	               &s->seed) < 0)
-		return -1;
-	if (get_number(c, root, "", "budget", false, 0, 1e9, true, &have, &d) < 0)
-		return -1;
-	s->budget = have ? (long)d : -1;
-	if (member(c, root, "", "pinned", false, true, &m) < 0)
-		return -1;
-	if (m && parse_env(c, m, "pinned", ENV_LENIENT, &s->pinned) < 0)
-		return -1;
-	if (member(c, root, "", "baseline", true, true, &m) < 0)
-		return -1;
-	if (m && parse_measure(c, m, "baseline", ENV_LENIENT, &s->baseline) < 0)
-		return -1;
-	if (member(c, root, "", "best", true, true, &m) < 0)
-		return -1;
-	if (m) {
-		if (parse_measure(c, m, "best", ENV_STRICT, &s->best) < 0 || parse_per_size(c, m, s) < 0)
-			return -1;
-	}
-	s->gain_lo = s->gain_hi = NAN;
-	if (member(c, root, "", "gain", false, true, &m) < 0)
-		return -1;
-	if (m) {
-		if (want_object(c, m, "gain") < 0 || check_keys(c, m, "gain", gain_keys) < 0)
-			return -1;
-		if (get_number(c, m, "gain", "ratio", true, 0, 1e6, false, NULL, &s->gain) < 0)
-			return -1;
-		if (parse_ci(c, m, "gain", "ci95", &have, &s->gain_lo, &s->gain_hi, 1e6) < 0)
-			return -1;
-		s->has_gain = true;
-	}
-	/* optional: results.json files written before nccltune recorded it have none */
-	if (member(c, root, "", "noise", false, true, &m) < 0)
-		return -1;
-	if (m) {
-		if (want_object(c, m, "noise") < 0 || check_keys(c, m, "noise", noise_keys) < 0 ||
-		    get_number(c, m, "noise", "run_sd", true, 0, 10, false, NULL, &s->noise_sd) < 0 ||
-		    get_number(c, m, "noise", "configs", true, 1, 1e6, true, NULL, &d) < 0)
-			return -1;
-		s->noise_configs = (long)d;
-		if (get_number(c, m, "noise", "dof", true, 2, 1e9, true, NULL, &d) < 0)
-			return -1;
-		s->noise_dof = (long)d;
-		s->has_noise = true;
-	}
-	if (parse_top(c, root, s) < 0)
-		return -1;
-	if (get_number(c, root, "", "evaluations", true, 0, 1e9, true, NULL, &d) < 0)
-		return -1;
-	s->evaluations = (long)d;
-	if (parse_failures(c, root, s) < 0 || parse_pruned(c, root, s) < 0 ||
-	    parse_tries(c, root, s) < 0)
-		return -1;
 	return 0;
 }
 
@@ -881,75 +770,31 @@ int summary_parse(const char *text, size_t len, const char *origin, struct summa
                   char *err, size_t errlen)
 {
 	struct summary *s;
-	struct ctx c;
-	const char *end = NULL;
+	struct jr r;
 
 	*out = NULL;
 	s = summary_new();
 	if (!s)
 		return fs_errf(err, errlen, "%s: out of memory", origin);
 	cut(s->origin, sizeof(s->origin), "%s", origin);
-	c.origin = s->origin;
-	c.err = err;
-	c.errlen = errlen;
-	if (memchr(text, '\0', len)) {
-		fail(&c, NULL, "NUL byte in the file: not JSON text");
-		goto fail;
+	jr_init(&r, s->origin, err, errlen);
+	r.max_bytes = SUMMARY_RESULTS_MAX;
+	s->doc = jr_parse(&r, text, len);
+	if (!s->doc || parse_root(&r, s->doc, s) < 0) {
+		summary_destroy(s);
+		return -1;
 	}
-	s->doc = cJSON_ParseWithLengthOpts(text, len, &end, false);
-	if (!s->doc) {
-		const char *at = cJSON_GetErrorPtr();
-		size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
-
-		fail(&c, NULL, "not valid JSON (truncated or corrupt near byte %zu)", off);
-		goto fail;
-	}
-	for (; end && end < text + len; end++) {
-		if (!isspace((unsigned char)*end)) {
-			fail(&c, NULL, "trailing data after the JSON object");
-			goto fail;
-		}
-	}
-	if (parse_root(&c, s->doc, s) < 0)
-		goto fail;
 	*out = s;
 	return 0;
-fail:
-	summary_destroy(s);
-	return -1;
 }
 
 /* ---- journal.jsonl ---- */
 
 struct jvisit {
 	struct summary *s;
-	struct ctx c;
+	struct jr r;
 	size_t cap;
 };
-
-static int take_argv(struct jvisit *v, const cJSON *probe, const char *p)
-{
-	size_t n = 0, i = 0;
-	char **argv;
-
-	if (want_array(&v->c, probe, p, 256) < 0)
-		return -1;
-	n = (size_t)cJSON_GetArraySize(probe);
-	if (n == 0)
-		return fail(&v->c, p, "empty command");
-	argv = calloc(n + 1, sizeof(argv[0]));
-	if (!argv)
-		return fail(&v->c, p, "out of memory");
-	v->s->probe_argv = argv;
-	for (const cJSON *a = probe->child; a; a = a->next, i++) {
-		if (!cJSON_IsString(a) || !a->valuestring || has_control(a->valuestring))
-			return fail(&v->c, p, "argument %zu is not a plain string", i);
-		argv[i] = strdup(a->valuestring);
-		if (!argv[i])
-			return fail(&v->c, p, "out of memory");
-	}
-	return 0;
-}
 
 /* Keep a copy of `item` alive as long as the summary (strings of the parsed structs
  * point into it). */
@@ -972,98 +817,135 @@ static cJSON *keep(struct summary *s, const cJSON *item)
 	return dup;
 }
 
-static int visit_header(struct jvisit *v, const cJSON *rec, const char *lp)
+static int take_arg(struct jr *r, const cJSON *v, size_t i, void *ctx)
 {
-	struct summary *s = v->s;
-	const cJSON *m;
-	char p[PATH_KEY_MAX];
+	char **argv = ctx;
+	const char *a = cJSON_IsString(v) ? v->valuestring : NULL;
 
-	if (member(&v->c, rec, lp, "probe", false, true, &m) < 0)
-		return -1;
-	join(p, sizeof(p), lp, "probe");
-	if (m && !s->probe_argv && take_argv(v, m, p) < 0)
-		return -1;
-	if (!s->fp.present) {
-		if (member(&v->c, rec, lp, "fingerprint", false, true, &m) < 0)
-			return -1;
-		if (m) {
-			char where[4400];
-			cJSON *dup = keep(s, m);
-
-			if (!dup)
-				return fail(&v->c, lp, "out of memory");
-			cut(where, sizeof(where), "%s: %s.fingerprint", v->c.origin, lp);
-			if (summary_fingerprint_parse(dup, where, &s->fp, v->c.err, v->c.errlen) < 0)
-				return -1;
-		}
-	}
-	return 0;
+	for (const char *c = a; c && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			a = NULL;
+	if (!a)
+		return jr_fail(r, "not a plain string");
+	argv[i] = strdup(a);
+	return argv[i] ? 0 : jr_fail(r, "out of memory");
 }
 
-static int visit_run(struct jvisit *v, const cJSON *rec, const char *lp)
+/* The header's probe command, unless an earlier header gave one. */
+static int take_probe(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+	size_t n = (size_t)cJSON_GetArraySize(v);
+
+	if (s->probe_argv || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsArray(v))
+		return jr_fail(r, "expected an array, got %s", jr_type_name(v));
+	if (n == 0)
+		return jr_fail(r, "empty command");
+	if (n > 256)
+		return jr_fail(r, "more than 256 entries");
+	s->probe_argv = calloc(n + 1, sizeof(s->probe_argv[0]));
+	if (!s->probe_argv)
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, 256, take_arg, s->probe_argv);
+}
+
+/* The header's fingerprint, when results.json had none. */
+static int take_header_fp(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+	cJSON *dup;
+
+	if (s->fp.present || cJSON_IsNull(v))
+		return 0;
+	dup = keep(s, v);
+	if (!dup)
+		return jr_fail(r, "out of memory");
+	return fingerprint_read(r, dup, &s->fp);
+}
+
+/* Records are open: the journal holds much a report does not need. */
+static const struct jr_field header_fields[] = {
+	{"probe", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_KEEP, 0, 0, take_probe},
+	{"fingerprint", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_KEEP, 0, 0, take_header_fp},
+	END,
+};
+
+struct rundoc {
+	double run;
+	char phase[16], outcome[16];
+	double objective;
+	const cJSON *env;
+};
+
+#define RD(f) offsetof(struct rundoc, f)
+
+static const struct jr_field run_fields[] = {
+	{"run", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 0, 1e9, NULL, JR_DOUBLE, RD(run), 0, NULL},
+	{"phase", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_STRBUF, RD(phase), 16, NULL},
+	{"outcome", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_STRBUF, RD(outcome), 16, NULL},
+	{"objective_us", JR_NUMBER | JR_NULL, 0, 0, OBJECTIVE_MAX, NULL, JR_DOUBLE, RD(objective),
+	 0, NULL},
+	{"env", JR_OBJECT, JR_REQUIRED, 0, ENV_MAX, NULL, JR_ITEM, RD(env), 0, NULL},
+	END,
+};
+
+static int visit_run(struct jvisit *v, const cJSON *rec)
 {
 	struct summary *s = v->s;
 	struct summary_run *r;
-	const cJSON *m;
-	const char *str;
-	double d;
-	char p[PATH_KEY_MAX];
+	struct rundoc d = {0, "", "", NAN, NULL};
+	cJSON *env;
 
 	if (s->nruns == v->cap) {
 		size_t ncap = v->cap ? v->cap * 2 : 64;
 		struct summary_run *nr = realloc(s->runs, ncap * sizeof(nr[0]));
 
 		if (!nr)
-			return fail(&v->c, lp, "out of memory");
+			return jr_fail(&v->r, "out of memory");
 		s->runs = nr;
 		v->cap = ncap;
 	}
+	if (jr_dispatch(&v->r, rec, run_fields, true, &d, NULL) < 0)
+		return -1;
 	r = &s->runs[s->nruns];
 	memset(r, 0, sizeof(*r));
-	r->objective_us = NAN;
-	if (get_number(&v->c, rec, lp, "run", true, 0, 1e9, true, NULL, &d) < 0)
-		return -1;
-	r->run = (long)d;
-	if (get_string(&v->c, rec, lp, "phase", true, sizeof(r->phase) - 1, &str) < 0)
-		return -1;
-	snprintf(r->phase, sizeof(r->phase), "%s", str);
-	if (get_string(&v->c, rec, lp, "outcome", true, sizeof(r->outcome) - 1, &str) < 0)
-		return -1;
-	snprintf(r->outcome, sizeof(r->outcome), "%s", str);
-	if (get_number(&v->c, rec, lp, "objective_us", false, 0, OBJECTIVE_MAX, false, NULL,
-	               &r->objective_us) < 0)
-		return -1;
-	if (strcmp(r->outcome, "ok") != 0)
-		r->objective_us = NAN;
-	if (member(&v->c, rec, lp, "env", true, false, &m) < 0)
-		return -1;
+	r->run = (long)d.run;
+	memcpy(r->phase, d.phase, sizeof(r->phase));
+	memcpy(r->outcome, d.outcome, sizeof(r->outcome));
+	r->objective_us = strcmp(r->outcome, "ok") == 0 ? d.objective : NAN;
 	s->nruns++;   /* counted before the env so that destroy frees what was parsed */
-	join(p, sizeof(p), lp, "env");
-	if (want_object(&v->c, m, p) < 0)
-		return -1;
-	m = keep(s, m);
-	if (!m)
-		return fail(&v->c, lp, "out of memory");
-	return parse_env(&v->c, m, p, ENV_LENIENT, &r->env);
+	env = keep(s, d.env);
+	if (!env)
+		return jr_fail(&v->r, "out of memory");
+	return under(&v->r, "env", take_env_lenient, env, &r->env);
 }
+
+static const struct jr_field record_fields[] = {
+	{"type", JR_STRING, JR_REQUIRED, 0, 32, NULL, JR_KEEP, 0, 0, NULL},
+	END,
+};
 
 static int journal_visit(void *ctx, const cJSON *rec, size_t line)
 {
 	struct jvisit *v = ctx;
 	const char *type;
 	char lp[64];
+	int rc;
 
 	snprintf(lp, sizeof(lp), "line %zu", line);
-	if (!cJSON_IsObject(rec))
-		return fail(&v->c, lp, "a record must be an object");
-	if (check_keys(&v->c, rec, lp, NULL) < 0 ||
-	    get_string(&v->c, rec, lp, "type", true, 32, &type) < 0)
+	if (jr_push_key(&v->r, lp) < 0)
 		return -1;
-	if (strcmp(type, "session") == 0)
-		return visit_header(v, rec, lp);
-	if (strcmp(type, "run") == 0)
-		return visit_run(v, rec, lp);
-	return 0;   /* record types added later: nothing for a report here */
+	rc = jr_dispatch(&v->r, rec, record_fields, true, NULL, NULL);
+	type = rc == 0 ? cJSON_GetObjectItemCaseSensitive(rec, "type")->valuestring : "";
+	if (rc == 0 && strcmp(type, "session") == 0)
+		rc = jr_dispatch(&v->r, rec, header_fields, true, v->s, NULL);
+	else if (rc == 0 && strcmp(type, "run") == 0)
+		rc = visit_run(v, rec);
+	/* record types added later: nothing for a report here */
+	jr_pop(&v->r);
+	return rc;
 }
 
 int summary_read_journal(struct summary *s, const char *path, char *err, size_t errlen)
@@ -1074,11 +956,7 @@ int summary_read_journal(struct summary *s, const char *path, char *err, size_t 
 
 	memset(&v, 0, sizeof(v));
 	v.s = s;
-	v.c.origin = path;
-	v.c.err = err;
-	v.c.errlen = errlen;
-	if (err && errlen)
-		err[0] = '\0';
+	jr_init(&v.r, path, err, errlen);
 	rc = journal_replay(path, journal_visit, &v, &s->journal_torn, NULL, 0, jerr, sizeof(jerr));
 	if (rc != 0) {
 		/* A visitor error already wrote err; journal_replay's own goes to jerr. */
@@ -1105,8 +983,6 @@ static bool exists(const char *path)
 
 	return stat(path, &st) == 0;
 }
-
-static void env_free(struct summary_env *env);
 
 /* Forget the runs of a journal that could not be read to the end. */
 static void drop_runs(struct summary *s)
@@ -1181,13 +1057,6 @@ int summary_load(const char *path, unsigned flags, struct summary **out, char *e
 out:
 	free(text);
 	return rc;
-}
-
-static void env_free(struct summary_env *env)
-{
-	free(env->v);
-	env->v = NULL;
-	env->n = 0;
 }
 
 void summary_destroy(struct summary *s)
