@@ -73,6 +73,9 @@ struct jr_field {
 	jr_handler handler;
 };
 
+/* The entry that ends a table. */
+#define JR_END {NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL}
+
 struct jr {
 	const char *origin;          /* starts every message: a file name, "report" */
 	char *err;

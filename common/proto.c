@@ -336,7 +336,7 @@ static const struct jr_field us_fields[] = {
 	{"p90", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(p90), 0, NULL},
 	{"min", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(min), 0, NULL},
 	{"max", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(max), 0, NULL},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 static int take_us(struct jr *r, const cJSON *v, void *dst)
@@ -362,7 +362,7 @@ static const struct jr_field result_fields[] = {
 	 NULL},
 	{"correct", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, S(correct), 0, NULL},
 	{"us", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_us},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 static int take_result(struct jr *r, const cJSON *v, size_t i, void *ctx)
@@ -387,7 +387,7 @@ static int take_results(struct jr *r, const cJSON *v, void *dst)
 static const struct jr_field head_fields[] = {
 	{"schema", JR_STRING, JR_REQUIRED, 0, 0, schema_words, JR_KEEP, 0, 0, NULL},
 	{"ok", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, R(ok), 0, NULL},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 /* The message comes from the probe: control characters are kept (escaped on output). */
@@ -395,7 +395,7 @@ static const struct jr_field fail_fields[] = {
 	{"error", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF, R(error),
 	 PROTO_ERROR_MAX, NULL},
 	{"stage", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_stage},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 static const struct jr_field ok_fields[] = {
@@ -406,14 +406,14 @@ static const struct jr_field ok_fields[] = {
 	{"source", JR_STRING, JR_REQUIRED, 0, 0, source_words, JR_STRBUF, R(source),
 	 sizeof ((struct proto_report *)0)->source, NULL},
 	{"results", JR_ARRAY, JR_REQUIRED, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, take_results},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 /* Read only when source is "model". */
 static const struct jr_field model_fields[] = {
 	{"model", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF, R(model),
 	 sizeof ((struct proto_report *)0)->model, NULL},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 int proto_report_parse(const char *text, size_t len, struct proto_report *out, char *err,

@@ -68,7 +68,7 @@ static int take_items(struct jr *r, const cJSON *v, void *dst)
 
 static const struct jr_field inner_fields[] = {
 	{"deep", JR_NUMBER, JR_REQUIRED, 0, 10, NULL, JR_KEEP, 0, 0, refuse_seven},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 static int take_inner(struct jr *r, const cJSON *v, void *dst)
@@ -93,7 +93,7 @@ static const struct jr_field fields[] = {
 	{"items", JR_ARRAY, 0, 0, 4, NULL, JR_KEEP, 0, 0, take_items},
 	{"inner", JR_OBJECT | JR_NULL, 0, 0, 2, NULL, JR_ITEM, D(item), 0, take_inner},
 	{"any", JR_ANY, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 /* Parse and dispatch `text` with the table above; the message, or "" when it reads.
@@ -385,7 +385,7 @@ static void test_open(void)
 {
 	static const struct jr_field few[] = {
 		{"a", JR_NUMBER, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
-		{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+		JR_END,
 	};
 	char err[256];
 	struct jr r;

@@ -57,7 +57,7 @@ static const struct jr_field entry_fields[] = {
 	 JR_SIZE, offsetof(struct entry, bytes), 0, NULL},
 	{"count", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, (double)WORKLOAD_MAX_COUNT, NULL,
 	 JR_LONG, offsetof(struct entry, count), 0, NULL},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 /* One entry, merged into w; the limits are of the whole list, named at the entry that
@@ -106,7 +106,7 @@ static const struct jr_field workload_fields[] = {
 	{"description", JR_STRING, JR_CONTROL, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
 	{"collectives", JR_ARRAY, JR_REQUIRED, 0, (double)WORKLOAD_MAX_ENTRIES * WORKLOAD_MAX_COUNT,
 	 NULL, JR_KEEP, 0, 0, take_collectives},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 int workload_from_json(const cJSON *root, const char *origin, struct workload *w, char *err,

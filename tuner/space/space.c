@@ -307,7 +307,7 @@ static const struct jr_field spec_fields[] = {
 	 0, NULL},
 	{"int", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct spec, range), 0, NULL},
 	{"pow2", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct spec, pow2), 0, NULL},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 static int parse_param(struct jr *r, struct param *p, const char *name, const cJSON *v)
@@ -566,7 +566,7 @@ static const struct jr_field space_fields[] = {
 	{"fixed", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, fixed), 0, NULL},
 	{"constraints", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, cons), 0,
 	 NULL},
-	{NULL, 0, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
 };
 
 static int take_param(struct jr *r, const char *name, const cJSON *v, void *ctx)
