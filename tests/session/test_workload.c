@@ -67,6 +67,10 @@ static void test_parse_errors(void)
 	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"f32\", \"collectives\": "
 	             "[{\"op\": \"allreduce\", \"bytes\": 6, \"count\": 1}]}",
 	             "w.json: collectives: 6 bytes is not a whole number of f32 elements");
+	/* a key twice in an entry: the old reader took the last "count" silently */
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 8, \"count\": 1, \"count\": 9}]}",
+	             "w.json: collectives[0].count: duplicate key");
 	expect_error("{\"schema\": \"nccltune-workload/1\"",
 	             "w.json: line 1: not valid JSON (truncated or corrupt near byte 31)");
 	expect_error("{\"schema\": \"nccltune-workload/2\", \"dtype\": \"bf16\", \"collectives\": "

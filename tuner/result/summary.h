@@ -1,11 +1,13 @@
 /* summary.h - a session's outcome as one validated struct: results.json (and, when the
  * folder has one, journal.jsonl) loaded strictly, for export, install, check, report and
- * show. NCCL variable names and values are checked with common/ncclvars.h.
+ * show. Implemented by load.c (results.json), runs.c (journal.jsonl), read.c (what both
+ * read: environments, the fingerprint) and text.c (the summary in words), over
+ * common/jsonread (the reader) and common/ncclvars (NCCL names and values).
  *
  * Nothing read from a results file reaches an export unless it passed these checks: the
  * loader refuses a wrong type, an unknown key, a non-finite or out-of-range number, an
  * environment name that is not NCCL_[A-Z0-9_]+ and a tuned value outside NCCL's syntax
- * for its variable, with a message "FILE: key.path: reason". */
+ * for its variable, with a message "FILE: key.path[i].key: reason". */
 #ifndef NCCLTUNE_SUMMARY_H
 #define NCCLTUNE_SUMMARY_H
 
