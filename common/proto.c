@@ -1,4 +1,5 @@
-/* proto.c - probe protocol v1: workload options, report rendering and strict parsing. */
+/* proto.c - probe protocol v1: workload options, report rendering and strict parsing
+ * (through common/jsonread). */
 #include "proto.h"
 
 #include <cjson/cJSON.h>
@@ -7,11 +8,13 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
 
 static const char *const stage_names[] = {
 	[PROTO_STAGE_ARGS] = "args", [PROTO_STAGE_ENV] = "env", [PROTO_STAGE_INIT] = "init",
@@ -309,223 +312,148 @@ int proto_report_write(const struct proto_report *r, FILE *f)
 
 /* ---- strict parsing ---- */
 
-static int no_duplicate_keys(const cJSON *obj, const char *where, char *err, size_t errlen)
+/* Through common/jsonread: every object is open (a probe may add extension keys), with
+ * duplicate keys refused; the branch read depends on "ok". */
+
+static const char *const schema_words[] = {PROTO_SCHEMA, NULL};
+static const char *const source_words[] = {"measured", "model", NULL};
+
+static int take_stage(struct jr *r, const cJSON *v, void *dst)
 {
-	for (const cJSON *a = obj->child; a; a = a->next)
-		for (const cJSON *b = a->next; b; b = b->next)
-			if (a->string && b->string && strcmp(a->string, b->string) == 0)
-				return fs_errf(err, errlen, "%s: key '%s' appears twice", where, a->string);
+	struct proto_report *out = dst;
+	char q[80];
+
+	if (proto_stage_parse(v->valuestring, &out->stage) != 0)
+		return jr_fail(r, "unknown stage %s", jr_quote(v->valuestring, q, sizeof q));
 	return 0;
 }
 
-static const cJSON *get(const cJSON *obj, const char *key, const char *where, int type_mask,
-                        const char *type_name, char *err, size_t errlen)
+#define Q(f) offsetof(struct proto_stats, f)
+
+static const struct jr_field us_fields[] = {
+	{"median", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(median), 0, NULL},
+	{"p10", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(p10), 0, NULL},
+	{"p90", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(p90), 0, NULL},
+	{"min", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(min), 0, NULL},
+	{"max", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(max), 0, NULL},
+	JR_END,
+};
+
+static int take_us(struct jr *r, const cJSON *v, void *dst)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	struct proto_size_result *s = dst;
 
-	if (!it) {
-		fs_errf(err, errlen, "%s: missing '%s'", where, key);
-		return NULL;
-	}
-	if (!(it->type & type_mask)) {
-		fs_errf(err, errlen, "%s: '%s' is not %s", where, key, type_name);
-		return NULL;
-	}
-	return it;
-}
-
-static int get_string(const cJSON *obj, const char *key, const char *where, char *dst,
-                      size_t dstlen, char *err, size_t errlen)
-{
-	const cJSON *it = get(obj, key, where, cJSON_String, "a string", err, errlen);
-
-	if (!it)
+	if (jr_dispatch(r, v, us_fields, true, &s->us, NULL) < 0)
 		return -1;
-	if (strlen(it->valuestring) >= dstlen)
-		return fs_errf(err, errlen, "%s: '%s' is longer than %zu characters", where, key,
-		               dstlen - 1);
-	memcpy(dst, it->valuestring, strlen(it->valuestring) + 1);
-	return 0;
-}
-
-/* A number that is finite, within [lo, hi], and integral when `integral`. */
-static int get_number(const cJSON *obj, const char *key, const char *where, double lo,
-                      double hi, bool integral, double *out, char *err, size_t errlen)
-{
-	const cJSON *it = get(obj, key, where, cJSON_Number, "a number", err, errlen);
-	double v;
-
-	if (!it)
-		return -1;
-	v = it->valuedouble;
-	if (!isfinite(v))
-		return fs_errf(err, errlen, "%s: '%s' is not finite", where, key);
-	if (v < lo || v > hi)
-		return fs_errf(err, errlen, "%s: '%s' = %g is out of range [%g, %g]", where, key, v,
-		               lo, hi);
-	if (integral && v != floor(v))
-		return fs_errf(err, errlen, "%s: '%s' = %g is not an integer", where, key, v);
-	*out = v;
-	return 0;
-}
-
-static int parse_result(const cJSON *o, size_t idx, struct proto_size_result *s, char *err,
-                        size_t errlen)
-{
-	char where[64];
-	const cJSON *us, *correct;
-	double v;
-	static const char *const qs[] = {"median", "p10", "p90", "min", "max"};
-	double *dst[5];
-
-	snprintf(where, sizeof where, "results[%zu]", idx);
-	if (!cJSON_IsObject(o))
-		return fs_errf(err, errlen, "%s: not an object", where);
-	if (no_duplicate_keys(o, where, err, errlen) != 0)
-		return -1;
-	if (get_number(o, "bytes", where, 1, (double)PROTO_MAX_BYTES, true, &v, err, errlen))
-		return -1;
-	s->bytes = (size_t)v;
-	if (get_number(o, "ops", where, 1, PROTO_MAX_OPS, true, &v, err, errlen))
-		return -1;
-	s->ops = (int)v;
-	if (get_number(o, "samples", where, 1, INT_MAX, true, &v, err, errlen))
-		return -1;
-	s->samples = (int)v;
-	correct = get(o, "correct", where, cJSON_True | cJSON_False, "a boolean", err, errlen);
-	if (!correct)
-		return -1;
-	s->correct = cJSON_IsTrue(correct);
-	us = get(o, "us", where, cJSON_Object, "an object", err, errlen);
-	if (!us)
-		return -1;
-	snprintf(where, sizeof where, "results[%zu].us", idx);
-	if (no_duplicate_keys(us, where, err, errlen) != 0)
-		return -1;
-	dst[0] = &s->us.median;
-	dst[1] = &s->us.p10;
-	dst[2] = &s->us.p90;
-	dst[3] = &s->us.min;
-	dst[4] = &s->us.max;
-	for (size_t i = 0; i < 5; i++)
-		if (get_number(us, qs[i], where, 0, 1e12, false, dst[i], err, errlen))
-			return -1;
 	if (!(s->us.min <= s->us.p10 && s->us.p10 <= s->us.median && s->us.median <= s->us.p90 &&
 	      s->us.p90 <= s->us.max))
-		return fs_errf(err, errlen, "%s: quantiles out of order (min <= p10 <= median <= p90 <= max)",
-		               where);
+		return jr_fail(r, "quantiles out of order (min <= p10 <= median <= p90 <= max)");
 	return 0;
 }
+
+#define S(f) offsetof(struct proto_size_result, f)
+
+static const struct jr_field result_fields[] = {
+	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, (double)PROTO_MAX_BYTES, NULL, JR_SIZE,
+	 S(bytes), 0, NULL},
+	{"ops", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, PROTO_MAX_OPS, NULL, JR_INT, S(ops), 0,
+	 NULL},
+	{"samples", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, INT_MAX, NULL, JR_INT, S(samples), 0,
+	 NULL},
+	{"correct", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, S(correct), 0, NULL},
+	{"us", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_us},
+	JR_END,
+};
+
+static int take_result(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct proto_report *out = ctx;
+
+	out->nresults = i + 1;
+	return jr_dispatch(r, v, result_fields, true, &out->results[i], NULL);
+}
+
+static int take_results(struct jr *r, const cJSON *v, void *dst)
+{
+	if (jr_each(r, v, PROTO_MAX_SIZES, take_result, dst) < 0)
+		return -1;
+	if (cJSON_GetArraySize(v) == 0)
+		return jr_fail(r, "empty");
+	return 0;
+}
+
+#define R(f) offsetof(struct proto_report, f)
+
+static const struct jr_field head_fields[] = {
+	{"schema", JR_STRING, JR_REQUIRED, 0, 0, schema_words, JR_KEEP, 0, 0, NULL},
+	{"ok", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, R(ok), 0, NULL},
+	JR_END,
+};
+
+/* The message comes from the probe: control characters are kept (escaped on output). */
+static const struct jr_field fail_fields[] = {
+	{"error", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF, R(error),
+	 PROTO_ERROR_MAX, NULL},
+	{"stage", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_stage},
+	JR_END,
+};
+
+static const struct jr_field ok_fields[] = {
+	{"nranks", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1 << 20, NULL, JR_INT, R(nranks), 0,
+	 NULL},
+	{"nccl_version", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF,
+	 R(nccl_version), sizeof ((struct proto_report *)0)->nccl_version, NULL},
+	{"source", JR_STRING, JR_REQUIRED, 0, 0, source_words, JR_STRBUF, R(source),
+	 sizeof ((struct proto_report *)0)->source, NULL},
+	{"results", JR_ARRAY, JR_REQUIRED, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, take_results},
+	JR_END,
+};
+
+/* Read only when source is "model". */
+static const struct jr_field model_fields[] = {
+	{"model", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF, R(model),
+	 sizeof ((struct proto_report *)0)->model, NULL},
+	JR_END,
+};
 
 int proto_report_parse(const char *text, size_t len, struct proto_report *out, char *err,
                        size_t errlen)
 {
+	struct jr r;
 	cJSON *root = NULL;
-	const char *end = NULL;
-	const cJSON *it;
 	int rc = -1;
 
 	memset(out, 0, sizeof *out);
-	if (memchr(text, '\0', len))
-		return fs_errf(err, errlen, "output contains a NUL byte");
-	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-		size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : 0;
-
-		fs_errf(err, errlen, "not a JSON object (parse error at byte %zu of %zu)", off, len);
+	jr_init(&r, "report", err, errlen);
+	root = jr_parse(&r, text, len);
+	if (!root || jr_dispatch(&r, root, head_fields, true, out, NULL) < 0)
 		goto out;
-	}
-	for (; end && end < text + len; end++) {
-		if (!isspace((unsigned char)*end)) {
-			fs_errf(err, errlen, "more than one JSON value (extra text at byte %zu)",
-			        (size_t)(end - text));
-			goto out;
-		}
-	}
-	if (!cJSON_IsObject(root)) {
-		fs_errf(err, errlen, "not a JSON object");
-		goto out;
-	}
-	if (no_duplicate_keys(root, "report", err, errlen) != 0)
-		goto out;
-	it = get(root, "schema", "report", cJSON_String, "a string", err, errlen);
-	if (!it)
-		goto out;
-	if (strcmp(it->valuestring, PROTO_SCHEMA) != 0) {
-		fs_errf(err, errlen, "report: schema '%.64s' is not '%s'", it->valuestring, PROTO_SCHEMA);
-		goto out;
-	}
-	it = get(root, "ok", "report", cJSON_True | cJSON_False, "a boolean", err, errlen);
-	if (!it)
-		goto out;
-	out->ok = cJSON_IsTrue(it);
 	if (!out->ok) {
-		if (get_string(root, "error", "report", out->error, sizeof out->error, err, errlen))
-			goto out;
-		it = get(root, "stage", "report", cJSON_String, "a string", err, errlen);
-		if (!it)
-			goto out;
-		if (proto_stage_parse(it->valuestring, &out->stage) != 0) {
-			fs_errf(err, errlen, "report: unknown stage '%.32s'", it->valuestring);
-			goto out;
-		}
-		rc = 0;
+		rc = jr_dispatch(&r, root, fail_fields, true, out, NULL);
 		goto out;
-	} else {
-		double v;
-		const cJSON *results, *r;
-		size_t i = 0;
-
-		if (get_number(root, "nranks", "report", 1, 1 << 20, true, &v, err, errlen))
-			goto out;
-		out->nranks = (int)v;
-		if (get_string(root, "nccl_version", "report", out->nccl_version,
-		               sizeof out->nccl_version, err, errlen))
-			goto out;
-		if (get_string(root, "source", "report", out->source, sizeof out->source, err, errlen))
-			goto out;
-		if (strcmp(out->source, "measured") != 0 && strcmp(out->source, "model") != 0) {
-			fs_errf(err, errlen, "report: source '%s' is neither 'measured' nor 'model'",
-			        out->source);
-			goto out;
-		}
-		if (strcmp(out->source, "model") == 0 &&
-		    get_string(root, "model", "report", out->model, sizeof out->model, err, errlen))
+	}
+	if (jr_dispatch(&r, root, ok_fields, true, out, NULL) < 0)
+		goto out;
+	if (strcmp(out->source, "model") == 0) {
+		if (jr_dispatch(&r, root, model_fields, true, out, NULL) < 0)
 			goto out;
 		/* a model probe names its model; an empty name would not survive formatting */
-		if (strcmp(out->source, "model") == 0 && !out->model[0]) {
-			fs_errf(err, errlen, "report: 'model' is empty");
+		if (!out->model[0]) {
+			jr_push_key(&r, "model");
+			jr_fail(&r, "empty");
 			goto out;
 		}
-		results = get(root, "results", "report", cJSON_Array, "an array", err, errlen);
-		if (!results)
-			goto out;
-		cJSON_ArrayForEach(r, results) {
-			if (i == PROTO_MAX_SIZES) {
-				fs_errf(err, errlen, "report: more than %d results", PROTO_MAX_SIZES);
-				goto out;
-			}
-			if (parse_result(r, i, &out->results[i], err, errlen) != 0)
-				goto out;
-			i++;
-		}
-		if (i == 0) {
-			fs_errf(err, errlen, "report: 'results' is empty");
-			goto out;
-		}
-		out->nresults = i;
-		/* ok with a wrong sum breaks the protocol's promise; never let it pass as a
-		 * measurement: turn it into the verify failure it really is. */
-		for (i = 0; i < out->nresults; i++) {
-			if (!out->results[i].correct) {
-				out->ok = false;
-				out->stage = PROTO_STAGE_VERIFY;
-				snprintf(out->error, sizeof out->error,
-				         "probe reported ok with correct: false for %zu bytes",
-				         out->results[i].bytes);
-				break;
-			}
+	}
+	/* ok with a wrong sum breaks the protocol's promise; never let it pass as a
+	 * measurement: turn it into the verify failure it really is. */
+	for (size_t i = 0; i < out->nresults; i++) {
+		if (!out->results[i].correct) {
+			out->ok = false;
+			out->stage = PROTO_STAGE_VERIFY;
+			snprintf(out->error, sizeof out->error,
+			         "probe reported ok with correct: false for %zu bytes",
+			         out->results[i].bytes);
+			break;
 		}
 	}
 	rc = 0;
