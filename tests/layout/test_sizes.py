@@ -23,17 +23,10 @@ REASON = "Long because"
 # file or function is under the rule (the test notes each entry that no longer needs to
 # be here), and never add one for new code: split it, or write the reason above it.
 ALLOWED_LONG_FILES = {
-    "tuner/space/space.c",          # space_parse and the space's JSON reader
-    "tuner/result/summary.c",       # the strict loader of a session folder
+    "tuner/space/space.c",          # 904 lines: parsing, the expansion and the points
     "tuner/search/strategy_bo.c",   # one line over (801)
 }
 ALLOWED_LONG_FUNCTIONS = {
-    # 100-116 lines today: listed so that the loaders' rewrite can land before it is split
-    ("tuner/session/session_record.c", "load_header"),
-    ("tuner/space/space.c", "space_parse"),
-    ("common/proto.c", "proto_report_parse"),
-    ("tuner/result/summary.c", "parse_root"),
-    ("tuner/result/summary.c", "summary_fingerprint_parse"),
     # over the limit today
     ("probe/launch_mpi.c", "launch_mpi"),
     ("models/explore.c", "landscape"),
