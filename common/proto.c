@@ -1,4 +1,6 @@
-/* proto.c - probe protocol v1: workload options, report rendering and strict parsing. */
+/* proto.c - probe protocol v1: workload options, report rendering and strict parsing,
+ * and the extensions every probe shares: per-size --ops, capabilities, NCCL's decisions
+ * ("nccl") and sweep entries. */
 #include "proto.h"
 
 #include <cjson/cJSON.h>
@@ -10,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fsutil.h"
 
@@ -21,6 +24,17 @@ static const char *const stage_names[] = {
 
 static const struct { const char *name; enum proto_dtype dtype; size_t size; } dtypes[] = {
 	{"bf16", PROTO_DTYPE_BF16, 2}, {"f16", PROTO_DTYPE_F16, 2}, {"f32", PROTO_DTYPE_F32, 4},
+};
+
+/* NCCL's names in index order (src/include/device.h NCCL_ALGO_*, NCCL_PROTO_*). */
+static const char *const algo_names[PROTO_NCCL_NALGOS] = {
+	"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT",
+};
+static const char *const proto_names[PROTO_NCCL_NPROTOS] = {"LL", "LL128", "Simple"};
+
+/* In the order of enum proto_capability's bits. */
+static const char *const capability_words[PROTO_CAP_COUNT] = {
+	"ops-list", "decisions", "sweep", "window", "compute",
 };
 
 #define PROTO_MAX_BYTES ((size_t)1 << 34)   /* 16 GiB per rank: beyond any small-message tuning */
@@ -84,6 +98,118 @@ int proto_stage_parse(const char *s, enum proto_stage *out)
 	return -1;
 }
 
+const char *proto_nccl_algo_name(int algo)
+{
+	return algo >= 0 && algo < PROTO_NCCL_NALGOS ? algo_names[algo] : NULL;
+}
+
+const char *proto_nccl_proto_name(int proto)
+{
+	return proto >= 0 && proto < PROTO_NCCL_NPROTOS ? proto_names[proto] : NULL;
+}
+
+int proto_nccl_algo_parse(const char *s)
+{
+	for (int i = 0; s && i < PROTO_NCCL_NALGOS; i++)
+		if (strcasecmp(s, algo_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int proto_nccl_proto_parse(const char *s)
+{
+	for (int i = 0; s && i < PROTO_NCCL_NPROTOS; i++)
+		if (strcasecmp(s, proto_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *proto_capability_name(unsigned cap)
+{
+	for (int i = 0; i < PROTO_CAP_COUNT; i++)
+		if (cap == 1u << i)
+			return capability_words[i];
+	return NULL;
+}
+
+char *proto_capabilities_format(unsigned caps)
+{
+	cJSON *root = cJSON_CreateObject(), *words;
+	char *line = NULL;
+
+	if (!root || !cJSON_AddStringToObject(root, "schema", PROTO_SCHEMA))
+		goto out;
+	words = cJSON_AddArrayToObject(root, "capabilities");
+	if (!words)
+		goto out;
+	for (int i = 0; i < PROTO_CAP_COUNT; i++) {
+		cJSON *w;
+
+		if (!(caps & (1u << i)))
+			continue;
+		w = cJSON_CreateString(capability_words[i]);
+		if (!w || !cJSON_AddItemToArray(words, w)) {
+			cJSON_Delete(w);
+			goto out;
+		}
+	}
+	line = proto_json_line(root);
+out:
+	cJSON_Delete(root);
+	return line;
+}
+
+int proto_capabilities_parse(const char *text, size_t len, unsigned *caps, char *err,
+                             size_t errlen)
+{
+	cJSON *root = NULL;
+	const cJSON *schema, *words, *w;
+	const char *end = NULL;
+	unsigned got = 0;
+	int rc = -1;
+
+	*caps = 0;
+	if (memchr(text, '\0', len)) {
+		fs_errf(err, errlen, "capabilities: output contains a NUL byte");
+		goto out;
+	}
+	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	if (!root || !cJSON_IsObject(root)) {
+		fs_errf(err, errlen, "capabilities: not a JSON object");
+		goto out;
+	}
+	for (; end && end < text + len; end++) {
+		if (!isspace((unsigned char)*end)) {
+			fs_errf(err, errlen, "capabilities: more than one JSON value");
+			goto out;
+		}
+	}
+	schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PROTO_SCHEMA) != 0) {
+		fs_errf(err, errlen, "capabilities: 'schema' is not '%s'", PROTO_SCHEMA);
+		goto out;
+	}
+	words = cJSON_GetObjectItemCaseSensitive(root, "capabilities");
+	if (!cJSON_IsArray(words)) {
+		fs_errf(err, errlen, "capabilities: 'capabilities' is not an array");
+		goto out;
+	}
+	cJSON_ArrayForEach(w, words) {
+		if (!cJSON_IsString(w)) {
+			fs_errf(err, errlen, "capabilities: an entry of 'capabilities' is not a string");
+			goto out;
+		}
+		for (int i = 0; i < PROTO_CAP_COUNT; i++)
+			if (strcmp(w->valuestring, capability_words[i]) == 0)
+				got |= 1u << i;
+	}
+	*caps = got;
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
 int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, size_t errlen)
 {
 	size_t n = 0;
@@ -133,6 +259,69 @@ int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, siz
 	return 0;
 }
 
+/* --ops N or --ops N1,N2,...: one value sets ops for every size (nops 0); a list of two
+ * or more sets ops_list, nops and ops (their largest). */
+static int ops_parse(const char *arg, struct proto_workload *w, char *err, size_t errlen)
+{
+	int vals[PROTO_MAX_SIZES], maxv = 0;
+	size_t n = 0;
+	const char *p = arg;
+	long v;
+
+	if (!arg || !strchr(arg, ',')) {
+		if (fs_parse_long(arg, 1, PROTO_MAX_OPS, &v) != 0)
+			return fs_errf(err, errlen, "--ops: '%s' is not an integer in 1..%d",
+			               arg ? arg : "", PROTO_MAX_OPS);
+		w->ops = (int)v;
+		w->nops = 0;
+		return 0;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char item[32];
+
+		if (n == PROTO_MAX_SIZES)
+			return fs_errf(err, errlen, "--ops: more than %d values in '%s'", PROTO_MAX_SIZES,
+			               arg);
+		if (len == 0 || len >= sizeof item)
+			return fs_errf(err, errlen, "--ops: bad item '%.*s' in '%s'", (int)len, p, arg);
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (fs_parse_long(item, 1, PROTO_MAX_OPS, &v) != 0)
+			return fs_errf(err, errlen, "--ops: '%s' in '%s' is not an integer in 1..%d", item,
+			               arg, PROTO_MAX_OPS);
+		vals[n++] = (int)v;
+		if (v > maxv)
+			maxv = (int)v;
+		p += len;
+		if (*p == '\0')
+			break;
+		p++;
+		if (*p == '\0')
+			return fs_errf(err, errlen, "--ops: trailing comma in '%s'", arg);
+	}
+	memcpy(w->ops_list, vals, n * sizeof vals[0]);
+	w->nops = n;
+	w->ops = maxv;
+	return 0;
+}
+
+int proto_workload_ops(const struct proto_workload *w, size_t i)
+{
+	if (w->nops > 0 && i < w->nops)
+		return w->ops_list[i];
+	return w->ops;
+}
+
+int proto_workload_validate(const struct proto_workload *w, char *err, size_t errlen)
+{
+	if (w->nops > 0 && w->nops != w->nsizes)
+		return fs_errf(err, errlen, "--ops: %zu values for %zu --bytes size%s (give one value "
+		               "for all sizes, or one per --bytes entry)", w->nops, w->nsizes,
+		               w->nsizes == 1 ? "" : "s");
+	return 0;
+}
+
 int proto_workload_option(struct proto_workload *w, const char *name, const char *arg,
                           char *err, size_t errlen)
 {
@@ -140,13 +329,8 @@ int proto_workload_option(struct proto_workload *w, const char *name, const char
 
 	if (strcmp(name, "bytes") == 0)
 		return proto_bytes_parse(arg, w, err, errlen);
-	if (strcmp(name, "ops") == 0) {
-		if (fs_parse_long(arg, 1, PROTO_MAX_OPS, &v) != 0)
-			return fs_errf(err, errlen, "--ops: '%s' is not an integer in 1..%d",
-			               arg ? arg : "", PROTO_MAX_OPS);
-		w->ops = (int)v;
-		return 0;
-	}
+	if (strcmp(name, "ops") == 0)
+		return ops_parse(arg, w, err, errlen);
 	if (strcmp(name, "iters") == 0) {
 		if (fs_parse_long(arg, 1, PROTO_MAX_ITERS, &v) != 0)
 			return fs_errf(err, errlen, "--iters: '%s' is not an integer in 1..%d",
@@ -214,6 +398,96 @@ void proto_report_fail(struct proto_report *r, enum proto_stage stage, const cha
 	va_end(ap);
 }
 
+/* ---- rendering the extensions ---- */
+
+/* `name`: NCCL's name for index i, or null (PROTO_NCCL_ANY / unknown). */
+static bool add_name_or_null(cJSON *o, const char *key, const char *name)
+{
+	return name ? cJSON_AddStringToObject(o, key, name) != NULL
+	            : cJSON_AddNullToObject(o, key) != NULL;
+}
+
+static bool add_stats(cJSON *o, const char *key, const struct proto_stats *st)
+{
+	cJSON *us = cJSON_AddObjectToObject(o, key);
+
+	return us && cJSON_AddNumberToObject(us, "median", st->median) &&
+	       cJSON_AddNumberToObject(us, "p10", st->p10) &&
+	       cJSON_AddNumberToObject(us, "p90", st->p90) &&
+	       cJSON_AddNumberToObject(us, "min", st->min) &&
+	       cJSON_AddNumberToObject(us, "max", st->max);
+}
+
+/* "nccl": {"algo", "proto", "ctas", "symmetric"[, "kernel"][, "mixed": true]}. */
+static bool add_decision(cJSON *o, const struct proto_decision *d)
+{
+	cJSON *n = cJSON_AddObjectToObject(o, "nccl");
+
+	if (!n || !add_name_or_null(n, "algo", proto_nccl_algo_name(d->algo)) ||
+	    !add_name_or_null(n, "proto", proto_nccl_proto_name(d->proto)) ||
+	    !cJSON_AddNumberToObject(n, "ctas", d->ctas) ||
+	    !cJSON_AddBoolToObject(n, "symmetric", d->symmetric))
+		return false;
+	if (d->kernel[0] && !cJSON_AddStringToObject(n, "kernel", d->kernel))
+		return false;
+	return !d->mixed || cJSON_AddBoolToObject(n, "mixed", true);
+}
+
+static bool add_sweep_entry(cJSON *arr, const struct proto_sweep_entry *e)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return false;
+	}
+	if (!cJSON_AddNumberToObject(o, "index", (double)e->index) ||
+	    !cJSON_AddNumberToObject(o, "bytes", (double)e->bytes) ||
+	    !add_name_or_null(o, "algo", proto_nccl_algo_name(e->algo)) ||
+	    !add_name_or_null(o, "proto", proto_nccl_proto_name(e->proto)) ||
+	    !cJSON_AddNumberToObject(o, "ctas", e->ctas) ||
+	    !cJSON_AddBoolToObject(o, "ok", e->ok))
+		return false;
+	if (e->ok) {
+		if (!cJSON_AddNumberToObject(o, "samples", e->samples) || !add_stats(o, "us", &e->us))
+			return false;
+	} else if (!cJSON_AddStringToObject(o, "stage", proto_stage_name(e->stage)) ||
+	           !cJSON_AddStringToObject(o, "error", e->error)) {
+		return false;
+	}
+	return !e->nccl.known || add_decision(o, &e->nccl);
+}
+
+/* "sweep_in_flight" (failure reports) and "sweep", when the report has either. */
+static bool add_sweep(cJSON *root, const struct proto_report *r)
+{
+	cJSON *arr;
+
+	if (!r->sweep && r->nsweep == 0 && !r->has_in_flight)
+		return true;
+	if (!r->ok && r->has_in_flight &&
+	    !cJSON_AddNumberToObject(root, "sweep_in_flight", (double)r->sweep_in_flight))
+		return false;
+	arr = cJSON_AddArrayToObject(root, "sweep");
+	if (!arr)
+		return false;
+	for (size_t i = 0; i < r->nsweep; i++)
+		if (!add_sweep_entry(arr, &r->sweep[i]))
+			return false;
+	return true;
+}
+
+void proto_report_clear(struct proto_report *r)
+{
+	if (!r)
+		return;
+	free(r->sweep);
+	r->sweep = NULL;
+	r->nsweep = 0;
+	r->has_in_flight = false;
+	r->sweep_in_flight = 0;
+}
+
 cJSON *proto_report_json(const struct proto_report *r)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -225,7 +499,7 @@ cJSON *proto_report_json(const struct proto_report *r)
 		goto fail;
 	if (!r->ok) {
 		if (!cJSON_AddStringToObject(root, "stage", proto_stage_name(r->stage)) ||
-		    !cJSON_AddStringToObject(root, "error", r->error))
+		    !cJSON_AddStringToObject(root, "error", r->error) || !add_sweep(root, r))
 			goto fail;
 	} else {
 		cJSON *results;
@@ -259,7 +533,11 @@ cJSON *proto_report_json(const struct proto_report *r)
 			    !cJSON_AddNumberToObject(us, "max", s->us.max) ||
 			    !cJSON_AddBoolToObject(o, "correct", s->correct))
 				goto fail;
+			if (s->nccl.known && !add_decision(o, &s->nccl))
+				goto fail;
 		}
+		if (!add_sweep(root, r))
+			goto fail;
 	}
 	return root;
 fail:
@@ -369,6 +647,270 @@ static int get_number(const cJSON *obj, const char *key, const char *where, doub
 	return 0;
 }
 
+/* ---- parsing the extensions: decisions ("nccl") and sweep entries ----
+ * Self-contained (only cJSON and fs_errf), called from parse_result and
+ * proto_report_parse by one line each. */
+
+static int ext_no_duplicates(const cJSON *obj, const char *where, char *err, size_t errlen)
+{
+	for (const cJSON *a = obj->child; a; a = a->next)
+		for (const cJSON *b = a->next; b; b = b->next)
+			if (a->string && b->string && strcmp(a->string, b->string) == 0)
+				return fs_errf(err, errlen, "%s: key '%s' appears twice", where, a->string);
+	return 0;
+}
+
+/* A required number, finite, in [lo, hi], integral when asked. */
+static int ext_number(const cJSON *o, const char *key, const char *where, double lo, double hi,
+                      bool integral, double *out, char *err, size_t errlen)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!it)
+		return fs_errf(err, errlen, "%s: missing '%s'", where, key);
+	if (!cJSON_IsNumber(it))
+		return fs_errf(err, errlen, "%s: '%s' is not a number", where, key);
+	if (!isfinite(it->valuedouble))
+		return fs_errf(err, errlen, "%s: '%s' is not finite", where, key);
+	if (it->valuedouble < lo || it->valuedouble > hi)
+		return fs_errf(err, errlen, "%s: '%s' = %g is out of range [%g, %g]", where, key,
+		               it->valuedouble, lo, hi);
+	if (integral && it->valuedouble != floor(it->valuedouble))
+		return fs_errf(err, errlen, "%s: '%s' = %g is not an integer", where, key,
+		               it->valuedouble);
+	*out = it->valuedouble;
+	return 0;
+}
+
+/* A required boolean. */
+static int ext_bool(const cJSON *o, const char *key, const char *where, bool *out, char *err,
+                    size_t errlen)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!it)
+		return fs_errf(err, errlen, "%s: missing '%s'", where, key);
+	if (!cJSON_IsBool(it))
+		return fs_errf(err, errlen, "%s: '%s' is not a boolean", where, key);
+	*out = cJSON_IsTrue(it);
+	return 0;
+}
+
+/* A required algorithm (is_algo) or protocol name, any case, or null (PROTO_NCCL_ANY). */
+static int ext_nccl_name(const cJSON *o, const char *key, const char *where, bool is_algo,
+                         int *out, char *err, size_t errlen)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!it)
+		return fs_errf(err, errlen, "%s: missing '%s'", where, key);
+	if (cJSON_IsNull(it)) {
+		*out = PROTO_NCCL_ANY;
+		return 0;
+	}
+	if (!cJSON_IsString(it))
+		return fs_errf(err, errlen, "%s: '%s' is neither a string nor null", where, key);
+	*out = is_algo ? proto_nccl_algo_parse(it->valuestring)
+	               : proto_nccl_proto_parse(it->valuestring);
+	if (*out < 0)
+		return fs_errf(err, errlen, "%s: '%s' = '%.32s' is not one of %s", where, key,
+		               it->valuestring, is_algo ? "Tree, Ring, CollNetDirect, CollNetChain, "
+		               "NVLS, NVLSTree, PAT" : "LL, LL128, Simple");
+	return 0;
+}
+
+int proto_decision_parse(const cJSON *obj, const char *where, struct proto_decision *out,
+                         char *err, size_t errlen)
+{
+	const cJSON *it;
+	double v;
+
+	memset(out, 0, sizeof *out);
+	if (!cJSON_IsObject(obj))
+		return fs_errf(err, errlen, "%s: not an object", where);
+	if (ext_no_duplicates(obj, where, err, errlen) ||
+	    ext_nccl_name(obj, "algo", where, true, &out->algo, err, errlen) ||
+	    ext_nccl_name(obj, "proto", where, false, &out->proto, err, errlen) ||
+	    ext_number(obj, "ctas", where, 1, PROTO_MAX_CTAS, true, &v, err, errlen) ||
+	    ext_bool(obj, "symmetric", where, &out->symmetric, err, errlen))
+		return -1;
+	out->ctas = (int)v;
+	if (!out->symmetric && (out->algo < 0 || out->proto < 0))
+		return fs_errf(err, errlen, "%s: 'algo' and 'proto' may be null only with "
+		               "'symmetric': true", where);
+	it = cJSON_GetObjectItemCaseSensitive(obj, "mixed");
+	if (it && ext_bool(obj, "mixed", where, &out->mixed, err, errlen))
+		return -1;
+	it = cJSON_GetObjectItemCaseSensitive(obj, "kernel");
+	if (it) {
+		if (!cJSON_IsString(it))
+			return fs_errf(err, errlen, "%s: 'kernel' is not a string", where);
+		if (strlen(it->valuestring) >= sizeof out->kernel)
+			return fs_errf(err, errlen, "%s: 'kernel' is longer than %zu characters", where,
+			               sizeof out->kernel - 1);
+		memcpy(out->kernel, it->valuestring, strlen(it->valuestring) + 1);
+	}
+	out->known = true;
+	return 0;
+}
+
+/* The optional "nccl" of a results[] entry named `where`. */
+static int parse_result_decision(const cJSON *o, const char *where, struct proto_decision *d,
+                                 char *err, size_t errlen)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "nccl");
+	char at[80];
+
+	memset(d, 0, sizeof *d);
+	if (!it)
+		return 0;
+	snprintf(at, sizeof at, "%s.nccl", where);
+	return proto_decision_parse(it, at, d, err, errlen);
+}
+
+static int parse_sweep_entry(const cJSON *o, size_t pos, struct proto_sweep_entry *e, char *err,
+                             size_t errlen)
+{
+	char where[64];
+	const cJSON *it, *us;
+	double v;
+
+	memset(e, 0, sizeof *e);
+	snprintf(where, sizeof where, "sweep[%zu]", pos);
+	if (!cJSON_IsObject(o))
+		return fs_errf(err, errlen, "%s: not an object", where);
+	if (ext_no_duplicates(o, where, err, errlen) ||
+	    ext_number(o, "index", where, 0, PROTO_MAX_CHOICES - 1, true, &v, err, errlen))
+		return -1;
+	e->index = (size_t)v;
+	if (ext_number(o, "bytes", where, 1, (double)PROTO_MAX_BYTES, true, &v, err, errlen))
+		return -1;
+	e->bytes = (size_t)v;
+	if (ext_nccl_name(o, "algo", where, true, &e->algo, err, errlen) ||
+	    ext_nccl_name(o, "proto", where, false, &e->proto, err, errlen) ||
+	    ext_number(o, "ctas", where, 0, PROTO_MAX_CTAS, true, &v, err, errlen))
+		return -1;
+	e->ctas = (int)v;
+	if (ext_bool(o, "ok", where, &e->ok, err, errlen))
+		return -1;
+	it = cJSON_GetObjectItemCaseSensitive(o, "nccl");
+	if (it) {
+		char at[80];
+
+		snprintf(at, sizeof at, "%s.nccl", where);
+		if (proto_decision_parse(it, at, &e->nccl, err, errlen) != 0)
+			return -1;
+	}
+	if (!e->ok) {
+		it = cJSON_GetObjectItemCaseSensitive(o, "stage");
+		if (!cJSON_IsString(it) || proto_stage_parse(it->valuestring, &e->stage) != 0)
+			return fs_errf(err, errlen, "%s: 'stage' is missing or not a known stage", where);
+		it = cJSON_GetObjectItemCaseSensitive(o, "error");
+		if (!cJSON_IsString(it))
+			return fs_errf(err, errlen, "%s: 'error' is missing or not a string", where);
+		if (strlen(it->valuestring) >= sizeof e->error)
+			return fs_errf(err, errlen, "%s: 'error' is longer than %zu characters", where,
+			               sizeof e->error - 1);
+		memcpy(e->error, it->valuestring, strlen(it->valuestring) + 1);
+		return 0;
+	}
+	if (ext_number(o, "samples", where, 1, INT_MAX, true, &v, err, errlen))
+		return -1;
+	e->samples = (int)v;
+	us = cJSON_GetObjectItemCaseSensitive(o, "us");
+	if (!cJSON_IsObject(us))
+		return fs_errf(err, errlen, "%s: 'us' is missing or not an object", where);
+	snprintf(where, sizeof where, "sweep[%zu].us", pos);
+	if (ext_no_duplicates(us, where, err, errlen) ||
+	    ext_number(us, "median", where, 0, 1e12, false, &e->us.median, err, errlen) ||
+	    ext_number(us, "p10", where, 0, 1e12, false, &e->us.p10, err, errlen) ||
+	    ext_number(us, "p90", where, 0, 1e12, false, &e->us.p90, err, errlen) ||
+	    ext_number(us, "min", where, 0, 1e12, false, &e->us.min, err, errlen) ||
+	    ext_number(us, "max", where, 0, 1e12, false, &e->us.max, err, errlen))
+		return -1;
+	if (!(e->us.min <= e->us.p10 && e->us.p10 <= e->us.median && e->us.median <= e->us.p90 &&
+	      e->us.p90 <= e->us.max))
+		return fs_errf(err, errlen, "%s: quantiles out of order (min <= p10 <= median <= p90 "
+		               "<= max)", where);
+	return 0;
+}
+
+/* "sweep_in_flight" and "sweep" of a report whose ok (and, when ok, results) are parsed.
+ * An ok report's entries are the choices in order (index = position), non-empty, of
+ * sizes among the results, and it has no choice in flight; a failure's entries have
+ * ascending indices, none the one in flight. Sets out->sweep only on success. */
+static int parse_sweep_keys(const cJSON *root, struct proto_report *out, char *err,
+                            size_t errlen)
+{
+	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "sweep_in_flight");
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "sweep"), *it;
+	struct proto_sweep_entry *entries = NULL;
+	size_t n = 0, in_flight = 0;
+	double v;
+	int rc = -1;
+
+	if (fl) {
+		if (out->ok)
+			return fs_errf(err, errlen, "report: 'sweep_in_flight' in a successful report");
+		if (ext_number(root, "sweep_in_flight", "report", 0, PROTO_MAX_CHOICES - 1, true, &v,
+		               err, errlen))
+			return -1;
+		in_flight = (size_t)v;
+	}
+	if (!arr) {
+		if (fl)
+			return fs_errf(err, errlen, "report: 'sweep_in_flight' without 'sweep'");
+		return 0;
+	}
+	if (!cJSON_IsArray(arr))
+		return fs_errf(err, errlen, "report: 'sweep' is not an array");
+	if (cJSON_GetArraySize(arr) > PROTO_MAX_CHOICES)
+		return fs_errf(err, errlen, "report: more than %d sweep entries", PROTO_MAX_CHOICES);
+	if (out->ok && cJSON_GetArraySize(arr) == 0)
+		return fs_errf(err, errlen, "report: 'sweep' is empty");
+	entries = calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof *entries);
+	if (!entries)
+		return fs_errf(err, errlen, "report: out of memory for the sweep entries");
+	cJSON_ArrayForEach(it, arr) {
+		struct proto_sweep_entry *e = &entries[n];
+		bool size_known = false;
+
+		if (parse_sweep_entry(it, n, e, err, errlen) != 0)
+			goto out;
+		if (out->ok && e->index != n) {
+			fs_errf(err, errlen, "sweep[%zu]: 'index' is %zu, not its position", n, e->index);
+			goto out;
+		}
+		if (!out->ok && n > 0 && e->index <= entries[n - 1].index) {
+			fs_errf(err, errlen, "sweep[%zu]: 'index' %zu is not above the one before", n,
+			        e->index);
+			goto out;
+		}
+		if (fl && e->index == in_flight) {
+			fs_errf(err, errlen, "sweep[%zu]: choice %zu is both final and in flight", n,
+			        e->index);
+			goto out;
+		}
+		for (size_t r = 0; r < out->nresults; r++)
+			size_known = size_known || out->results[r].bytes == e->bytes;
+		if (out->ok && !size_known) {
+			fs_errf(err, errlen, "sweep[%zu]: %zu bytes is not one of the results' sizes", n,
+			        e->bytes);
+			goto out;
+		}
+		n++;
+	}
+	out->sweep = entries;
+	out->nsweep = n;
+	out->has_in_flight = fl != NULL;
+	out->sweep_in_flight = in_flight;
+	entries = NULL;
+	rc = 0;
+out:
+	free(entries);
+	return rc;
+}
+
 static int parse_result(const cJSON *o, size_t idx, struct proto_size_result *s, char *err,
                         size_t errlen)
 {
@@ -396,6 +938,8 @@ static int parse_result(const cJSON *o, size_t idx, struct proto_size_result *s,
 	if (!correct)
 		return -1;
 	s->correct = cJSON_IsTrue(correct);
+	if (parse_result_decision(o, where, &s->nccl, err, errlen) != 0)
+		return -1;
 	us = get(o, "us", where, cJSON_Object, "an object", err, errlen);
 	if (!us)
 		return -1;
@@ -470,6 +1014,8 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 			fs_errf(err, errlen, "report: unknown stage '%.32s'", it->valuestring);
 			goto out;
 		}
+		if (parse_sweep_keys(root, out, err, errlen) != 0)
+			goto out;
 		rc = 0;
 		goto out;
 	} else {
@@ -515,6 +1061,8 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 			goto out;
 		}
 		out->nresults = i;
+		if (parse_sweep_keys(root, out, err, errlen) != 0)
+			goto out;
 		/* ok with a wrong sum breaks the protocol's promise; never let it pass as a
 		 * measurement: turn it into the verify failure it really is. */
 		for (i = 0; i < out->nresults; i++) {
