@@ -232,6 +232,15 @@ static struct proto_decision decision_of(const struct probe_outcome *ranks, int 
 	return ranks[0].cases[c].nccl;
 }
 
+/* Whether a failure report lists choice case c: a rank judged it, and it is not the one
+ * in flight (which is named as such). */
+static bool listed_final(const struct probe_config *cfg, const struct probe_outcome *ranks,
+                         int nranks, const struct proto_report *r, size_t c)
+{
+	return any_against(ranks, nranks, c) &&
+	       !(r->has_in_flight && c - cfg->w.nsizes == r->sweep_in_flight);
+}
+
 void probe_report_failure(const struct probe_config *cfg, const struct probe_outcome *failure,
                           const struct probe_outcome *ranks, int nranks, struct proto_report *r)
 {
@@ -247,19 +256,16 @@ void probe_report_failure(const struct probe_config *cfg, const struct probe_out
 		r->sweep_in_flight = (size_t)failure->in_flight_case - cfg->w.nsizes;
 	}
 	for (size_t c = cfg->w.nsizes; c < ncases; c++)
-		if (any_against(ranks, nranks, c) &&
-		    !(r->has_in_flight && c - cfg->w.nsizes == r->sweep_in_flight))
-			n++;
+		n += listed_final(cfg, ranks, nranks, r, c);
 	if (n == 0)
 		return;
 	r->sweep = calloc(n, sizeof *r->sweep);
 	if (!r->sweep)
 		return;
-	for (size_t c = cfg->w.nsizes; c < ncases; c++) {
+	for (size_t c = cfg->w.nsizes; c < ncases && r->nsweep < n; c++) {
 		struct proto_sweep_entry *e = &r->sweep[r->nsweep];
 
-		if (!any_against(ranks, nranks, c) ||
-		    (r->has_in_flight && c - cfg->w.nsizes == r->sweep_in_flight))
+		if (!listed_final(cfg, ranks, nranks, r, c))
 			continue;
 		entry_start(cfg, c, e);
 		entry_failure(ranks, nranks, c, e);

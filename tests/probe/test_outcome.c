@@ -255,6 +255,17 @@ static void test_merge_sweep(void)
 	CHECK_INT(r.sweep_in_flight, 1);
 	CHECK_INT(r.nsweep, 0);
 	proto_report_clear(&r);
+	/* ... also next to another final entry */
+	cr[0][3].status = PROBE_CASE_FAILED;
+	cr[0][3].stage = PROTO_STAGE_ENV;
+	snprintf(cr[0][3].error, sizeof cr[0][3].error, "not available: */LL128 is not usable");
+	o[0].in_flight_case = 3;
+	probe_report_failure(&cfg, &o[0], o, 2, &r);
+	CHECK(r.has_in_flight);
+	CHECK_INT(r.sweep_in_flight, 2);
+	CHECK_INT(r.nsweep, 1);
+	CHECK_INT(r.nsweep ? r.sweep[0].index : 99, 1);
+	proto_report_clear(&r);
 	/* a plain run's failure has no sweep fields, whatever the outcome says */
 	cfg.sweep.nchoices = 0;
 	probe_report_failure(&cfg, &o[0], o, 2, &r);
