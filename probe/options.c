@@ -87,7 +87,9 @@ void options_help(FILE *f)
 	        "usage: nccltune-probe [options]\n"
 	        "Measures the latency of NCCL all-reduces captured in CUDA graphs and prints one\n"
 	        "JSON object (protocol %s) on stdout; diagnostics go to stderr.\n"
-	        "NCCL reads its configuration (NCCL_PROTO, NCCL_ALGO, ...) from the environment.\n\n"
+	        "NCCL reads its configuration (NCCL_PROTO, NCCL_ALGO, ...) from the environment.\n"
+	        "Unless NCCL_DEBUG is set, the probe points NCCL's TUNING log at a private file to\n"
+	        "report what NCCL ran (\"nccl\"), and copies NCCL's warnings to stderr.\n\n"
 	        "options:\n", PROTO_SCHEMA);
 	for (size_t i = 0; i < NOPTS; i++) {
 		char left[40];

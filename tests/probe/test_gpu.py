@@ -235,9 +235,10 @@ def check_sweep_report(obj, what, spoiled=None):
             if e.get("ok") is not False or e.get("stage") != "env" or e.get("error") != want:
                 fail("%s: want %r, got %r" % (at, want, e))
             continue
-        if ngpu > 1 and i == 8 and e.get("ok") is False:
+        if ngpu > 1 and i in (3, 8) and e.get("ok") is False:
+            # Tree/LL and Ring/LL128 depend on the machine: ok as forced, or IGNORE
             if e.get("stage") != "env" or not e.get("error", "").startswith("not available"):
-                fail("%s: LL128 may be unusable here, but then 'not available': %r" % (at, e))
+                fail("%s: may be unusable here, but then 'not available': %r" % (at, e))
             continue
         if e.get("ok") is not True or e.get("samples") != 30:
             fail("%s: want ok with 30 samples: %r" % (at, e))
