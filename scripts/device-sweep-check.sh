@@ -34,3 +34,17 @@ NCCL_TUNER_PLUGIN=$PLUGIN "$P" --bytes 43008,1024 --ops 8,4 --iters 30 --sweep "
 echo "stall: exit $?"; cat "$out/stall.json"
 ls -d "${TMPDIR:-/tmp}"/nccltune-probe-* 2>/dev/null && echo "LEFT OVER log folders" ||
 	echo "no nccltune-probe-* folder left in ${TMPDIR:-/tmp}"
+# A tuned size and a prefill-size guard in one run (--ops per size), with the plugin and
+# a table, under the system's NCCL and the torch wheel's (put first on LD_LIBRARY_PATH).
+TABLE=$(mktemp /tmp/nccltune-table.XXXXXX)
+printf 'nccltune-tuner/1\nallreduce * * 43008 43008 ring ll 2 0\n' >"$TABLE"
+TORCH_NCCL=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
+for which in system torch; do
+	ldp=$LD_LIBRARY_PATH
+	[ "$which" = torch ] && ldp=$TORCH_NCCL:$LD_LIBRARY_PATH
+	LD_LIBRARY_PATH=$ldp NCCL_TUNER_PLUGIN=$PLUGIN NCCLTUNE_TUNER_TABLE=$TABLE timeout 300 "$P" \
+		--bytes 43008,117440512 --ops 122,1 --iters 50 --warmup 5 \
+		>"$out/guard-$which.json" 2>"$out/guard-$which.err"
+	echo "guard, $which NCCL: exit $?"; cat "$out/guard-$which.json"
+done
+rm -f "$TABLE"
