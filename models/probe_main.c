@@ -15,6 +15,8 @@
 #include "model.h"
 #include "nccltune_config.h"
 #include "proto.h"
+#include "run.h"
+#include "tuner.h"
 
 /* Everything the command line says. */
 struct args {
@@ -23,6 +25,7 @@ struct args {
 	unsigned long seed;
 	double noise;
 	bool fingerprint, explain, help, version, list;
+	int corrupt_rank;
 	struct proto_workload w;
 };
 
@@ -44,6 +47,8 @@ static const struct option_row {
 	{ "seed", "N", false, "noise seed; the same seed and configuration repeat exactly" },
 	{ "noise", "X", false, "scale of the model's noise: 0 exact, 1 the model's (default)" },
 	{ "explain", NULL, false, "print NCCL's choices per size to stderr" },
+	{ "test-corrupt-rank", "R", false, "testing aid: rank R's check finds a wrong sum (stage "
+	  "verify; a rank that does not exist fails at init)" },
 	{ "fingerprint", NULL, false, "print the modelled machine's fingerprint and exit" },
 	{ "list-models", NULL, false, "print the built-in model names and exit" },
 	{ "help", NULL, false, "this text" },
@@ -111,6 +116,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
 	memset(a, 0, sizeof *a);
 	a->noise = 1.0;
+	a->corrupt_rank = -1;
 	proto_workload_defaults(&a->w);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value = NULL;
@@ -157,6 +163,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->noise = strtod(value, &end);
 			if (!*value || *end || !(a->noise >= 0 && a->noise <= 100))
 				return args_error("--noise: '%s' is not a number in 0..100", value);
+		} else if (strcmp(name, "test-corrupt-rank") == 0) {
+			unsigned long v;
+
+			if (parse_ulong(value, &v) != 0 || v > 1023)
+				return args_error("--test-corrupt-rank: '%s' is not a rank in 0..1023", value);
+			a->corrupt_rank = (int)v;
 		} else if (strcmp(name, "explain") == 0) {
 			a->explain = true;
 		} else if (strcmp(name, "fingerprint") == 0) {
@@ -172,22 +184,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (!a->help && !a->version && !a->list && !a->model)
 		return args_error("--model NAME|FILE is required");
 	return 0;
-}
-
-static void explain(const struct model *m, const struct model_eval_result *res,
-                    const struct proto_workload *w)
-{
-	fprintf(stderr, "model %s (%d ranks):\n", model_name(m), model_nranks(m));
-	for (size_t i = 0; res->ok && i < res->nsizes; i++) {
-		const struct model_choice *c = &res->choice[i];
-
-		fprintf(stderr, "  %zu B: %s/%s, %d of %d channels, %d threads, %s; NCCL predicted "
-		        "%.1f us, model %.2f us\n", w->bytes[i], model_algo_name(c->algo),
-		        model_proto_name(c->proto), c->channels, c->comm_channels, c->threads,
-		        c->host_path ? "proxy (host memory path)" : "no proxy", c->nccl_us, res->us[i]);
-	}
-	if (!res->ok)
-		fprintf(stderr, "  fails at %s: %s\n", proto_stage_name(res->stage), res->error);
 }
 
 /* With --seed, a tuner's run number (NCCLTUNE_RUN, set by nccltune for every probe
@@ -221,12 +217,16 @@ int main(int argc, char **argv)
 	struct args a;
 	struct model *m = NULL;
 	struct model_env env;
-	struct model_eval_result res;
 	struct proto_report report;
+	struct model_tuner_cache tuners;
+	struct model_run run;
+	const char *plugin = getenv("NCCL_TUNER_PLUGIN");
 	gsl_rng *rng = NULL;
 	char err[PROTO_ERROR_MAX];
 	int rc;
 
+	memset(&tuners, 0, sizeof tuners);
+	memset(&report, 0, sizeof report);
 	rc = parse_args(argc, argv, &a);
 	if (rc != 0)
 		return rc;
@@ -260,10 +260,9 @@ int main(int argc, char **argv)
 	}
 
 	model_env_read(model_getenv_process, NULL, &env);
-	model_eval(m, &env, &a.w, &res);
-	if (a.explain)
-		explain(m, &res, &a.w);
 	if (a.noise > 0) {
+		unsigned long seed;
+
 		gsl_set_error_handler_off();
 		rng = gsl_rng_alloc(gsl_rng_mt19937);
 		if (!rng) {
@@ -271,10 +270,23 @@ int main(int argc, char **argv)
 			rc = PROTO_EXIT_FAILED;
 			goto out;
 		}
-		gsl_rng_set(rng, model_noise_seed(m, &env, &a.w, a.have_seed ? run_seed(a.seed) : clock_seed()));
+		seed = model_noise_seed(m, &env, &a.w, a.have_seed ? run_seed(a.seed) : clock_seed());
+		if (plugin) {   /* the plugin and its table are part of the configuration */
+			seed = model_noise_seed_mix(seed, plugin);
+			seed = model_noise_seed_mix(seed, getenv("NCCLTUNE_TUNER_TABLE"));
+		}
+		gsl_rng_set(rng, seed);
 	}
-	if (model_report(m, &res, &a.w, a.noise, rng, &report, err, sizeof err) != 0)
-		fprintf(stderr, "nccltune-model-probe: %s\n", err);
+	run.m = m;
+	run.env = &env;
+	run.w = &a.w;
+	run.tuner_plugin = plugin;
+	run.tuners = &tuners;
+	run.noise = a.noise;
+	run.rng = rng;
+	run.explain = a.explain;
+	run.corrupt_rank = a.corrupt_rank;
+	model_run_plain(&run, &report);
 	if (!report.ok)
 		fprintf(stderr, "nccltune-model-probe: %s: %s\n", proto_stage_name(report.stage),
 		        report.error);
@@ -286,6 +298,8 @@ int main(int argc, char **argv)
 	rc = report.ok ? PROTO_EXIT_OK
 	   : report.stage == PROTO_STAGE_ARGS ? PROTO_EXIT_USAGE : PROTO_EXIT_FAILED;
 out:
+	proto_report_clear(&report);
+	model_tuner_cache_clear(&tuners);
 	gsl_rng_free(rng);
 	model_destroy(m);
 	return rc;
