@@ -18,13 +18,16 @@
 #include "run.h"
 #include "tuner.h"
 
+/* The protocol extensions this probe speaks (docs/probe-protocol.md). */
+#define MODEL_PROBE_CAPABILITIES (PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS)
+
 /* Everything the command line says. */
 struct args {
 	const char *model;
 	bool have_seed;
 	unsigned long seed;
 	double noise;
-	bool fingerprint, explain, help, version, list;
+	bool fingerprint, explain, help, version, list, capabilities;
 	int corrupt_rank;
 	struct proto_workload w;
 };
@@ -39,7 +42,8 @@ static const struct option_row {
 } options[] = {
 	{ "model", "NAME|FILE", false, "built-in model name or model file (required)" },
 	{ "bytes", "B[,B2,...]", true, "message sizes per rank (K, M suffixes; default 43008)" },
-	{ "ops", "N", true, "all-reduces per graph (default 122)" },
+	{ "ops", "N[,N2,...]", true, "all-reduces per graph: one count, or one per --bytes entry "
+	  "(default 122)" },
 	{ "dtype", "bf16|f16|f32", true, "element type (default bf16)" },
 	{ "iters", "N", true, "timed graph replays = samples per size (default 200)" },
 	{ "warmup", "N", true, "untimed replays (accepted; the model needs none)" },
@@ -50,6 +54,8 @@ static const struct option_row {
 	{ "test-corrupt-rank", "R", false, "testing aid: rank R's check finds a wrong sum (stage "
 	  "verify; a rank that does not exist fails at init)" },
 	{ "fingerprint", NULL, false, "print the modelled machine's fingerprint and exit" },
+	{ "capabilities", NULL, false, "print the protocol extensions this probe speaks and exit "
+	  "(ops-list, decisions, sweep)" },
 	{ "list-models", NULL, false, "print the built-in model names and exit" },
 	{ "help", NULL, false, "this text" },
 	{ "version", NULL, false, "print the version" },
@@ -171,6 +177,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->corrupt_rank = (int)v;
 		} else if (strcmp(name, "explain") == 0) {
 			a->explain = true;
+		} else if (strcmp(name, "capabilities") == 0) {
+			a->capabilities = true;
 		} else if (strcmp(name, "fingerprint") == 0) {
 			a->fingerprint = true;
 		} else if (strcmp(name, "list-models") == 0) {
@@ -181,8 +189,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->version = true;
 		}
 	}
-	if (!a->help && !a->version && !a->list && !a->model)
+	if (!a->help && !a->version && !a->list && !a->capabilities && !a->model)
 		return args_error("--model NAME|FILE is required");
+	if (!a->help && !a->version && !a->list && !a->capabilities) {
+		char err[256];
+
+		if (proto_workload_validate(&a->w, err, sizeof err) != 0)
+			return args_error("%s", err);
+	}
 	return 0;
 }
 
@@ -237,6 +251,17 @@ int main(int argc, char **argv)
 	if (a.version) {
 		printf("nccltune-model-probe %s\n", NCCLTUNE_VERSION);
 		return 0;
+	}
+	if (a.capabilities) {
+		char *caps = proto_capabilities_format(MODEL_PROBE_CAPABILITIES);
+
+		rc = 0;
+		if (!caps || fputs(caps, stdout) < 0 || fflush(stdout) != 0) {
+			fprintf(stderr, "nccltune-model-probe: cannot print the capabilities\n");
+			rc = PROTO_EXIT_FAILED;
+		}
+		free(caps);
+		return rc;
 	}
 	if (a.list) {
 		for (size_t i = 0; i < model_builtin_count(); i++)
