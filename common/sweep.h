@@ -1,10 +1,12 @@
-/* sweep.h - the in-process sweep (--sweep FILE, docs/probe-protocol.md "Sweep"): the
- * strict reader of the sweep file (schema nccltune-sweep/1), the probe's handle on
- * nccltune's tuner plugin (the control interface of plugin/nccltune_tuner.h, found by
- * dlopen of NCCL_TUNER_PLUGIN), and the replay schedule: R interleaved rounds, each in
- * an order drawn from a seeded generator that every rank computes alike. No CUDA. */
-#ifndef NCCLTUNE_PROBE_SWEEP_H
-#define NCCLTUNE_PROBE_SWEEP_H
+/* sweep.h - the in-process sweep (--sweep FILE, docs/probe-protocol.md "Sweep"), shared
+ * by both probes (nccltune-probe and nccltune-model-probe) so that they read the same
+ * files and replay in the same order: the strict reader of the sweep file (schema
+ * nccltune-sweep/1), a probe's handle on nccltune's tuner plugin (the control interface of
+ * plugin/nccltune_tuner.h, found by dlopen of NCCL_TUNER_PLUGIN), and the replay
+ * schedule: R interleaved rounds, each in an order drawn from a seeded generator that
+ * every rank computes alike. No CUDA, no NCCL. */
+#ifndef NCCLTUNE_SWEEP_H
+#define NCCLTUNE_SWEEP_H
 
 #include <stdbool.h>
 #include <stddef.h>

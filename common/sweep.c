@@ -1,5 +1,5 @@
 /* sweep.c - the sweep file's strict reader, the plugin's control interface through
- * dlopen, and the seeded interleaving of replays (see sweep.h). */
+ * dlopen, and the seeded interleaving of replays (see sweep.h), for both probes. */
 #include "sweep.h"
 
 #include <cjson/cJSON.h>
