@@ -1,7 +1,9 @@
-/* probe_main.c - nccltune-model-probe: a probe (protocol v1, docs/probe-protocol.md) that
- * answers from a machine model instead of GPUs. It reads the NCCL_* variables of its own
- * environment once, as NCCL would, evaluates the workload on the model and prints one JSON
- * report with "source": "model". Its numbers are never measurements. */
+/* probe_main.c - nccltune-model-probe: a probe (protocol v1, docs/probe-protocol.md, with
+ * its extensions: capabilities, per-size --ops, decisions, --sweep) that answers from a
+ * machine model instead of GPUs. It reads the NCCL_* variables of its own environment
+ * once, as NCCL would, loads NCCL_TUNER_PLUGIN as NCCL would, evaluates the workload on
+ * the model (run.c, run_sweep.c) and prints one JSON report with "source": "model". Its
+ * numbers are never measurements. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +18,11 @@
 #include "nccltune_config.h"
 #include "proto.h"
 #include "run.h"
+#include "sweep.h"
 #include "tuner.h"
 
 /* The protocol extensions this probe speaks (docs/probe-protocol.md). */
-#define MODEL_PROBE_CAPABILITIES (PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS)
+#define MODEL_PROBE_CAPABILITIES (PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS | PROTO_CAP_SWEEP)
 
 /* Everything the command line says. */
 struct args {
@@ -28,7 +31,9 @@ struct args {
 	unsigned long seed;
 	double noise;
 	bool fingerprint, explain, help, version, list, capabilities;
-	int corrupt_rank;
+	int corrupt_rank, corrupt_choice, stall_choice;
+	const char *sweep_file;
+	struct sweep_plan sweep;
 	struct proto_workload w;
 };
 
@@ -51,8 +56,14 @@ static const struct option_row {
 	{ "seed", "N", false, "noise seed; the same seed and configuration repeat exactly" },
 	{ "noise", "X", false, "scale of the model's noise: 0 exact, 1 the model's (default)" },
 	{ "explain", NULL, false, "print NCCL's choices per size to stderr" },
+	{ "sweep", "FILE", false, "measure the choices of FILE (nccltune-sweep/1) in this one "
+	  "process, each forced through nccltune's plugin (NCCL_TUNER_PLUGIN, a path)" },
 	{ "test-corrupt-rank", "R", false, "testing aid: rank R's check finds a wrong sum (stage "
 	  "verify; a rank that does not exist fails at init)" },
+	{ "test-corrupt-choice", "I", false, "testing aid: only sweep choice I's check finds it "
+	  "(on --test-corrupt-rank, default 0): that choice ends ok false, stage verify" },
+	{ "test-stall-choice", "I", false, "testing aid: sweep choice I hangs at its first timed "
+	  "replay, as a hung graph would: the run fails with sweep_in_flight I" },
 	{ "fingerprint", NULL, false, "print the modelled machine's fingerprint and exit" },
 	{ "capabilities", NULL, false, "print the protocol extensions this probe speaks and exit "
 	  "(ops-list, decisions, sweep)" },
@@ -123,6 +134,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof *a);
 	a->noise = 1.0;
 	a->corrupt_rank = -1;
+	a->corrupt_choice = -1;
+	a->stall_choice = -1;
 	proto_workload_defaults(&a->w);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value = NULL;
@@ -175,6 +188,18 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (parse_ulong(value, &v) != 0 || v > 1023)
 				return args_error("--test-corrupt-rank: '%s' is not a rank in 0..1023", value);
 			a->corrupt_rank = (int)v;
+		} else if (strcmp(name, "test-corrupt-choice") == 0 ||
+		           strcmp(name, "test-stall-choice") == 0) {
+			unsigned long v;
+
+			if (parse_ulong(value, &v) != 0 || v >= PROTO_MAX_CHOICES)
+				return args_error("--%s: '%s' is not a choice in 0..%d", name, value,
+				                  PROTO_MAX_CHOICES - 1);
+			*(name[5] == 'c' ? &a->corrupt_choice : &a->stall_choice) = (int)v;
+		} else if (strcmp(name, "sweep") == 0) {
+			if (!*value)
+				return args_error("--sweep: '' is not a file name");
+			a->sweep_file = value;
 		} else if (strcmp(name, "explain") == 0) {
 			a->explain = true;
 		} else if (strcmp(name, "capabilities") == 0) {
@@ -196,6 +221,17 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 		if (proto_workload_validate(&a->w, err, sizeof err) != 0)
 			return args_error("%s", err);
+		if (a->sweep_file &&
+		    sweep_load(a->sweep_file, &a->w, &a->sweep, err, sizeof err) != 0)
+			return args_error("%s", err);
+		if (a->corrupt_choice >= 0 && (size_t)a->corrupt_choice >= a->sweep.nchoices)
+			return args_error("--test-corrupt-choice %d: %s", a->corrupt_choice,
+			                  a->sweep.nchoices ? "there is no such choice in the sweep file"
+			                                    : "needs --sweep");
+		if (a->stall_choice >= 0 && (size_t)a->stall_choice >= a->sweep.nchoices)
+			return args_error("--test-stall-choice %d: %s", a->stall_choice,
+			                  a->sweep.nchoices ? "there is no such choice in the sweep file"
+			                                    : "needs --sweep");
 	}
 	return 0;
 }
@@ -213,6 +249,21 @@ static unsigned long run_seed(unsigned long seed)
 	return seed ^ (n * 0x9E3779B97F4A7C15ul + 0x7f4a7c15ul);
 }
 
+/* A sweep's choices, rounds and seed are part of what a run measures: its own stream. */
+static unsigned long sweep_seed(unsigned long seed, const struct sweep_plan *p)
+{
+	char text[96];
+
+	snprintf(text, sizeof text, "sweep %d %llu", p->rounds, (unsigned long long)p->seed);
+	seed = model_noise_seed_mix(seed, text);
+	for (size_t i = 0; i < p->nchoices; i++) {
+		snprintf(text, sizeof text, "%zu %d %d %d", p->choices[i].bytes, p->choices[i].algo,
+		         p->choices[i].proto, p->choices[i].ctas);
+		seed = model_noise_seed_mix(seed, text);
+	}
+	return seed;
+}
+
 /* Without --seed, runs differ as on a real machine: seed from the clock and the pid. */
 static unsigned long clock_seed(void)
 {
@@ -226,21 +277,75 @@ static unsigned long clock_seed(void)
 	       ((unsigned long)getpid() << 16);
 }
 
+/* Everything of a run after the model is loaded: the sweep's plugin handle, the
+ * variables, the seeded noise, the run itself into *report. Returns 0, or an exit status
+ * when the run could not start (its report already printed). */
+static int measure(const struct args *a, const struct model *m, struct sweep_plugin *control,
+                   struct model_tuner_cache *tuners, struct proto_report *report)
+{
+	const char *plugin = getenv("NCCL_TUNER_PLUGIN");
+	struct model_env env;
+	struct model_run run;
+	gsl_rng *rng = NULL;
+	char err[PROTO_ERROR_MAX];
+
+	memset(&run, 0, sizeof run);
+	/* the probe's own handle on nccltune's plugin, for the whole run (as nccltune-probe) */
+	if (a->sweep.nchoices > 0 && sweep_plugin_open(plugin, control, err, sizeof err) != 0)
+		return args_error("%s", err);
+	model_env_read(model_getenv_process, NULL, &env);
+	if (a->noise > 0) {
+		unsigned long seed;
+
+		gsl_set_error_handler_off();
+		rng = gsl_rng_alloc(gsl_rng_mt19937);
+		if (!rng) {
+			fprintf(stderr, "nccltune-model-probe: out of memory (gsl_rng_alloc)\n");
+			return PROTO_EXIT_FAILED;
+		}
+		seed = model_noise_seed(m, &env, &a->w, a->have_seed ? run_seed(a->seed) : clock_seed());
+		if (plugin) {   /* the plugin and its table are part of the configuration */
+			seed = model_noise_seed_mix(seed, plugin);
+			seed = model_noise_seed_mix(seed, getenv("NCCLTUNE_TUNER_TABLE"));
+		}
+		if (a->sweep.nchoices > 0)
+			seed = sweep_seed(seed, &a->sweep);
+		gsl_rng_set(rng, seed);
+	}
+	run.m = m;
+	run.env = &env;
+	run.w = &a->w;
+	run.tuner_plugin = plugin;
+	run.tuners = tuners;
+	run.noise = a->noise;
+	run.rng = rng;
+	run.explain = a->explain;
+	run.corrupt_rank = a->corrupt_rank;
+	run.sweep = &a->sweep;
+	run.control = control;
+	run.corrupt_choice = a->corrupt_choice;
+	run.stall_choice = a->stall_choice;
+	if (a->sweep.nchoices > 0)
+		model_run_sweep(&run, report);
+	else
+		model_run_plain(&run, report);
+	gsl_rng_free(rng);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
 	struct model *m = NULL;
-	struct model_env env;
 	struct proto_report report;
 	struct model_tuner_cache tuners;
-	struct model_run run;
-	const char *plugin = getenv("NCCL_TUNER_PLUGIN");
-	gsl_rng *rng = NULL;
+	struct sweep_plugin control;
 	char err[PROTO_ERROR_MAX];
 	int rc;
 
 	memset(&tuners, 0, sizeof tuners);
 	memset(&report, 0, sizeof report);
+	memset(&control, 0, sizeof control);
 	rc = parse_args(argc, argv, &a);
 	if (rc != 0)
 		return rc;
@@ -284,34 +389,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	model_env_read(model_getenv_process, NULL, &env);
-	if (a.noise > 0) {
-		unsigned long seed;
-
-		gsl_set_error_handler_off();
-		rng = gsl_rng_alloc(gsl_rng_mt19937);
-		if (!rng) {
-			fprintf(stderr, "nccltune-model-probe: out of memory (gsl_rng_alloc)\n");
-			rc = PROTO_EXIT_FAILED;
-			goto out;
-		}
-		seed = model_noise_seed(m, &env, &a.w, a.have_seed ? run_seed(a.seed) : clock_seed());
-		if (plugin) {   /* the plugin and its table are part of the configuration */
-			seed = model_noise_seed_mix(seed, plugin);
-			seed = model_noise_seed_mix(seed, getenv("NCCLTUNE_TUNER_TABLE"));
-		}
-		gsl_rng_set(rng, seed);
-	}
-	run.m = m;
-	run.env = &env;
-	run.w = &a.w;
-	run.tuner_plugin = plugin;
-	run.tuners = &tuners;
-	run.noise = a.noise;
-	run.rng = rng;
-	run.explain = a.explain;
-	run.corrupt_rank = a.corrupt_rank;
-	model_run_plain(&run, &report);
+	rc = measure(&a, m, &control, &tuners, &report);
+	if (rc != 0)
+		goto out;
 	if (!report.ok)
 		fprintf(stderr, "nccltune-model-probe: %s: %s\n", proto_stage_name(report.stage),
 		        report.error);
@@ -325,7 +405,7 @@ int main(int argc, char **argv)
 out:
 	proto_report_clear(&report);
 	model_tuner_cache_clear(&tuners);
-	gsl_rng_free(rng);
+	sweep_plugin_close(&control);
 	model_destroy(m);
 	return rc;
 }
