@@ -499,6 +499,30 @@ int model_force_rule(const struct model_costs *table, int algo, int proto, int c
 	return 0;
 }
 
+void model_eval_rules(const struct model *m, const struct model_env *env,
+                      const struct proto_workload *w, const struct model_force *rules,
+                      bool *unavailable, struct model_eval_result *out)
+{
+	struct model_costs tables[PROTO_MAX_SIZES];
+	struct model_force force[PROTO_MAX_SIZES];
+
+	for (size_t i = 0; unavailable && i < w->nsizes; i++)
+		unavailable[i] = false;
+	if (!rules) {
+		model_eval_forced(m, env, w, NULL, out);
+		return;
+	}
+	model_cost_tables(m, env, w, tables);
+	for (size_t i = 0; i < w->nsizes; i++) {
+		int ignored = model_force_rule(&tables[i], rules[i].algo, rules[i].proto,
+		                               rules[i].ctas, &force[i]);
+
+		if (unavailable)
+			unavailable[i] = ignored != 0;
+	}
+	model_eval_forced(m, env, w, force, out);
+}
+
 struct proto_decision model_choice_decision(const struct model_choice *c)
 {
 	struct proto_decision d;

@@ -213,6 +213,17 @@ void model_eval_forced(const struct model *m, const struct model_env *env,
                        const struct proto_workload *w, const struct model_force *force,
                        struct model_eval_result *out);
 
+/* Per-size rules evaluated in-process as nccltune's plugin would apply them, without the
+ * plugin (bench/, the tuner's own models): rules[i] for w->bytes[i], each with
+ * model_force_rule's semantics (algo/proto -1 = NCCL's, ctas 0 = NCCL's; all three so:
+ * no rule); rules NULL: none. unavailable (nsizes entries, may be NULL) says which
+ * rules named a pair NCCL has IGNORE (those sizes run NCCL's own choice, as under the
+ * plugin, and a sweep reports them "not available"). The result equals what the model
+ * probe reports under the plugin with the same rules in a table. Pure arithmetic. */
+void model_eval_rules(const struct model *m, const struct model_env *env,
+                      const struct proto_workload *w, const struct model_force *rules,
+                      bool *unavailable, struct model_eval_result *out);
+
 /* ---- noise ---- */
 
 /* The noise of one probe process: a per-run offset drawn once (shared by everything the

@@ -321,6 +321,60 @@ static void test_rule_equals_plugin(void)
 	dlclose(h);
 }
 
+/* bench/'s way (model_eval_rules, no library) gives what the probe gives under the
+ * plugin with the same rules in a table. */
+static void test_rules_equal_probe(void)
+{
+	static const char *const models[] = { "pcie-gen5-8gpu", "nvlink-h200-8gpu",
+	                                      "h200-nvlink-2gpu" };
+	static const char *const tables[] = {
+		"allreduce * * 43008 43008 ring ll 2 0\nallreduce * * 1048576 1048576 * simple 0 0\n",
+		"allreduce * * 43008 43008 tree * 3 0\nallreduce * * 1048576 1048576 ring ll128 0 0\n",
+	};
+	static const struct model_force rules[2][3] = {
+		{ { 1, 0, 2 }, { -1, 2, 0 }, { -1, -1, 0 } },
+		{ { 0, -1, 3 }, { 1, 1, 0 }, { -1, -1, 0 } },
+	};
+	const char *args[] = { "", "", "--noise", "0", "--bytes", "43008,1048576,16777216", NULL };
+	char err[256];
+
+	for (size_t mi = 0; mi < 3; mi++)
+		for (size_t ti = 0; ti < 2; ti++) {
+			struct model *m = model_load_builtin(models[mi], err, sizeof err);
+			struct proto_workload w;
+			struct model_env env;
+			struct model_eval_result res;
+			bool unavailable[3];
+
+			CHECK(m != NULL);
+			if (!m)
+				continue;
+			args[0] = "--model";
+			args[1] = models[mi];
+			table("eq.table", tables[ti]);
+			pr_run(args, (const char *[]){ env_plugin, env_table, NULL }, true, &A);
+			proto_workload_defaults(&w);
+			w.nsizes = 3;
+			w.bytes[1] = 1048576;
+			w.bytes[2] = 16777216;
+			model_env_read(model_getenv_envp, (void *)(uintptr_t)no_env, &env);
+			model_eval_rules(m, &env, &w, rules[ti], unavailable, &res);
+			CHECK_INT(A.r.ok, res.ok);
+			for (size_t i = 0; A.r.ok && res.ok && i < 3; i++) {
+				struct proto_decision d = model_choice_decision(&res.choice[i]);
+
+				CHECK_NEAR(A.r.results[i].us.median, res.us[i], 1e-9 * res.us[i]);
+				CHECK(memcmp(&A.r.results[i].nccl, &d, sizeof d) == 0);
+			}
+			if (!A.r.ok && !res.ok)
+				CHECK_STR(A.r.error, res.error);
+			/* LL128 is IGNORE on the PCIe box and usable on NVLink */
+			CHECK_INT(unavailable[1], ti == 1 && mi == 0);
+			CHECK(!unavailable[0] && !unavailable[2]);
+			model_destroy(m);
+		}
+}
+
 static void test_forced_eval(void)
 {
 	char err[256];
@@ -393,6 +447,7 @@ int main(int argc, char **argv)
 	test_versions();
 	test_foreign();
 	test_rule_equals_plugin();
+	test_rules_equal_probe();
 	test_forced_eval();
 	proto_report_clear(&A.r);
 	proto_report_clear(&B.r);
