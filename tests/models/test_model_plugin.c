@@ -197,6 +197,14 @@ static void test_versions(void)
 	CHECK_CONTAINS(A.err, "fake tuner: getCollInfo coll 4 4096 regBuff 1 nChannels 0\n"
 	               "fake tuner: getCollInfo coll 4 43008 regBuff 1 nChannels 0\n"
 	               "fake tuner: finalize\n");
+	/* the plugin file is part of a configuration's noise stream: two plugins without an
+	 * opinion and without a table differ in noise only */
+	pr_run((const char *[]){ "--model", "pcie-4gpu-switch", "--seed", "5", NULL },
+	       (const char *[]){ e, NULL }, true, &A);
+	pr_run((const char *[]){ "--model", "pcie-4gpu-switch", "--seed", "5", NULL },
+	       (const char *[]){ e4, NULL }, true, &B);
+	CHECK(A.r.ok && B.r.ok);
+	CHECK(A.r.results[0].us.median != B.r.results[0].us.median);
 	/* the logger: INFO lines only with NCCL_DEBUG=INFO */
 	CHECK(!strstr(A.err, "NCCL INFO"));
 	pr_run((const char *[]){ "--model", "pcie-4gpu-switch", "--noise", "0", NULL },
@@ -412,6 +420,26 @@ static void test_forced_eval(void)
 	model_eval_forced(m, &env, &w, f, &forced);
 	CHECK(memcmp(plain.us, forced.us, sizeof plain.us) == 0);
 	CHECK(!forced.choice[0].tuned && !forced.choice[1].tuned);
+	/* NCCL's use of an answer: an untouched table keeps NCCL's own pick (no force), an
+	 * edited one is its first strict minimum >= 0, nChannels passes through */
+	{
+		struct model_costs edited = tables[0];
+		struct model_force got;
+
+		CHECK_INT(model_force_from_table(&tables[0], &tables[0], 0, &got), 0);
+		CHECK(got.algo == -1 && got.proto == -1 && got.ctas == 0);
+		CHECK_INT(model_force_from_table(&tables[0], &tables[0], 5, &got), 0);
+		CHECK(got.algo == -1 && got.ctas == 5);
+		edited.t[MODEL_ALGO_TREE][MODEL_PROTO_SIMPLE] = 0.5f;
+		edited.t[MODEL_ALGO_TREE][MODEL_PROTO_LL] = 0.5f;      /* a tie: the first wins */
+		CHECK_INT(model_force_from_table(&tables[0], &edited, 0, &got), 0);
+		CHECK(got.algo == MODEL_ALGO_TREE && got.proto == MODEL_PROTO_LL);
+		for (int a = 0; a < MODEL_NALGOS; a++)
+			for (int p = 0; p < MODEL_NPROTOS; p++)
+				edited.t[a][p] = MODEL_COST_IGNORE;
+		edited.t[MODEL_ALGO_PAT][MODEL_PROTO_LL] = 4e9f;        /* above NCCL's start */
+		CHECK_INT(model_force_from_table(&tables[0], &edited, 0, &got), -1);
+	}
 	/* CTAs are clamped to the communicator's channels */
 	f[1].ctas = 64;
 	model_eval_forced(m, &env, &w, f, &forced);

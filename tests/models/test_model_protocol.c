@@ -7,14 +7,14 @@
  * order), the sizes' own cases under the table, and the noise decomposition (one offset
  * per process shared by its choices). Every report goes through proto_report_parse.
  *
- * usage: test_model_protocol PLUGIN NOT_A_TUNER (paths of built shared libraries) */
+ * usage: test_model_protocol PLUGIN NOT_A_TUNER CONTROL_ONLY (paths of built libraries) */
 #include <cjson/cJSON.h>
 #include <math.h>
 
 #include "probe_run.h"
 #include "sweep.h"
 
-static const char *plugin, *not_tuner;
+static const char *plugin, *not_tuner, *control_only;
 static char env_plugin[1200];
 static struct pr_result A, B;
 
@@ -357,6 +357,21 @@ static void test_sweep_failures(void)
 	CHECK_INT(A.rc, 1);
 	CHECK_INT(A.r.sweep_in_flight, 0);
 	CHECK_CONTAINS(A.r.error, "--test-stall-choice");
+	/* a library with the control interface that NCCL does not take as a tuner: nothing
+	 * can be forced, the run fails at env with the first choice in flight */
+	{
+		char e[1200];
+
+		snprintf(e, sizeof e, "NCCL_TUNER_PLUGIN=%s", control_only);
+		pr_run((const char *[]){ "--model", "pcie-gen5-8gpu", "--sweep", sweep_path, NULL },
+		       (const char *[]){ e, NULL }, true, &A);
+		CHECK_INT(A.rc, 1);
+		CHECK_STR(proto_stage_name(A.r.stage), "env");
+		CHECK_CONTAINS(A.r.error, "NCCL did not ask nccltune's tuner plugin about the "
+		               "all-reduces of 43008 bytes");
+		CHECK(A.r.has_in_flight && A.r.sweep_in_flight == 0);
+		CHECK_CONTAINS(A.err, "has none of the tuner symbols");
+	}
 	/* a size's own failure fails the run with no choice in flight */
 	pr_run((const char *[]){ "--model", "pcie-gen5-8gpu", "--sweep", sweep_path, NULL },
 	       (const char *[]){ env_plugin, "NCCL_ALGO=Tree", NULL }, true, &A);
@@ -445,12 +460,13 @@ static void test_sweep_noise(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s PLUGIN NOT_A_TUNER\n", argv[0]);
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s PLUGIN NOT_A_TUNER CONTROL_ONLY\n", argv[0]);
 		return 2;
 	}
 	plugin = argv[1];
 	not_tuner = argv[2];
+	control_only = argv[3];
 	if (pr_setup() != 0)
 		return 1;
 	snprintf(env_plugin, sizeof env_plugin, "NCCL_TUNER_PLUGIN=%s", plugin);
