@@ -76,8 +76,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: nccltune-model-probe --model NAME|FILE [options]\n"
-	        "A probe (protocol v1) answering from a machine model: it reads NCCL_* from its\n"
-	        "environment as NCCL would and prints one JSON report with \"source\": \"model\".\n"
+	        "A probe (protocol v1 and its extensions: per-size --ops, decisions, --sweep)\n"
+	        "answering from a machine model: it reads NCCL_* from its environment as NCCL\n"
+	        "would and prints one JSON report with \"source\": \"model\".\n"
 	        "Model numbers are never measurements.\n\noptions:\n");
 	for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
 		char left[64];
@@ -95,6 +96,11 @@ static void usage(FILE *f)
 	        "NCCL_* variables and the workload, so a run repeats exactly and two configurations\n"
 	        "never share a noise stream. NCCLTUNE_RUN (the tuner's run number, set by nccltune)\n"
 	        "is mixed into --seed, so repeats within a session differ but replay exactly.\n"
+	        "NCCL_TUNER_PLUGIN is loaded as the model's NCCL version loads it and asked for\n"
+	        "every size (a plugin that does not load: a warning, NCCL's own choices); with it\n"
+	        "set, the plugin and NCCLTUNE_TUNER_TABLE are mixed into the noise seed. In a\n"
+	        "--sweep, one per-run noise offset is shared by every size and choice of the run,\n"
+	        "and each replay draws its own jitter, in the file's seeded interleaved order.\n"
 	        "exit status: 0 report ok, 1 failure report (stage says where), 2 bad arguments\n");
 }
 
