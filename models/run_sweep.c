@@ -256,11 +256,11 @@ static bool replay(struct sweep_state *s, double *samples, size_t n)
 	bool *keep = calloc(s->ncases, sizeof *keep), ok = false;
 	int round = -1, last = -1;
 
+	memset(&sched, 0, sizeof sched);
 	if (!keep || sweep_schedule_init(&sched, s->ncases, keep, (int)n, plan->rounds, plan->seed,
 	                                 true) != 0) {
-		free(keep);
 		model_run_fail(&s->fail, PROTO_STAGE_REPLAY, "out of host memory for the replay order");
-		return false;
+		goto out;
 	}
 	for (size_t c = 0; c < s->ncases; c++)
 		keep[c] = s->cases[c].status == CASE_KEPT;
@@ -296,9 +296,10 @@ out:
 	return ok;
 }
 
-/* Entry i of the report (case nsizes + i): the choice, then its verdict. */
+/* Entry i of the report (case nsizes + i): the choice, then its verdict; with samples,
+ * the statistics of its n timed replays (row: n doubles of scratch). */
 static void fill_entry(const struct sweep_state *s, size_t i, const double *samples, size_t n,
-                       struct proto_sweep_entry *e)
+                       double *row, struct proto_sweep_entry *e)
 {
 	const struct sweep_choice *ch = &s->run->sweep->choices[i];
 	const struct scase *k = &s->cases[s->nsizes + i];
@@ -316,19 +317,10 @@ static void fill_entry(const struct sweep_state *s, size_t i, const double *samp
 		snprintf(e->error, sizeof e->error, "%.*s", (int)sizeof e->error - 1, k->why);
 		return;
 	}
-	if (!samples)
-		return;
 	e->ok = true;
 	e->samples = (int)n;
-	{
-		double *row = malloc(n * sizeof *row);
-
-		if (row) {
-			memcpy(row, samples + (s->nsizes + i) * n, n * sizeof *row);
-			proto_stats_compute(row, n, &e->us);
-			free(row);
-		}
-	}
+	memcpy(row, samples + (s->nsizes + i) * n, n * sizeof *row);
+	proto_stats_compute(row, n, &e->us);
 }
 
 /* The failure report: the run's failure, the choice in flight, the entries final so far
@@ -347,27 +339,28 @@ static void failure_report(const struct sweep_state *s, struct proto_report *out
 		n += s->cases[s->nsizes + i].status == CASE_FAILED && !(s->in_flight && i == s->flight);
 	if (n == 0)
 		return;
-	out->sweep = calloc(n, sizeof *out->sweep);
+	out->sweep = calloc(n, sizeof *out->sweep);   /* out of memory: the failure alone */
 	for (size_t i = 0; out->sweep && i < prepared; i++)
 		if (s->cases[s->nsizes + i].status == CASE_FAILED && !(s->in_flight && i == s->flight))
-			fill_entry(s, i, NULL, 0, &out->sweep[out->nsweep++]);
+			fill_entry(s, i, NULL, 0, NULL, &out->sweep[out->nsweep++]);
 }
 
-/* The success report: results per size, one entry per choice. Returns 0 or -1 (memory). */
+/* The success report: results per size, one entry per choice. Returns 0, or -1 when out
+ * of memory (then a failure report). */
 static int success_report(const struct sweep_state *s, const double *samples, size_t n,
                           struct proto_report *out)
 {
 	const struct model_run *run = s->run;
 	double *row = malloc(n * sizeof *row);
 	size_t nch = run->sweep->nchoices;
+	int rc = -1;
 
 	memset(out, 0, sizeof *out);
 	out->sweep = calloc(nch, sizeof *out->sweep);
 	if (!row || !out->sweep) {
-		free(row);
 		proto_report_clear(out);
 		proto_report_fail(out, PROTO_STAGE_INIT, "model probe: out of memory for the report");
-		return -1;
+		goto out;
 	}
 	out->ok = true;
 	out->nranks = model_nranks(run->m);
@@ -387,9 +380,11 @@ static int success_report(const struct sweep_state *s, const double *samples, si
 		proto_stats_compute(row, n, &r->us);
 	}
 	for (size_t i = 0; i < nch; i++)
-		fill_entry(s, i, samples, n, &out->sweep[out->nsweep++]);
+		fill_entry(s, i, samples, n, row, &out->sweep[out->nsweep++]);
+	rc = 0;
+out:
 	free(row);
-	return 0;
+	return rc;
 }
 
 void model_run_sweep(const struct model_run *run, struct proto_report *out)

@@ -133,26 +133,24 @@ struct model_tuner *model_tuner_open(const char *value, const char *nccl_version
 	static const char *const names[] = {
 		"ncclTunerPlugin_v6", "ncclTunerPlugin_v5", "ncclTunerPlugin_v4" };
 	struct model_tuner *t = NULL;
-	int minor = nccl_minor(nccl_version), first;
+	int minor = nccl_minor(nccl_version), first = minor >= 30 ? 0 : minor >= 28 ? 1 : 2;
 	void *sym = NULL;
 
 	if (whylen)
 		why[0] = '\0';
 	if (value && strcasecmp(value, "none") == 0)
-		return NULL;
+		goto out;
 	t = calloc(1, sizeof *t);
 	if (!t) {
 		fs_errf(why, whylen, "out of memory loading a tuner plugin");
-		return NULL;
+		goto out;
 	}
 	t->handle = find_library(value, t->file, sizeof t->file, why, whylen);
 	if (!t->handle) {
-		if (!value || !*value)
+		if ((!value || !*value) && whylen)
 			why[0] = '\0';   /* unset and no libnccl-tuner.so: no plugin, no word */
-		free(t);
-		return NULL;
+		goto fail;
 	}
-	first = minor >= 30 ? 0 : minor >= 28 ? 1 : 2;
 	for (int i = first; i < 3 && !sym; i++) {
 		sym = dlsym(t->handle, names[i]);
 		if (sym) {
@@ -161,12 +159,12 @@ struct model_tuner *model_tuner_open(const char *value, const char *nccl_version
 		}
 	}
 	if (!sym) {
-		fs_errf(why, whylen, "'%s' has none of the tuner symbols NCCL %s takes (%s%s%s): "
+		fs_errf(why, whylen, "'%s' has none of the tuner symbols NCCL %s takes (%s%s%s%s%s): "
 		        "\"External tuner plugin is unsupported\"", t->file,
 		        nccl_version ? nccl_version : "?", names[first],
+		        first == 0 ? ", " : "", first == 0 ? names[1] : "",
 		        first < 2 ? ", then " : "", first < 2 ? names[2] : "");
-		model_tuner_close(t);
-		return NULL;
+		goto fail;
 	}
 	if (t->abi == ABI_V4)
 		t->v4 = sym;
@@ -174,6 +172,11 @@ struct model_tuner *model_tuner_open(const char *value, const char *nccl_version
 		t->v5 = sym;
 	nccl_logger(NT_NCCL_LOG_INFO, NT_NCCL_INIT | NT_NCCL_TUNING, __FILE__, __LINE__,
 	            "Successfully loaded external tuner plugin %s (%s)", t->file, t->symbol);
+	goto out;
+fail:
+	model_tuner_close(t);
+	t = NULL;
+out:
 	return t;
 }
 
