@@ -1,4 +1,6 @@
-/* proto.c - probe protocol v1: workload options, report rendering and strict parsing. */
+/* proto.c - probe protocol v1: workload options, report rendering and strict parsing,
+ * and the extensions every probe shares: per-size --ops, capabilities, NCCL's decisions
+ * ("nccl") and sweep entries. */
 #include "proto.h"
 
 #include <cjson/cJSON.h>
@@ -7,11 +9,14 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
 
 static const char *const stage_names[] = {
 	[PROTO_STAGE_ARGS] = "args", [PROTO_STAGE_ENV] = "env", [PROTO_STAGE_INIT] = "init",
@@ -21,6 +26,17 @@ static const char *const stage_names[] = {
 
 static const struct { const char *name; enum proto_dtype dtype; size_t size; } dtypes[] = {
 	{"bf16", PROTO_DTYPE_BF16, 2}, {"f16", PROTO_DTYPE_F16, 2}, {"f32", PROTO_DTYPE_F32, 4},
+};
+
+/* NCCL's names in index order (src/include/device.h NCCL_ALGO_*, NCCL_PROTO_*). */
+static const char *const algo_names[PROTO_NCCL_NALGOS] = {
+	"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT",
+};
+static const char *const proto_names[PROTO_NCCL_NPROTOS] = {"LL", "LL128", "Simple"};
+
+/* In the order of enum proto_capability's bits. */
+static const char *const capability_words[PROTO_CAP_COUNT] = {
+	"ops-list", "decisions", "sweep", "window", "compute",
 };
 
 #define PROTO_MAX_BYTES ((size_t)1 << 34)   /* 16 GiB per rank: beyond any small-message tuning */
@@ -84,6 +100,118 @@ int proto_stage_parse(const char *s, enum proto_stage *out)
 	return -1;
 }
 
+const char *proto_nccl_algo_name(int algo)
+{
+	return algo >= 0 && algo < PROTO_NCCL_NALGOS ? algo_names[algo] : NULL;
+}
+
+const char *proto_nccl_proto_name(int proto)
+{
+	return proto >= 0 && proto < PROTO_NCCL_NPROTOS ? proto_names[proto] : NULL;
+}
+
+int proto_nccl_algo_parse(const char *s)
+{
+	for (int i = 0; s && i < PROTO_NCCL_NALGOS; i++)
+		if (strcasecmp(s, algo_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int proto_nccl_proto_parse(const char *s)
+{
+	for (int i = 0; s && i < PROTO_NCCL_NPROTOS; i++)
+		if (strcasecmp(s, proto_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *proto_capability_name(unsigned cap)
+{
+	for (int i = 0; i < PROTO_CAP_COUNT; i++)
+		if (cap == 1u << i)
+			return capability_words[i];
+	return NULL;
+}
+
+char *proto_capabilities_format(unsigned caps)
+{
+	cJSON *root = cJSON_CreateObject(), *words;
+	char *line = NULL;
+
+	if (!root || !cJSON_AddStringToObject(root, "schema", PROTO_SCHEMA))
+		goto out;
+	words = cJSON_AddArrayToObject(root, "capabilities");
+	if (!words)
+		goto out;
+	for (int i = 0; i < PROTO_CAP_COUNT; i++) {
+		cJSON *w;
+
+		if (!(caps & (1u << i)))
+			continue;
+		w = cJSON_CreateString(capability_words[i]);
+		if (!w || !cJSON_AddItemToArray(words, w)) {
+			cJSON_Delete(w);
+			goto out;
+		}
+	}
+	line = proto_json_line(root);
+out:
+	cJSON_Delete(root);
+	return line;
+}
+
+int proto_capabilities_parse(const char *text, size_t len, unsigned *caps, char *err,
+                             size_t errlen)
+{
+	cJSON *root = NULL;
+	const cJSON *schema, *words, *w;
+	const char *end = NULL;
+	unsigned got = 0;
+	int rc = -1;
+
+	*caps = 0;
+	if (memchr(text, '\0', len)) {
+		fs_errf(err, errlen, "capabilities: output contains a NUL byte");
+		goto out;
+	}
+	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	if (!root || !cJSON_IsObject(root)) {
+		fs_errf(err, errlen, "capabilities: not a JSON object");
+		goto out;
+	}
+	for (; end && end < text + len; end++) {
+		if (!isspace((unsigned char)*end)) {
+			fs_errf(err, errlen, "capabilities: more than one JSON value");
+			goto out;
+		}
+	}
+	schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PROTO_SCHEMA) != 0) {
+		fs_errf(err, errlen, "capabilities: 'schema' is not '%s'", PROTO_SCHEMA);
+		goto out;
+	}
+	words = cJSON_GetObjectItemCaseSensitive(root, "capabilities");
+	if (!cJSON_IsArray(words)) {
+		fs_errf(err, errlen, "capabilities: 'capabilities' is not an array");
+		goto out;
+	}
+	cJSON_ArrayForEach(w, words) {
+		if (!cJSON_IsString(w)) {
+			fs_errf(err, errlen, "capabilities: an entry of 'capabilities' is not a string");
+			goto out;
+		}
+		for (int i = 0; i < PROTO_CAP_COUNT; i++)
+			if (strcmp(w->valuestring, capability_words[i]) == 0)
+				got |= 1u << i;
+	}
+	*caps = got;
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
 int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, size_t errlen)
 {
 	size_t n = 0;
@@ -133,6 +261,69 @@ int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, siz
 	return 0;
 }
 
+/* --ops N or --ops N1,N2,...: one value sets ops for every size (nops 0); a list of two
+ * or more sets ops_list, nops and ops (their largest). */
+static int ops_parse(const char *arg, struct proto_workload *w, char *err, size_t errlen)
+{
+	int vals[PROTO_MAX_SIZES], maxv = 0;
+	size_t n = 0;
+	const char *p = arg;
+	long v;
+
+	if (!arg || !strchr(arg, ',')) {
+		if (fs_parse_long(arg, 1, PROTO_MAX_OPS, &v) != 0)
+			return fs_errf(err, errlen, "--ops: '%s' is not an integer in 1..%d",
+			               arg ? arg : "", PROTO_MAX_OPS);
+		w->ops = (int)v;
+		w->nops = 0;
+		return 0;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char item[32];
+
+		if (n == PROTO_MAX_SIZES)
+			return fs_errf(err, errlen, "--ops: more than %d values in '%s'", PROTO_MAX_SIZES,
+			               arg);
+		if (len == 0 || len >= sizeof item)
+			return fs_errf(err, errlen, "--ops: bad item '%.*s' in '%s'", (int)len, p, arg);
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (fs_parse_long(item, 1, PROTO_MAX_OPS, &v) != 0)
+			return fs_errf(err, errlen, "--ops: '%s' in '%s' is not an integer in 1..%d", item,
+			               arg, PROTO_MAX_OPS);
+		vals[n++] = (int)v;
+		if (v > maxv)
+			maxv = (int)v;
+		p += len;
+		if (*p == '\0')
+			break;
+		p++;
+		if (*p == '\0')
+			return fs_errf(err, errlen, "--ops: trailing comma in '%s'", arg);
+	}
+	memcpy(w->ops_list, vals, n * sizeof vals[0]);
+	w->nops = n;
+	w->ops = maxv;
+	return 0;
+}
+
+int proto_workload_ops(const struct proto_workload *w, size_t i)
+{
+	if (w->nops > 0 && i < w->nops)
+		return w->ops_list[i];
+	return w->ops;
+}
+
+int proto_workload_validate(const struct proto_workload *w, char *err, size_t errlen)
+{
+	if (w->nops > 0 && w->nops != w->nsizes)
+		return fs_errf(err, errlen, "--ops: %zu values for %zu --bytes size%s (give one value "
+		               "for all sizes, or one per --bytes entry)", w->nops, w->nsizes,
+		               w->nsizes == 1 ? "" : "s");
+	return 0;
+}
+
 int proto_workload_option(struct proto_workload *w, const char *name, const char *arg,
                           char *err, size_t errlen)
 {
@@ -140,13 +331,8 @@ int proto_workload_option(struct proto_workload *w, const char *name, const char
 
 	if (strcmp(name, "bytes") == 0)
 		return proto_bytes_parse(arg, w, err, errlen);
-	if (strcmp(name, "ops") == 0) {
-		if (fs_parse_long(arg, 1, PROTO_MAX_OPS, &v) != 0)
-			return fs_errf(err, errlen, "--ops: '%s' is not an integer in 1..%d",
-			               arg ? arg : "", PROTO_MAX_OPS);
-		w->ops = (int)v;
-		return 0;
-	}
+	if (strcmp(name, "ops") == 0)
+		return ops_parse(arg, w, err, errlen);
 	if (strcmp(name, "iters") == 0) {
 		if (fs_parse_long(arg, 1, PROTO_MAX_ITERS, &v) != 0)
 			return fs_errf(err, errlen, "--iters: '%s' is not an integer in 1..%d",
@@ -214,6 +400,96 @@ void proto_report_fail(struct proto_report *r, enum proto_stage stage, const cha
 	va_end(ap);
 }
 
+/* ---- rendering the extensions ---- */
+
+/* `name`: NCCL's name for index i, or null (PROTO_NCCL_ANY / unknown). */
+static bool add_name_or_null(cJSON *o, const char *key, const char *name)
+{
+	return name ? cJSON_AddStringToObject(o, key, name) != NULL
+	            : cJSON_AddNullToObject(o, key) != NULL;
+}
+
+static bool add_stats(cJSON *o, const char *key, const struct proto_stats *st)
+{
+	cJSON *us = cJSON_AddObjectToObject(o, key);
+
+	return us && cJSON_AddNumberToObject(us, "median", st->median) &&
+	       cJSON_AddNumberToObject(us, "p10", st->p10) &&
+	       cJSON_AddNumberToObject(us, "p90", st->p90) &&
+	       cJSON_AddNumberToObject(us, "min", st->min) &&
+	       cJSON_AddNumberToObject(us, "max", st->max);
+}
+
+/* "nccl": {"algo", "proto", "ctas", "symmetric"[, "kernel"][, "mixed": true]}. */
+static bool add_decision(cJSON *o, const struct proto_decision *d)
+{
+	cJSON *n = cJSON_AddObjectToObject(o, "nccl");
+
+	if (!n || !add_name_or_null(n, "algo", proto_nccl_algo_name(d->algo)) ||
+	    !add_name_or_null(n, "proto", proto_nccl_proto_name(d->proto)) ||
+	    !cJSON_AddNumberToObject(n, "ctas", d->ctas) ||
+	    !cJSON_AddBoolToObject(n, "symmetric", d->symmetric))
+		return false;
+	if (d->kernel[0] && !cJSON_AddStringToObject(n, "kernel", d->kernel))
+		return false;
+	return !d->mixed || cJSON_AddBoolToObject(n, "mixed", true);
+}
+
+static bool add_sweep_entry(cJSON *arr, const struct proto_sweep_entry *e)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return false;
+	}
+	if (!cJSON_AddNumberToObject(o, "index", (double)e->index) ||
+	    !cJSON_AddNumberToObject(o, "bytes", (double)e->bytes) ||
+	    !add_name_or_null(o, "algo", proto_nccl_algo_name(e->algo)) ||
+	    !add_name_or_null(o, "proto", proto_nccl_proto_name(e->proto)) ||
+	    !cJSON_AddNumberToObject(o, "ctas", e->ctas) ||
+	    !cJSON_AddBoolToObject(o, "ok", e->ok))
+		return false;
+	if (e->ok) {
+		if (!cJSON_AddNumberToObject(o, "samples", e->samples) || !add_stats(o, "us", &e->us))
+			return false;
+	} else if (!cJSON_AddStringToObject(o, "stage", proto_stage_name(e->stage)) ||
+	           !cJSON_AddStringToObject(o, "error", e->error)) {
+		return false;
+	}
+	return !e->nccl.known || add_decision(o, &e->nccl);
+}
+
+/* "sweep_in_flight" (failure reports) and "sweep", when the report has either. */
+static bool add_sweep(cJSON *root, const struct proto_report *r)
+{
+	cJSON *arr;
+
+	if (!r->sweep && r->nsweep == 0 && !r->has_in_flight)
+		return true;
+	if (!r->ok && r->has_in_flight &&
+	    !cJSON_AddNumberToObject(root, "sweep_in_flight", (double)r->sweep_in_flight))
+		return false;
+	arr = cJSON_AddArrayToObject(root, "sweep");
+	if (!arr)
+		return false;
+	for (size_t i = 0; i < r->nsweep; i++)
+		if (!add_sweep_entry(arr, &r->sweep[i]))
+			return false;
+	return true;
+}
+
+void proto_report_clear(struct proto_report *r)
+{
+	if (!r)
+		return;
+	free(r->sweep);
+	r->sweep = NULL;
+	r->nsweep = 0;
+	r->has_in_flight = false;
+	r->sweep_in_flight = 0;
+}
+
 cJSON *proto_report_json(const struct proto_report *r)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -225,7 +501,7 @@ cJSON *proto_report_json(const struct proto_report *r)
 		goto fail;
 	if (!r->ok) {
 		if (!cJSON_AddStringToObject(root, "stage", proto_stage_name(r->stage)) ||
-		    !cJSON_AddStringToObject(root, "error", r->error))
+		    !cJSON_AddStringToObject(root, "error", r->error) || !add_sweep(root, r))
 			goto fail;
 	} else {
 		cJSON *results;
@@ -259,7 +535,11 @@ cJSON *proto_report_json(const struct proto_report *r)
 			    !cJSON_AddNumberToObject(us, "max", s->us.max) ||
 			    !cJSON_AddBoolToObject(o, "correct", s->correct))
 				goto fail;
+			if (s->nccl.known && !add_decision(o, &s->nccl))
+				goto fail;
 		}
+		if (!add_sweep(root, r))
+			goto fail;
 	}
 	return root;
 fail:
@@ -309,223 +589,387 @@ int proto_report_write(const struct proto_report *r, FILE *f)
 
 /* ---- strict parsing ---- */
 
-static int no_duplicate_keys(const cJSON *obj, const char *where, char *err, size_t errlen)
+/* Through common/jsonread: every object is open (a probe may add extension keys), with
+ * duplicate keys refused; the branch read depends on "ok". */
+
+static const char *const schema_words[] = {PROTO_SCHEMA, NULL};
+static const char *const source_words[] = {"measured", "model", NULL};
+
+static int take_stage(struct jr *r, const cJSON *v, void *dst)
 {
-	for (const cJSON *a = obj->child; a; a = a->next)
-		for (const cJSON *b = a->next; b; b = b->next)
-			if (a->string && b->string && strcmp(a->string, b->string) == 0)
-				return fs_errf(err, errlen, "%s: key '%s' appears twice", where, a->string);
+	struct proto_report *out = dst;
+	char q[80];
+
+	if (proto_stage_parse(v->valuestring, &out->stage) != 0)
+		return jr_fail(r, "unknown stage %s", jr_quote(v->valuestring, q, sizeof q));
 	return 0;
 }
 
-static const cJSON *get(const cJSON *obj, const char *key, const char *where, int type_mask,
-                        const char *type_name, char *err, size_t errlen)
+#define Q(f) offsetof(struct proto_stats, f)
+
+static const struct jr_field us_fields[] = {
+	{"median", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(median), 0, NULL},
+	{"p10", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(p10), 0, NULL},
+	{"p90", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(p90), 0, NULL},
+	{"min", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(min), 0, NULL},
+	{"max", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(max), 0, NULL},
+	JR_END,
+};
+
+static int take_us(struct jr *r, const cJSON *v, void *dst)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	struct proto_size_result *s = dst;
 
-	if (!it) {
-		fs_errf(err, errlen, "%s: missing '%s'", where, key);
-		return NULL;
-	}
-	if (!(it->type & type_mask)) {
-		fs_errf(err, errlen, "%s: '%s' is not %s", where, key, type_name);
-		return NULL;
-	}
-	return it;
-}
-
-static int get_string(const cJSON *obj, const char *key, const char *where, char *dst,
-                      size_t dstlen, char *err, size_t errlen)
-{
-	const cJSON *it = get(obj, key, where, cJSON_String, "a string", err, errlen);
-
-	if (!it)
+	if (jr_dispatch(r, v, us_fields, true, &s->us, NULL) < 0)
 		return -1;
-	if (strlen(it->valuestring) >= dstlen)
-		return fs_errf(err, errlen, "%s: '%s' is longer than %zu characters", where, key,
-		               dstlen - 1);
-	memcpy(dst, it->valuestring, strlen(it->valuestring) + 1);
-	return 0;
-}
-
-/* A number that is finite, within [lo, hi], and integral when `integral`. */
-static int get_number(const cJSON *obj, const char *key, const char *where, double lo,
-                      double hi, bool integral, double *out, char *err, size_t errlen)
-{
-	const cJSON *it = get(obj, key, where, cJSON_Number, "a number", err, errlen);
-	double v;
-
-	if (!it)
-		return -1;
-	v = it->valuedouble;
-	if (!isfinite(v))
-		return fs_errf(err, errlen, "%s: '%s' is not finite", where, key);
-	if (v < lo || v > hi)
-		return fs_errf(err, errlen, "%s: '%s' = %g is out of range [%g, %g]", where, key, v,
-		               lo, hi);
-	if (integral && v != floor(v))
-		return fs_errf(err, errlen, "%s: '%s' = %g is not an integer", where, key, v);
-	*out = v;
-	return 0;
-}
-
-static int parse_result(const cJSON *o, size_t idx, struct proto_size_result *s, char *err,
-                        size_t errlen)
-{
-	char where[64];
-	const cJSON *us, *correct;
-	double v;
-	static const char *const qs[] = {"median", "p10", "p90", "min", "max"};
-	double *dst[5];
-
-	snprintf(where, sizeof where, "results[%zu]", idx);
-	if (!cJSON_IsObject(o))
-		return fs_errf(err, errlen, "%s: not an object", where);
-	if (no_duplicate_keys(o, where, err, errlen) != 0)
-		return -1;
-	if (get_number(o, "bytes", where, 1, (double)PROTO_MAX_BYTES, true, &v, err, errlen))
-		return -1;
-	s->bytes = (size_t)v;
-	if (get_number(o, "ops", where, 1, PROTO_MAX_OPS, true, &v, err, errlen))
-		return -1;
-	s->ops = (int)v;
-	if (get_number(o, "samples", where, 1, INT_MAX, true, &v, err, errlen))
-		return -1;
-	s->samples = (int)v;
-	correct = get(o, "correct", where, cJSON_True | cJSON_False, "a boolean", err, errlen);
-	if (!correct)
-		return -1;
-	s->correct = cJSON_IsTrue(correct);
-	us = get(o, "us", where, cJSON_Object, "an object", err, errlen);
-	if (!us)
-		return -1;
-	snprintf(where, sizeof where, "results[%zu].us", idx);
-	if (no_duplicate_keys(us, where, err, errlen) != 0)
-		return -1;
-	dst[0] = &s->us.median;
-	dst[1] = &s->us.p10;
-	dst[2] = &s->us.p90;
-	dst[3] = &s->us.min;
-	dst[4] = &s->us.max;
-	for (size_t i = 0; i < 5; i++)
-		if (get_number(us, qs[i], where, 0, 1e12, false, dst[i], err, errlen))
-			return -1;
 	if (!(s->us.min <= s->us.p10 && s->us.p10 <= s->us.median && s->us.median <= s->us.p90 &&
 	      s->us.p90 <= s->us.max))
-		return fs_errf(err, errlen, "%s: quantiles out of order (min <= p10 <= median <= p90 <= max)",
-		               where);
+		return jr_fail(r, "quantiles out of order (min <= p10 <= median <= p90 <= max)");
 	return 0;
 }
+
+
+/* ---- the extensions: decisions ("nccl") and sweep entries ---- */
+
+/* An algorithm or protocol name (any case) into the int at dst; null stores nothing
+ * (the caller preset PROTO_NCCL_ANY). */
+static int take_nccl_name(struct jr *r, const cJSON *v, int *dst, bool is_algo)
+{
+	char q[80];
+	int i;
+
+	if (cJSON_IsNull(v))
+		return 0;
+	i = is_algo ? proto_nccl_algo_parse(v->valuestring) : proto_nccl_proto_parse(v->valuestring);
+	if (i < 0)
+		return jr_fail(r, "%s is not one of %s", jr_quote(v->valuestring, q, sizeof q),
+		               is_algo ? "Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT"
+		                       : "LL, LL128, Simple");
+	*dst = i;
+	return 0;
+}
+
+static int take_dec_algo(struct jr *r, const cJSON *v, void *dst)
+{
+	return take_nccl_name(r, v, &((struct proto_decision *)dst)->algo, true);
+}
+
+static int take_dec_proto(struct jr *r, const cJSON *v, void *dst)
+{
+	return take_nccl_name(r, v, &((struct proto_decision *)dst)->proto, false);
+}
+
+#define D(f) offsetof(struct proto_decision, f)
+
+static const struct jr_field decision_fields[] = {
+	{"algo", JR_STRING | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_dec_algo},
+	{"proto", JR_STRING | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_dec_proto},
+	{"ctas", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, PROTO_MAX_CTAS, NULL, JR_INT, D(ctas), 0,
+	 NULL},
+	{"symmetric", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, D(symmetric), 0, NULL},
+	{"mixed", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, D(mixed), 0, NULL},
+	{"kernel", JR_STRING, 0, 0, 0, NULL, JR_STRBUF, D(kernel), PROTO_KERNEL_MAX, NULL},
+	JR_END,
+};
+
+/* One decision object read at r's current path. */
+static int read_decision(struct jr *r, const cJSON *v, struct proto_decision *d)
+{
+	memset(d, 0, sizeof *d);
+	d->algo = d->proto = PROTO_NCCL_ANY;
+	if (jr_dispatch(r, v, decision_fields, true, d, NULL) < 0)
+		return -1;
+	if (!d->symmetric && (d->algo < 0 || d->proto < 0))
+		return jr_fail(r, "algo and proto may be null only with symmetric: true");
+	d->known = true;
+	return 0;
+}
+
+/* A results[] entry's "nccl". */
+static int take_decision_at(struct jr *r, const cJSON *v, void *dst)
+{
+	return read_decision(r, v, &((struct proto_size_result *)dst)->nccl);
+}
+
+int proto_decision_parse(const cJSON *obj, const char *where, struct proto_decision *out,
+                         char *err, size_t errlen)
+{
+	struct jr r;
+
+	jr_init(&r, where, err, errlen);
+	return read_decision(&r, obj, out);
+}
+
+#define S(f) offsetof(struct proto_size_result, f)
+
+static const struct jr_field result_fields[] = {
+	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, (double)PROTO_MAX_BYTES, NULL, JR_SIZE,
+	 S(bytes), 0, NULL},
+	{"ops", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, PROTO_MAX_OPS, NULL, JR_INT, S(ops), 0,
+	 NULL},
+	{"samples", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, INT_MAX, NULL, JR_INT, S(samples), 0,
+	 NULL},
+	{"correct", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, S(correct), 0, NULL},
+	{"us", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_us},
+	{"nccl", JR_OBJECT, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_decision_at},
+	JR_END,
+};
+
+static int take_result(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct proto_report *out = ctx;
+
+	out->nresults = i + 1;
+	return jr_dispatch(r, v, result_fields, true, &out->results[i], NULL);
+}
+
+static int take_results(struct jr *r, const cJSON *v, void *dst)
+{
+	if (jr_each(r, v, PROTO_MAX_SIZES, take_result, dst) < 0)
+		return -1;
+	if (cJSON_GetArraySize(v) == 0)
+		return jr_fail(r, "empty");
+	return 0;
+}
+
+
+/* ---- sweep entries: "sweep" and "sweep_in_flight" ---- */
+
+#define W(f) offsetof(struct proto_sweep_entry, f)
+
+static int take_sw_algo(struct jr *r, const cJSON *v, void *dst)
+{
+	return take_nccl_name(r, v, &((struct proto_sweep_entry *)dst)->algo, true);
+}
+
+static int take_sw_proto(struct jr *r, const cJSON *v, void *dst)
+{
+	return take_nccl_name(r, v, &((struct proto_sweep_entry *)dst)->proto, false);
+}
+
+static int take_sw_decision(struct jr *r, const cJSON *v, void *dst)
+{
+	return read_decision(r, v, &((struct proto_sweep_entry *)dst)->nccl);
+}
+
+static int take_sw_stage(struct jr *r, const cJSON *v, void *dst)
+{
+	char q[80];
+
+	if (proto_stage_parse(v->valuestring, &((struct proto_sweep_entry *)dst)->stage) != 0)
+		return jr_fail(r, "unknown stage %s", jr_quote(v->valuestring, q, sizeof q));
+	return 0;
+}
+
+static int take_sw_us(struct jr *r, const cJSON *v, void *dst)
+{
+	struct proto_sweep_entry *e = dst;
+
+	if (jr_dispatch(r, v, us_fields, false, &e->us, NULL) < 0)
+		return -1;
+	if (!(e->us.min <= e->us.p10 && e->us.p10 <= e->us.median && e->us.median <= e->us.p90 &&
+	      e->us.p90 <= e->us.max))
+		return jr_fail(r, "quantiles out of order (min <= p10 <= median <= p90 <= max)");
+	return 0;
+}
+
+/* What every entry has; then the ok or the failed branch (objects are closed). */
+static const struct jr_field sweep_fields[] = {
+	{"index", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 0, PROTO_MAX_CHOICES - 1, NULL, JR_SIZE,
+	 W(index), 0, NULL},
+	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, (double)PROTO_MAX_BYTES, NULL, JR_SIZE,
+	 W(bytes), 0, NULL},
+	{"algo", JR_STRING | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_sw_algo},
+	{"proto", JR_STRING | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_sw_proto},
+	{"ctas", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 0, PROTO_MAX_CTAS, NULL, JR_INT, W(ctas), 0,
+	 NULL},
+	{"ok", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, W(ok), 0, NULL},
+	{"nccl", JR_OBJECT, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_sw_decision},
+	{"samples", JR_ANY, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	{"us", JR_ANY, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	{"stage", JR_ANY, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	{"error", JR_ANY, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
+};
+
+static const struct jr_field sweep_ok_fields[] = {
+	{"samples", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, INT_MAX, NULL, JR_INT, W(samples), 0,
+	 NULL},
+	{"us", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_sw_us},
+	JR_END,
+};
+
+/* The message comes from the probe: control characters are kept (escaped on output). */
+static const struct jr_field sweep_fail_fields[] = {
+	{"stage", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_sw_stage},
+	{"error", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF, W(error),
+	 PROTO_SWEEP_ERROR_MAX, NULL},
+	JR_END,
+};
+
+struct sweep_read {
+	struct proto_report *out;
+	struct proto_sweep_entry *entries;
+	bool has_in_flight;
+	size_t in_flight;
+};
+
+/* One entry, and how it sits among the others: an ok report's entries are the choices in
+ * order (index = position), of sizes among the results; a failure's have ascending
+ * indices, none the one in flight. */
+static int take_sweep_entry(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct sweep_read *sr = ctx;
+	struct proto_sweep_entry *e = &sr->entries[i];
+	bool size_known = false;
+
+	e->algo = e->proto = PROTO_NCCL_ANY;
+	if (jr_dispatch(r, v, sweep_fields, true, e, NULL) < 0 ||
+	    jr_dispatch(r, v, e->ok ? sweep_ok_fields : sweep_fail_fields, true, e, NULL) < 0)
+		return -1;
+	if (sr->out->ok && e->index != i)
+		return jr_fail(r, "index is %zu, not its position", e->index);
+	if (!sr->out->ok && i > 0 && e->index <= sr->entries[i - 1].index)
+		return jr_fail(r, "index %zu is not above the one before", e->index);
+	if (sr->has_in_flight && e->index == sr->in_flight)
+		return jr_fail(r, "choice %zu is both final and in flight", e->index);
+	for (size_t k = 0; k < sr->out->nresults; k++)
+		size_known = size_known || sr->out->results[k].bytes == e->bytes;
+	if (sr->out->ok && !size_known)
+		return jr_fail(r, "%zu bytes is not one of the results' sizes", e->bytes);
+	return 0;
+}
+
+static const struct jr_field in_flight_fields[] = {
+	{"sweep_in_flight", JR_NUMBER, JR_INTEGER, 0, PROTO_MAX_CHOICES - 1, NULL, JR_SIZE,
+	 offsetof(struct sweep_read, in_flight), 0, NULL},
+	JR_END,
+};
+
+/* "sweep_in_flight" and "sweep" of a report whose ok (and, when ok, results) are read.
+ * Sets out->sweep only on success. */
+static int read_sweep(struct jr *r, const cJSON *root, struct proto_report *out)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "sweep");
+	struct sweep_read sr = {out, NULL, false, 0};
+	uint64_t seen = 0;
+	int n, rc = -1;
+
+	if (jr_dispatch(r, root, in_flight_fields, true, &sr, &seen) < 0)
+		return -1;
+	sr.has_in_flight = seen & 1;
+	if (sr.has_in_flight && out->ok) {
+		jr_push_key(r, "sweep_in_flight");
+		return jr_fail(r, "in a successful report");
+	}
+	if (!arr) {
+		if (sr.has_in_flight)
+			return jr_fail(r, "sweep_in_flight without sweep");
+		return 0;
+	}
+	if (jr_push_key(r, "sweep") < 0)
+		return -1;
+	n = cJSON_GetArraySize(arr);
+	if (cJSON_IsArray(arr) && out->ok && n == 0) {
+		jr_fail(r, "empty");
+		goto out;
+	}
+	sr.entries = calloc((size_t)(n > 0 ? n : 0) + 1, sizeof *sr.entries);
+	if (!sr.entries) {
+		jr_fail(r, "out of memory for the sweep entries");
+		goto out;
+	}
+	if (jr_each(r, arr, PROTO_MAX_CHOICES, take_sweep_entry, &sr) < 0)
+		goto out;
+	out->sweep = sr.entries;
+	out->nsweep = (size_t)n;
+	out->has_in_flight = sr.has_in_flight;
+	out->sweep_in_flight = sr.in_flight;
+	sr.entries = NULL;
+	rc = 0;
+out:
+	jr_pop(r);
+	free(sr.entries);
+	return rc;
+}
+
+#define R(f) offsetof(struct proto_report, f)
+
+static const struct jr_field head_fields[] = {
+	{"schema", JR_STRING, JR_REQUIRED, 0, 0, schema_words, JR_KEEP, 0, 0, NULL},
+	{"ok", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, R(ok), 0, NULL},
+	JR_END,
+};
+
+/* The message comes from the probe: control characters are kept (escaped on output). */
+static const struct jr_field fail_fields[] = {
+	{"error", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF, R(error),
+	 PROTO_ERROR_MAX, NULL},
+	{"stage", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_stage},
+	JR_END,
+};
+
+static const struct jr_field ok_fields[] = {
+	{"nranks", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1 << 20, NULL, JR_INT, R(nranks), 0,
+	 NULL},
+	{"nccl_version", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF,
+	 R(nccl_version), sizeof ((struct proto_report *)0)->nccl_version, NULL},
+	{"source", JR_STRING, JR_REQUIRED, 0, 0, source_words, JR_STRBUF, R(source),
+	 sizeof ((struct proto_report *)0)->source, NULL},
+	{"results", JR_ARRAY, JR_REQUIRED, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, take_results},
+	JR_END,
+};
+
+/* Read only when source is "model". */
+static const struct jr_field model_fields[] = {
+	{"model", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 0, NULL, JR_STRBUF, R(model),
+	 sizeof ((struct proto_report *)0)->model, NULL},
+	JR_END,
+};
 
 int proto_report_parse(const char *text, size_t len, struct proto_report *out, char *err,
                        size_t errlen)
 {
+	struct jr r;
 	cJSON *root = NULL;
-	const char *end = NULL;
-	const cJSON *it;
 	int rc = -1;
 
 	memset(out, 0, sizeof *out);
-	if (memchr(text, '\0', len))
-		return fs_errf(err, errlen, "output contains a NUL byte");
-	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-		size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : 0;
-
-		fs_errf(err, errlen, "not a JSON object (parse error at byte %zu of %zu)", off, len);
+	jr_init(&r, "report", err, errlen);
+	root = jr_parse(&r, text, len);
+	if (!root || jr_dispatch(&r, root, head_fields, true, out, NULL) < 0)
 		goto out;
-	}
-	for (; end && end < text + len; end++) {
-		if (!isspace((unsigned char)*end)) {
-			fs_errf(err, errlen, "more than one JSON value (extra text at byte %zu)",
-			        (size_t)(end - text));
-			goto out;
-		}
-	}
-	if (!cJSON_IsObject(root)) {
-		fs_errf(err, errlen, "not a JSON object");
-		goto out;
-	}
-	if (no_duplicate_keys(root, "report", err, errlen) != 0)
-		goto out;
-	it = get(root, "schema", "report", cJSON_String, "a string", err, errlen);
-	if (!it)
-		goto out;
-	if (strcmp(it->valuestring, PROTO_SCHEMA) != 0) {
-		fs_errf(err, errlen, "report: schema '%.64s' is not '%s'", it->valuestring, PROTO_SCHEMA);
-		goto out;
-	}
-	it = get(root, "ok", "report", cJSON_True | cJSON_False, "a boolean", err, errlen);
-	if (!it)
-		goto out;
-	out->ok = cJSON_IsTrue(it);
 	if (!out->ok) {
-		if (get_string(root, "error", "report", out->error, sizeof out->error, err, errlen))
+		if (jr_dispatch(&r, root, fail_fields, true, out, NULL) < 0 ||
+		    read_sweep(&r, root, out) < 0)
 			goto out;
-		it = get(root, "stage", "report", cJSON_String, "a string", err, errlen);
-		if (!it)
-			goto out;
-		if (proto_stage_parse(it->valuestring, &out->stage) != 0) {
-			fs_errf(err, errlen, "report: unknown stage '%.32s'", it->valuestring);
-			goto out;
-		}
 		rc = 0;
 		goto out;
-	} else {
-		double v;
-		const cJSON *results, *r;
-		size_t i = 0;
-
-		if (get_number(root, "nranks", "report", 1, 1 << 20, true, &v, err, errlen))
-			goto out;
-		out->nranks = (int)v;
-		if (get_string(root, "nccl_version", "report", out->nccl_version,
-		               sizeof out->nccl_version, err, errlen))
-			goto out;
-		if (get_string(root, "source", "report", out->source, sizeof out->source, err, errlen))
-			goto out;
-		if (strcmp(out->source, "measured") != 0 && strcmp(out->source, "model") != 0) {
-			fs_errf(err, errlen, "report: source '%s' is neither 'measured' nor 'model'",
-			        out->source);
-			goto out;
-		}
-		if (strcmp(out->source, "model") == 0 &&
-		    get_string(root, "model", "report", out->model, sizeof out->model, err, errlen))
+	}
+	if (jr_dispatch(&r, root, ok_fields, true, out, NULL) < 0)
+		goto out;
+	if (strcmp(out->source, "model") == 0) {
+		if (jr_dispatch(&r, root, model_fields, true, out, NULL) < 0)
 			goto out;
 		/* a model probe names its model; an empty name would not survive formatting */
-		if (strcmp(out->source, "model") == 0 && !out->model[0]) {
-			fs_errf(err, errlen, "report: 'model' is empty");
+		if (!out->model[0]) {
+			jr_push_key(&r, "model");
+			jr_fail(&r, "empty");
 			goto out;
 		}
-		results = get(root, "results", "report", cJSON_Array, "an array", err, errlen);
-		if (!results)
-			goto out;
-		cJSON_ArrayForEach(r, results) {
-			if (i == PROTO_MAX_SIZES) {
-				fs_errf(err, errlen, "report: more than %d results", PROTO_MAX_SIZES);
-				goto out;
-			}
-			if (parse_result(r, i, &out->results[i], err, errlen) != 0)
-				goto out;
-			i++;
-		}
-		if (i == 0) {
-			fs_errf(err, errlen, "report: 'results' is empty");
-			goto out;
-		}
-		out->nresults = i;
-		/* ok with a wrong sum breaks the protocol's promise; never let it pass as a
-		 * measurement: turn it into the verify failure it really is. */
-		for (i = 0; i < out->nresults; i++) {
-			if (!out->results[i].correct) {
-				out->ok = false;
-				out->stage = PROTO_STAGE_VERIFY;
-				snprintf(out->error, sizeof out->error,
-				         "probe reported ok with correct: false for %zu bytes",
-				         out->results[i].bytes);
-				break;
-			}
+	}
+	if (read_sweep(&r, root, out) < 0)
+		goto out;
+	/* ok with a wrong sum breaks the protocol's promise; never let it pass as a
+	 * measurement: turn it into the verify failure it really is. */
+	for (size_t i = 0; i < out->nresults; i++) {
+		if (!out->results[i].correct) {
+			out->ok = false;
+			out->stage = PROTO_STAGE_VERIFY;
+			snprintf(out->error, sizeof out->error,
+			         "probe reported ok with correct: false for %zu bytes",
+			         out->results[i].bytes);
+			break;
 		}
 	}
 	rc = 0;

@@ -10,10 +10,34 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct cJSON;
+
 #define PROTO_SCHEMA "nccltune-probe/1"
 #define PROTO_FINGERPRINT_SCHEMA "nccltune-fingerprint/1"
 #define PROTO_MAX_SIZES 32          /* message sizes in one --bytes list */
 #define PROTO_ERROR_MAX 1024        /* bytes kept of an error message */
+#define PROTO_MAX_CHOICES 1024      /* choices in one sweep file (nccltune-sweep/1) */
+#define PROTO_SWEEP_ERROR_MAX 256   /* bytes kept of a sweep entry's error message */
+#define PROTO_MAX_CTAS 1024         /* largest CTA count a decision may report */
+#define PROTO_KERNEL_MAX 64         /* bytes kept of a symmetric kernel's name */
+
+/* What a probe can do beyond protocol v1 (--capabilities, docs/probe-protocol.md). The
+ * words are the protocol's: "ops-list", "decisions", "sweep", "window", "compute". */
+enum proto_capability {
+	PROTO_CAP_OPS_LIST = 1u << 0,    /* --ops N1,N2,...: one count per --bytes entry */
+	PROTO_CAP_DECISIONS = 1u << 1,   /* "nccl": what NCCL ran, per result / sweep entry */
+	PROTO_CAP_SWEEP = 1u << 2,       /* --sweep FILE (nccltune-sweep/1) */
+	PROTO_CAP_WINDOW = 1u << 3,      /* --window symmetric */
+	PROTO_CAP_COMPUTE = 1u << 4,     /* --compute-us US[,CTAS] */
+};
+#define PROTO_CAP_COUNT 5
+
+/* NCCL's algorithm and protocol indices (NCCL_ALGO_*, NCCL_PROTO_*; the same in NCCL
+ * 2.24 - 2.30): Tree 0, Ring 1, CollNetDirect 2, CollNetChain 3, NVLS 4, NVLSTree 5,
+ * PAT 6; LL 0, LL128 1, Simple 2. PROTO_NCCL_ANY (-1): NCCL's own choice / unknown. */
+#define PROTO_NCCL_ANY (-1)
+#define PROTO_NCCL_NALGOS 7
+#define PROTO_NCCL_NPROTOS 3
 
 /* Exit statuses of a probe (documented in --help of both probes). */
 enum proto_exit {
@@ -34,7 +58,11 @@ enum proto_stage {
 struct proto_workload {
 	size_t nsizes;
 	size_t bytes[PROTO_MAX_SIZES];  /* per rank, all-reduce, in the order given */
-	int ops;                        /* all-reduces captured back to back in one graph */
+	int ops;                        /* all-reduces captured back to back in one graph; with
+	                                   a per-size list, the largest of it (a safe bound) */
+	size_t nops;                    /* 0: `ops` for every size; else entries of ops_list
+	                                   (one per --bytes entry once validated) */
+	int ops_list[PROTO_MAX_SIZES];  /* per-size counts of --ops N1,N2,... */
 	enum proto_dtype dtype;
 	int iters;                      /* timed graph replays */
 	int warmup;                     /* untimed graph replays */
@@ -43,12 +71,39 @@ struct proto_workload {
 
 struct proto_stats { double median, p10, p90, min, max; };
 
+/* What NCCL ran for the ops of one size ("nccl" in a result or sweep entry). */
+struct proto_decision {
+	bool known;                     /* false: the report has no "nccl" here */
+	int algo;                       /* PROTO_NCCL_* index; PROTO_NCCL_ANY only when symmetric */
+	int proto;                      /* likewise */
+	int ctas;                       /* CTAs (channels) one op ran on, 1..PROTO_MAX_CTAS */
+	bool symmetric;                 /* a symmetric kernel (registered window) ran */
+	bool mixed;                     /* the size's ops did not all run the same */
+	char kernel[PROTO_KERNEL_MAX];  /* the symmetric kernel's name; "" otherwise */
+};
+
 struct proto_size_result {
 	size_t bytes;
 	int ops;
 	int samples;
 	struct proto_stats us;          /* latency of one all-reduce, microseconds */
 	bool correct;
+	struct proto_decision nccl;     /* extension; known false when absent */
+};
+
+/* One choice of a sweep (--sweep FILE) as reported. The choice: bytes, algo and proto
+ * (PROTO_NCCL_ANY = NCCL's), ctas (0 = NCCL's). ok: samples and us (as in results) are
+ * meaningful; else stage and error. nccl: what NCCL ran, when known (ok or not). */
+struct proto_sweep_entry {
+	size_t index;                   /* position of the choice in the sweep file */
+	size_t bytes;
+	int algo, proto, ctas;
+	bool ok;
+	int samples;
+	struct proto_stats us;
+	enum proto_stage stage;
+	char error[PROTO_SWEEP_ERROR_MAX];
+	struct proto_decision nccl;
 };
 
 /* One probe run's report. `source` is "measured" or "model"; `model` is empty unless
@@ -63,6 +118,14 @@ struct proto_report {
 	struct proto_size_result results[PROTO_MAX_SIZES];
 	enum proto_stage stage;
 	char error[PROTO_ERROR_MAX];
+	/* Sweep extension. ok: one entry per choice, in the file's order. Failure: the
+	 * entries that were final when the run failed (index ascending), and, when a choice
+	 * was being prepared or replayed, its index. `sweep` is malloc'd and owned by the
+	 * report: proto_report_clear frees it (a struct copy shares it). */
+	struct proto_sweep_entry *sweep;
+	size_t nsweep;
+	bool has_in_flight;
+	size_t sweep_in_flight;
 };
 
 /* Fill `w` with the protocol's defaults: --bytes 43008 --ops 122 --dtype bf16
@@ -76,6 +139,15 @@ void proto_workload_defaults(struct proto_workload *w);
 int proto_workload_option(struct proto_workload *w, const char *name, const char *arg,
                           char *err, size_t errlen);
 
+/* The ops count of size i: ops_list[i] when a per-size list was given, else ops.
+ * Can't fail. */
+int proto_workload_ops(const struct proto_workload *w, size_t i);
+
+/* Checks that need every workload option: a per-size --ops list has one value per
+ * --bytes entry. Call once all options are applied. Returns 0, or -1 with a message
+ * naming both options in err. */
+int proto_workload_validate(const struct proto_workload *w, char *err, size_t errlen);
+
 /* Parse a comma-separated list of byte counts ("43008,65536"; suffixes K, M = KiB, MiB)
  * into w->bytes. Returns 0, or -1 with a message naming the offending item. */
 int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, size_t errlen);
@@ -84,11 +156,48 @@ const char *proto_dtype_name(enum proto_dtype d);        /* "bf16", "f16", "f32"
 int proto_dtype_parse(const char *s, enum proto_dtype *out); /* 0 or -1 */
 size_t proto_dtype_size(enum proto_dtype d);             /* bytes per element */
 const char *proto_stage_name(enum proto_stage s);
+
+/* NCCL's canonical names: "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS",
+ * "NVLSTree", "PAT"; "LL", "LL128", "Simple". NULL for an index out of range (including
+ * PROTO_NCCL_ANY). */
+const char *proto_nccl_algo_name(int algo);
+const char *proto_nccl_proto_name(int proto);
+/* Case-insensitive: the index of `s` among those names, or -1 when it is none of them. */
+int proto_nccl_algo_parse(const char *s);
+int proto_nccl_proto_parse(const char *s);
+
+/* The capability word of one PROTO_CAP_* bit ("ops-list", ...); NULL for anything else. */
+const char *proto_capability_name(unsigned cap);
+
+/* What --capabilities prints: {"schema":"nccltune-probe/1","capabilities":[...]} and a
+ * newline, the words in the order of enum proto_capability. malloc'd, the caller frees;
+ * NULL when out of memory. */
+char *proto_capabilities_format(unsigned caps);
+
+/* Read what a probe printed for --capabilities (len bytes): exactly one JSON object with
+ * the protocol's schema and an array of strings. Words this version does not know are
+ * skipped (a newer probe); keys other than these two are ignored. Returns 0 with the
+ * PROTO_CAP_* bits in *caps, or -1 with the reason in err (the caller then assumes no
+ * capabilities). */
+int proto_capabilities_parse(const char *text, size_t len, unsigned *caps, char *err,
+                             size_t errlen);
 int proto_stage_parse(const char *s, enum proto_stage *out); /* 0 or -1 */
 
 /* Summarise n samples (n >= 1; sorted in place): median, p10, p90, min, max with
  * linear interpolation between order statistics. Can't fail for n >= 1. */
 void proto_stats_compute(double *samples, size_t n, struct proto_stats *out);
+
+/* Free what `r` owns (the sweep entries) and leave it with none; the rest is untouched.
+ * Accepts NULL. Call it before a report goes out of scope or is parsed into again. */
+void proto_report_clear(struct proto_report *r);
+
+/* Parse one decision object ("nccl"): "algo" and "proto" NCCL's names (any case) or
+ * null (only with "symmetric": true), "ctas" an integer in 1..PROTO_MAX_CTAS,
+ * "symmetric" a boolean, optional "mixed" (boolean) and "kernel" (string); other keys
+ * are ignored. `where` names the object in messages ("results[0].nccl"). Returns 0
+ * with *out filled (known true), or -1 with the first violation in err. */
+int proto_decision_parse(const struct cJSON *obj, const char *where, struct proto_decision *out,
+                         char *err, size_t errlen);
 
 /* Start a failure report at `stage` with a printf-style message. Can't fail. */
 void proto_report_fail(struct proto_report *r, enum proto_stage stage, const char *fmt, ...)
@@ -113,8 +222,11 @@ int proto_report_write(const struct proto_report *r, FILE *f);
 /* Strictly parse a probe's stdout (len bytes, not necessarily NUL-terminated):
  * exactly one JSON object, optionally surrounded by whitespace; right schema; every
  * required field present with the right type; latencies finite and >= 0; stage a
- * known name. Returns 0, or -1 with the first violation in err (the caller classifies
- * that as "garbage"). */
+ * known name; decisions and sweep entries, when present, well formed (sweep entries of
+ * an ok report one per choice in order, of sizes among the results). Starts by zeroing
+ * *out (clear a report that holds sweep entries first). Returns 0 (free the sweep
+ * entries with proto_report_clear), or -1 with *out holding nothing to free and the
+ * first violation in err (the caller classifies that as "garbage"). */
 int proto_report_parse(const char *text, size_t len, struct proto_report *out,
                        char *err, size_t errlen);
 

@@ -71,7 +71,7 @@ const char *nccltune_session_out_dir(const nccltune_session *s);
  * nccltune-model-probe --model MODEL; each found as a session finds it
  * ($NCCLTUNE_PROBE / $NCCLTUNE_MODEL_PROBE, next to the running program, PATH) and
  * quoted for a shell-like split. NCCLTUNE_OK, or NCCLTUNE_ERROR with a message saying
- * where it looked. */
+ * where it looked. (In tuner/run/locate.c, below the session, with finding the probes.) */
 int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, size_t errlen);
 
 /* ---- what users do with a result (tuner/workflows/) ---- */

@@ -2,8 +2,9 @@
  * integer parameters through strtoll(base 0) with NCCL's -2 "unset" sentinel
  * (misc/param.cc), channel limits through ncclMinNchannels/ncclMaxNchannels
  * (graph/connect.cc), NCCL_P2P_LEVEL through ncclGetLevel (graph/paths.cc) and the
- * NCCL_ALGO/NCCL_PROTO lists through parseList (graph/tuning.cc). Re-implemented from
- * reading NCCL's source; no NCCL code is used. */
+ * NCCL_ALGO/NCCL_PROTO lists through parseList (graph/tuning.cc), whose tokenizer and
+ * word lists are common/ncclvars'. Re-implemented from reading NCCL's source; no NCCL
+ * code is used. */
 #include "model.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <strings.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 
 enum {
 	VAR_ALGO, VAR_PROTO, VAR_NTHREADS, VAR_LL128_NTHREADS, VAR_MIN_NCHANNELS,
@@ -32,33 +34,25 @@ _Static_assert(NVARS == MODEL_ENV_NVARS, "model.h's MODEL_ENV_NVARS is out of da
 
 #define MAXCHANNELS 64   /* NCCL's MAXCHANNELS */
 
-static const char *const func_names[] = {
-	"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce",
-};
-#define NFUNCS 5
-#define FUNC_ALLREDUCE 4
+_Static_assert((int)MODEL_NALGOS == (int)NCCLVARS_NALGOS, "model.h's algorithms are NCCL's");
+_Static_assert((int)MODEL_NPROTOS == (int)NCCLVARS_NPROTOS, "model.h's protocols are NCCL's");
+_Static_assert((int)MODEL_ALGO_PAT == (int)NCCLVARS_ALGO_PAT, "NCCL's algorithm order");
+_Static_assert((int)MODEL_PROTO_SIMPLE == (int)NCCLVARS_PROTO_SIMPLE, "NCCL's protocol order");
 
-static const char *const algo_names[MODEL_NALGOS] = {
-	"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT",
-};
-static const char *const proto_names[MODEL_NPROTOS] = { "LL", "LL128", "Simple" };
 static const char *const transport_names[MODEL_NTRANSPORTS] = { "nvlink", "p2p", "shm", "net" };
-
-/* topoPathTypeStr, up to SYS: the only words NCCL_P2P_LEVEL accepts (case-sensitive). */
-static const char *const path_names[] = {
-	"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS",
-};
-/* Legacy integer levels 0..5 (levelsOldToNew): LOC, PIX, PXB, PHB, SYS, SYS. */
-static const int legacy_levels[] = { 0, 4, 5, 8, 9, 9 };
 
 const char *model_algo_name(enum model_algo a)
 {
-	return (unsigned)a < MODEL_NALGOS ? algo_names[a] : "?";
+	const char *n = ncclvars_word_name(NCCLVARS_ALGOS, (size_t)a);
+
+	return n ? n : "?";
 }
 
 const char *model_proto_name(enum model_proto p)
 {
-	return (unsigned)p < MODEL_NPROTOS ? proto_names[p] : "?";
+	const char *n = ncclvars_word_name(NCCLVARS_PROTOS, (size_t)p);
+
+	return n ? n : "?";
 }
 
 const char *model_transport_name(enum model_transport t)
@@ -101,107 +95,64 @@ static long long param_value(const char *s, long long deflt)
 	return errno ? deflt : v;
 }
 
-/* A strtok-alike without strtok's hidden state: skip leading delimiters, return the next
- * token (copied into tok, truncated to toklen-1) and advance *pos; NULL when none left. */
-static const char *next_token(const char **pos, const char *delims, char *tok, size_t toklen)
+/* parseList from graph/tuning.cc onto the (function x element) table `list` (NCCL's
+ * defaults on entry), through the shared tokenizer. Returns 0, or -1 with NCCL's warning
+ * text in err (NCCL then fails with ncclInvalidUsage). */
+static int parse_list(const char *str, enum ncclvars_wordlist words, int *list, char *err,
+                      size_t errlen)
 {
-	const char *p = *pos;
-	size_t n;
+	struct ncclvars_list l;
+	int nelems = (int)ncclvars_word_count(words);
+	const char *at;
+	int n;
 
-	p += strspn(p, delims);
-	if (!*p) {
-		*pos = p;
-		return NULL;
-	}
-	n = strcspn(p, delims);
-	snprintf(tok, toklen, "%.*s", (int)n, p);
-	*pos = p + n;
-	return tok;
-}
-
-/* parseList from graph/tuning.cc on the (function x element) table `list`. Returns 0, or
- * -1 with NCCL's warning text in err (NCCL then fails with ncclInvalidUsage). */
-static int parse_list(const char *str, const char *const elems[], int nelems, int *list,
-                      char *err, size_t errlen)
-{
-	const char *full = str;
-	char entry[512], prefix_buf[512], elem_buf[512];
-	bool first = true;
-
-	while (next_token(&full, ";", entry, sizeof entry)) {
-		const char *sub = entry, *prefix, *elem_list, *ep;
-		char *pfx;
-		int unset = 0, set = 1;
-		bool found = false;
-
-		prefix = next_token(&sub, ":", prefix_buf, sizeof prefix_buf);
-		pfx = prefix_buf;
-		elem_list = next_token(&sub, ":", elem_buf, sizeof elem_buf);
-		if (!elem_list) {
-			/* strtok_r on ";" skips leading separators, so "first" means the first
-			 * token NCCL sees, which is where the unprefixed list is allowed */
-			if (!first)
-				return fs_errf(err, errlen,
-				               "All entries except the first must have a prefix: \"%s\"", str);
-			elem_list = pfx;
-			prefix = NULL;
-		}
-		if (elem_list[0] == '^') {
-			unset = 1;
-			set = 0;
-			elem_list++;
-		}
-		for (int f = 0; f < NFUNCS; f++) {
-			char tok[512];
-
-			if (prefix && strcasecmp(prefix, func_names[f]) != 0)
+	if (ncclvars_list_parse(str, words, &l) == 0) {
+		for (int f = 0; f < NCCLVARS_NFUNCS; f++) {
+			if (!l.row[f].set)
 				continue;
-			found = true;
-			for (int e = 0; e < nelems; e++)
-				list[f * nelems + e] = unset;
-			ep = elem_list;
-			while (next_token(&ep, ",", tok, sizeof tok)) {
-				int e;
+			for (int e = 0; e < nelems; e++) {
+				bool named = (l.row[f].mask >> e) & 1u;
 
-				for (e = 0; e < nelems; e++) {
-					if (strcasecmp(tok, elems[e]) == 0) {
-						list[f * nelems + e] = set;
-						break;
-					}
-				}
-				if (e == nelems)
-					return fs_errf(err, errlen,
-					               "Unrecognized element token \"%s\" when parsing \"%s\"",
-					               tok, str);
+				list[f * nelems + e] = named != l.row[f].exclude;
 			}
 		}
-		if (!found)
-			return fs_errf(err, errlen, "Unrecognized prefix token \"%s\" when parsing \"%s\"",
-			               prefix, str);
-		first = false;
+		return 0;
 	}
-	return 0;
+	at = str + l.where.at;
+	n = (int)l.where.len;
+	switch (l.error) {
+	case NCCLVARS_LIST_NEEDS_FUNCTION:
+		return fs_errf(err, errlen, "All entries except the first must have a prefix: \"%s\"",
+		               str);
+	case NCCLVARS_LIST_UNKNOWN_FUNCTION:
+		return fs_errf(err, errlen, "Unrecognized prefix token \"%.*s\" when parsing \"%s\"",
+		               n, at, str);
+	case NCCLVARS_LIST_ONLY_COLONS:
+		/* NCCL 2.28.9 reads through a NULL pointer here (tuning.cc:80): a real process
+		 * dies; the model fails the init instead */
+		return fs_errf(err, errlen, "NCCL 2.28 would crash parsing \"%s\" (an entry of "
+		               "only ':')", str);
+	default:
+		return fs_errf(err, errlen, "Unrecognized element token \"%.*s\" when parsing "
+		               "\"%s\"", n, at, str);
+	}
 }
 
 /* ncclGetLevel: NCCL_P2P_DISABLE=1 means LOC; else an exact path word, else a legacy
  * digit; anything else is ignored (-2: NCCL's default applies). */
 static int p2p_level(const char *disable, const char *level)
 {
+	int i;
+
 	if (disable && strtol(disable, NULL, 0) == 1)
 		return 0;
 	if (!level)
 		return -2;
-	for (size_t i = 0; i < sizeof path_names / sizeof path_names[0]; i++)
-		if (strcmp(level, path_names[i]) == 0)
-			return (int)i;
-	if (level[0] >= '0' && level[0] <= '9') {
-		long old = strtol(level, NULL, 0);
-		long max_old = (long)(sizeof legacy_levels / sizeof legacy_levels[0]) - 1;
-
-		if (old > max_old)
-			old = max_old;
-		return legacy_levels[old];
-	}
+	i = ncclvars_word_find(NCCLVARS_PATHS, level, strlen(level));
+	if (i >= 0)
+		return i;
+	if (level[0] >= '0' && level[0] <= '9')
+		return ncclvars_path_legacy(strtol(level, NULL, 0));
 	return -2;
 }
 
@@ -228,7 +179,7 @@ static void thread_thresholds(const char *s, long long out[2][MODEL_NPROTOS])
 void model_env_read(model_getenv_fn get, void *ctx, struct model_env *out)
 {
 	const char *val[NVARS];
-	int proto_table[NFUNCS * MODEL_NPROTOS], algo_table[NFUNCS * MODEL_NALGOS];
+	int proto_table[NCCLVARS_NFUNCS * MODEL_NPROTOS], algo_table[NCCLVARS_NFUNCS * MODEL_NALGOS];
 	char why[PROTO_ERROR_MAX - 128];
 	long long v;
 
@@ -239,7 +190,7 @@ void model_env_read(model_getenv_fn get, void *ctx, struct model_env *out)
 		snprintf(out->raw[i], sizeof out->raw[i], "%s", val[i] ? val[i] : "");
 	}
 
-	for (int f = 0; f < NFUNCS; f++) {
+	for (int f = 0; f < NCCLVARS_NFUNCS; f++) {
 		for (int p = 0; p < MODEL_NPROTOS; p++)
 			proto_table[f * MODEL_NPROTOS + p] = p == MODEL_PROTO_LL128 ? 2 : 1;
 		for (int a = 0; a < MODEL_NALGOS; a++)
@@ -249,21 +200,21 @@ void model_env_read(model_getenv_fn get, void *ctx, struct model_env *out)
 	out->proto_set = val[VAR_PROTO] != NULL;
 	out->algo_set = val[VAR_ALGO] != NULL;
 	if (out->proto_set &&
-	    parse_list(val[VAR_PROTO], proto_names, MODEL_NPROTOS, proto_table, why, sizeof why)) {
+	    parse_list(val[VAR_PROTO], NCCLVARS_PROTOS, proto_table, why, sizeof why)) {
 		out->init_failed = true;
 		fs_errf(out->init_error, sizeof out->init_error,
 		        "ncclCommInitRank failed: invalid usage (NCCL_PROTO=%s: %s)",
 		        out->raw[VAR_PROTO], why);
 	} else if (out->algo_set &&
-	           parse_list(val[VAR_ALGO], algo_names, MODEL_NALGOS, algo_table, why, sizeof why)) {
+	           parse_list(val[VAR_ALGO], NCCLVARS_ALGOS, algo_table, why, sizeof why)) {
 		out->init_failed = true;
 		fs_errf(out->init_error, sizeof out->init_error,
 		        "ncclCommInitRank failed: invalid usage (NCCL_ALGO=%s: %s)",
 		        out->raw[VAR_ALGO], why);
 	}
-	memcpy(out->proto_enable, proto_table + FUNC_ALLREDUCE * MODEL_NPROTOS,
+	memcpy(out->proto_enable, proto_table + NCCLVARS_FUNC_ALLREDUCE * MODEL_NPROTOS,
 	       sizeof out->proto_enable);
-	memcpy(out->algo_enable, algo_table + FUNC_ALLREDUCE * MODEL_NALGOS,
+	memcpy(out->algo_enable, algo_table + NCCLVARS_FUNC_ALLREDUCE * MODEL_NALGOS,
 	       sizeof out->algo_enable);
 
 	out->nthreads = param_value(val[VAR_NTHREADS], -2);

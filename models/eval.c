@@ -231,8 +231,22 @@ static void comm_setup(const struct model *m, const struct model_env *env, struc
 	tune_model(m, env, c);
 }
 
-/* ncclTopoGetAlgoTime + the pick of the cheapest usable pair (first minimum wins).
- * Returns false when no pair is usable. */
+/* ncclTopoGetAlgoTime for one pair: NCCL's predicted time in microseconds, or -1 when
+ * the pair is not usable (NCCL's IGNORE). */
+static double pair_time(const struct comm *c, size_t bytes, int a, int p)
+{
+	double bw = c->bw[a][p];
+	int ls = log2i((long long)(bytes >> 6));
+
+	if (bw <= 0)
+		return -1;
+	if (a == MODEL_ALGO_TREE && ls >= 0 && ls < 23)
+		bw *= tree_correction[p][ls];
+	return c->lat[a][p] + (double)bytes / (1000.0 * bw);
+}
+
+/* The pick of the cheapest usable pair (first minimum wins). Returns false when no pair
+ * is usable. */
 static bool pick(const struct comm *c, size_t bytes, struct model_choice *ch)
 {
 	double best = INFINITY;
@@ -240,14 +254,10 @@ static bool pick(const struct comm *c, size_t bytes, struct model_choice *ch)
 
 	for (int a = 0; a < MODEL_NALGOS; a++) {
 		for (int p = 0; p < MODEL_NPROTOS; p++) {
-			double bw = c->bw[a][p], t;
-			int ls = log2i((long long)(bytes >> 6));
+			double t = pair_time(c, bytes, a, p);
 
-			if (bw <= 0)
+			if (t < 0)
 				continue;
-			if (a == MODEL_ALGO_TREE && ls >= 0 && ls < 23)
-				bw *= tree_correction[p][ls];
-			t = c->lat[a][p] + (double)bytes / (1000.0 * bw);
 			if (t < best) {
 				best = t;
 				ch->algo = (enum model_algo)a;
@@ -262,7 +272,8 @@ static bool pick(const struct comm *c, size_t bytes, struct model_choice *ch)
 
 /* topoGetAlgoInfo's channel and thread counts, then the channels the work is spread on
  * (scheduleCollTasksToPlan: at least MIN_TRAFFIC_PER_CHANNEL of traffic per channel). */
-static void channels_threads(const struct comm *c, size_t bytes, struct model_choice *ch)
+static void channels_threads(const struct comm *c, size_t bytes, int tuner_ctas,
+                             struct model_choice *ch)
 {
 	int a = ch->algo, p = ch->proto;
 	long long nc = c->nchannels, nt = c->max_threads[a][p], thr = c->threshold[a][p];
@@ -284,6 +295,14 @@ static void channels_threads(const struct comm *c, size_t bytes, struct model_ch
 		nt = 3 * WARP_SIZE;
 	if (a == MODEL_ALGO_TREE || a == MODEL_ALGO_NVLS)
 		nt = NCCL_MAX_NTHREADS;
+	/* getAlgoInfo: a tuner's nonzero nChannels replaces NCCL's count (threads stay as
+	 * computed above); the plan then clamps it to the channels of the kind (enqueue.cc,
+	 * scheduleCollTasksToPlan: the communicator's, NVLS's for NVLS) */
+	if (tuner_ctas > 0) {
+		long long pool = a == MODEL_ALGO_NVLS ? NVLS_NCHANNELS : c->nchannels;
+
+		nc = tuner_ctas < pool ? tuner_ctas : pool;
+	}
 
 	/* all-reduce traffic is 2 bytes per byte; LL's cells count 4x that */
 	cell = MIN_TRAFFIC_PER_CHANNEL / (2 * (p == MODEL_PROTO_LL ? 4 : 1));
@@ -402,8 +421,171 @@ static void fail(struct model_eval_result *out, enum proto_stage stage, const ch
 	va_end(ap);
 }
 
+void model_cost_tables(const struct model *m, const struct model_env *env,
+                       const struct proto_workload *w, struct model_costs *tables)
+{
+	struct comm c;
+
+	comm_setup(m, env, &c);
+	for (size_t i = 0; i < w->nsizes; i++)
+		for (int a = 0; a < MODEL_NALGOS; a++)
+			for (int p = 0; p < MODEL_NPROTOS; p++) {
+				double t = pair_time(&c, w->bytes[i], a, p);
+
+				tables[i].t[a][p] = t < 0 ? MODEL_COST_IGNORE : (float)t;
+			}
+}
+
+/* NCCL's starting minimum in topoGetAlgoInfo: an entry must be below it to be picked. */
+#define NCCL_MIN_TIME_START 3600000000.0f
+
+int model_force_from_table(const struct model_costs *before, const struct model_costs *after,
+                           int nchannels, struct model_force *out)
+{
+	float min = NCCL_MIN_TIME_START;
+
+	out->algo = -1;
+	out->proto = -1;
+	out->ctas = nchannels > 0 ? nchannels : 0;
+	if (memcmp(before->t, after->t, sizeof before->t) == 0)
+		return 0;   /* untouched: NCCL's own pick, exactly as without a tuner */
+	for (int a = 0; a < MODEL_NALGOS; a++)
+		for (int p = 0; p < MODEL_NPROTOS; p++)
+			if (after->t[a][p] >= 0.0f && after->t[a][p] < min) {
+				min = after->t[a][p];
+				out->algo = a;
+				out->proto = p;
+			}
+	return out->algo >= 0 ? 0 : -1;
+}
+
+/* The cheapest usable entry with the given algo or proto (-1: any), first on ties. */
+static void cheapest(const struct model_costs *c, int algo, int proto, int *a_out, int *p_out)
+{
+	*a_out = -1;
+	*p_out = -1;
+	for (int a = 0; a < MODEL_NALGOS; a++)
+		for (int p = 0; p < MODEL_NPROTOS; p++) {
+			if ((algo >= 0 && a != algo) || (proto >= 0 && p != proto) || !(c->t[a][p] >= 0.0f))
+				continue;
+			if (*a_out < 0 || c->t[a][p] < c->t[*a_out][*p_out]) {
+				*a_out = a;
+				*p_out = p;
+			}
+		}
+}
+
+int model_force_rule(const struct model_costs *table, int algo, int proto, int ctas,
+                     struct model_force *out)
+{
+	int a = algo, p = proto;
+
+	out->algo = -1;
+	out->proto = -1;
+	out->ctas = 0;
+	if (algo >= MODEL_NALGOS || proto >= MODEL_NPROTOS || algo < -1 || proto < -1)
+		return 1;
+	if (algo >= 0 && proto >= 0) {
+		if (!(table->t[algo][proto] >= 0.0f))
+			return 1;
+	} else if (algo >= 0 || proto >= 0) {
+		cheapest(table, algo, proto, &a, &p);
+		if (a < 0)
+			return 1;
+	}
+	out->algo = a;
+	out->proto = p;
+	out->ctas = ctas > 0 ? ctas : 0;
+	return 0;
+}
+
+void model_eval_rules(const struct model *m, const struct model_env *env,
+                      const struct proto_workload *w, const struct model_force *rules,
+                      bool *unavailable, struct model_eval_result *out)
+{
+	struct model_costs tables[PROTO_MAX_SIZES];
+	struct model_force force[PROTO_MAX_SIZES];
+
+	for (size_t i = 0; unavailable && i < w->nsizes; i++)
+		unavailable[i] = false;
+	if (!rules) {
+		model_eval_forced(m, env, w, NULL, out);
+		return;
+	}
+	model_cost_tables(m, env, w, tables);
+	for (size_t i = 0; i < w->nsizes; i++) {
+		int ignored = model_force_rule(&tables[i], rules[i].algo, rules[i].proto,
+		                               rules[i].ctas, &force[i]);
+
+		if (unavailable)
+			unavailable[i] = ignored != 0;
+	}
+	model_eval_forced(m, env, w, force, out);
+}
+
+struct proto_decision model_choice_decision(const struct model_choice *c)
+{
+	struct proto_decision d;
+
+	memset(&d, 0, sizeof d);
+	d.known = true;
+	d.algo = (int)c->algo;
+	d.proto = (int)c->proto;
+	d.ctas = c->channels;
+	return d;
+}
+
+/* What NCCL runs for size i: its own pick, or what the tuner's answer makes it run.
+ * Returns false (with the failure recorded) when nothing can run. */
+static bool decide(const struct comm *c, const struct model_env *env,
+                   const struct proto_workload *w, size_t i, const struct model_force *f,
+                   struct model_eval_result *out)
+{
+	struct model_choice *ch = &out->choice[i], own;
+	size_t bytes = w->bytes[i];
+	bool have = pick(c, bytes, ch);
+
+	own = *ch;
+	if (f && f->algo >= 0 && f->algo < MODEL_NALGOS && f->proto >= 0 &&
+	    f->proto < MODEL_NPROTOS) {
+		double t = pair_time(c, bytes, f->algo, f->proto);
+
+		ch->algo = (enum model_algo)f->algo;
+		ch->proto = (enum model_proto)f->proto;
+		ch->nccl_us = t;
+		ch->revived = t < 0;
+		have = true;
+		if (ch->revived && f->algo != MODEL_ALGO_RING && f->algo != MODEL_ALGO_TREE) {
+			fail(out, PROTO_STAGE_CAPTURE, "ncclAllReduce failed: internal error (the tuner "
+			     "plugin made NCCL run %s/%s for %zu bytes, which its cost table had ruled "
+			     "out (IGNORE): NCCL has no channels for it here; modelled)",
+			     model_algo_name(ch->algo), model_proto_name(ch->proto), bytes);
+			return false;
+		}
+	}
+	if (!have) {
+		fail(out, PROTO_STAGE_CAPTURE,
+		     "ncclAllReduce failed: invalid usage (no algorithm/protocol available for "
+		     "function AllReduce with datatype %s; NCCL_ALGO=%s NCCL_PROTO=%s)",
+		     dtype_nccl_name(w->dtype), env->algo_set ? env->raw[0] : "(unset)",
+		     env->proto_set ? env->raw[1] : "(unset)");
+		return false;
+	}
+	channels_threads(c, bytes, f ? f->ctas : 0, ch);
+	if (f)
+		ch->tuned = ch->algo != own.algo || ch->proto != own.proto || f->ctas > 0;
+	return true;
+}
+
 void model_eval(const struct model *m, const struct model_env *env,
                 const struct proto_workload *w, struct model_eval_result *out)
+{
+	model_eval_forced(m, env, w, NULL, out);
+}
+
+void model_eval_forced(const struct model *m, const struct model_env *env,
+                       const struct proto_workload *w, const struct model_force *force,
+                       struct model_eval_result *out)
 {
 	struct comm c;
 	size_t esize = proto_dtype_size(w->dtype);
@@ -445,15 +627,8 @@ void model_eval(const struct model *m, const struct model_env *env,
 		struct model_choice *ch = &out->choice[i];
 		size_t bytes = w->bytes[i];
 
-		if (!pick(&c, bytes, ch)) {
-			fail(out, PROTO_STAGE_CAPTURE,
-			     "ncclAllReduce failed: invalid usage (no algorithm/protocol available for "
-			     "function AllReduce with datatype %s; NCCL_ALGO=%s NCCL_PROTO=%s)",
-			     dtype_nccl_name(w->dtype), env->algo_set ? env->raw[0] : "(unset)",
-			     env->proto_set ? env->raw[1] : "(unset)");
+		if (!decide(&c, env, w, i, force ? &force[i] : NULL, out))
 			continue;
-		}
-		channels_threads(&c, bytes, ch);
 		out->us[i] = machine_us(m, &c, bytes, ch);
 
 		for (size_t r = 0; r < m->nrules; r++)

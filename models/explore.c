@@ -154,8 +154,8 @@ struct top {
 	struct config c;
 };
 
-static const char *const protos[] = { "LL", "LL128", "Simple", NULL };
-static const char *const algos[] = { "Ring", "Tree", NULL };
+/* The default space's algorithms, in its order; protocols are all of NCCL's. */
+static const enum model_algo algos[] = { MODEL_ALGO_RING, MODEL_ALGO_TREE };
 static const int threads[] = { 64, 128, 256, 512, 0 };
 
 static void describe(const struct config *c, char *buf, size_t len)
@@ -200,10 +200,10 @@ static void landscape(const struct model *m, size_t bytes, enum proto_dtype dtyp
 
 		c = *fixed;
 		config_fix(&c);
-		if (protos[pi] && pi < 3)
-			config_set(&c, "NCCL_PROTO", protos[pi]);
+		if (pi < MODEL_NPROTOS)
+			config_set(&c, "NCCL_PROTO", model_proto_name((enum model_proto)pi));
 		if (ai < 2)
-			config_set(&c, "NCCL_ALGO", algos[ai]);
+			config_set(&c, "NCCL_ALGO", model_algo_name(algos[ai]));
 		snprintf(v, sizeof v, "%d", mn);
 		config_set(&c, "NCCL_MIN_NCHANNELS", v);
 		snprintf(v, sizeof v, "%d", mx);

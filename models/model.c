@@ -217,10 +217,13 @@ enum model_path model_link_path(enum model_link l)
 static int get_per_proto(struct jctx *c, const cJSON *o, const char *path, const char *key,
                          double lo, double hi, double out[MODEL_NPROTOS])
 {
-	static const char *const keys[] = { "LL", "LL128", "Simple", NULL };
+	const char *keys[MODEL_NPROTOS + 1];
 	const cJSON *it = item(o, key);
 	char sub[PATHLEN];
 
+	for (int p = 0; p < MODEL_NPROTOS; p++)
+		keys[p] = model_proto_name((enum model_proto)p);
+	keys[MODEL_NPROTOS] = NULL;
 	subpath(sub, path, key);
 	if (!it)
 		return jfail(c, sub, "missing");

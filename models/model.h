@@ -130,7 +130,10 @@ struct model_choice {
 	int channels;          /* CTAs the all-reduce ran on */
 	int threads;           /* threads per CTA */
 	bool host_path;        /* some hop went through host memory or the network: a proxy */
-	double nccl_us;        /* what NCCL's own cost model predicted */
+	double nccl_us;        /* what NCCL's own cost model predicted (-1: it had the pair
+	                          IGNORE, and a tuner revived it) */
+	bool tuned;            /* a tuner's answer changed the pair or the CTAs NCCL ran */
+	bool revived;          /* the pair was IGNORE in NCCL's cost table (a tuner wrote it) */
 };
 
 /* The exact (noise-free) result of one configuration on one workload. */
@@ -148,6 +151,105 @@ struct model_eval_result {
 void model_eval(const struct model *m, const struct model_env *env,
                 const struct proto_workload *w, struct model_eval_result *out);
 
+/* ---- tuners (NCCL's tuner-plugin interface, reference/tuner-plugin.md) ----
+ *
+ * With a tuner, NCCL fills its cost table for the collective (float[7][3], microseconds,
+ * -1.0 = IGNORE), hands it to the tuner's getCollInfo with *nChannels 0, then takes the
+ * first strict minimum among the entries >= 0 and, when nChannels came back nonzero, runs
+ * that many CTAs (at most the communicator's channels) instead of its own count; threads
+ * stay what NCCL computes for the pair (enqueue.cc, getAlgoInfo, v2.28.9). The model
+ * splits that in two pure steps: model_cost_tables gives NCCL's tables, and a
+ * struct model_force per size says what the tuner made NCCL run; model_eval_forced then
+ * evaluates it. The plugin itself (a shared library) is loaded by models/tuner.c. */
+
+#define MODEL_COST_IGNORE (-1.0f)      /* NCCL_ALGO_PROTO_IGNORE */
+
+/* NCCL's cost table for one size, as a tuner receives it (t[algo][proto], the flat
+ * float[7][3] NCCL passes as float**). */
+struct model_costs {
+	float t[MODEL_NALGOS][MODEL_NPROTOS];
+};
+
+/* What a tuner's answer makes NCCL run for one size. */
+struct model_force {
+	int algo;     /* enum model_algo NCCL runs, or -1: NCCL's own pick (then proto -1) */
+	int proto;    /* enum model_proto, or -1 */
+	int ctas;     /* nChannels as the tuner answered: 0 NCCL's own count; > 0 that many
+	                 CTAs, clamped to the communicator's channels */
+};
+
+/* NCCL's cost table for every size of `w` under `env` (tables[i] for w->bytes[i]): the
+ * time NCCL's model predicts for each usable pair, MODEL_COST_IGNORE for the pairs NCCL
+ * rules out (NCCL_ALGO/NCCL_PROTO, LL128 where its safety checks forbid it, NVLS without
+ * NVSwitch multicast, CollNet, NVLSTree and PAT for a one-node all-reduce). Pure
+ * arithmetic; can't fail (a configuration that fails init still has tables: ask
+ * model_eval first). */
+void model_cost_tables(const struct model *m, const struct model_env *env,
+                       const struct proto_workload *w, struct model_costs *tables);
+
+/* What NCCL does with a tuner's answer: `after` is the table as the tuner left it, `before`
+ * as NCCL filled it, nchannels the tuner's *nChannels. The first strict minimum among the
+ * entries >= 0 (and below NCCL's start of 3.6e9 us) of `after` is the pair NCCL runs;
+ * when the tuner changed no entry, NCCL's own pick is kept as the model makes it (force
+ * algo -1), so a tuner without an opinion changes nothing. Returns 0, or -1 when no entry
+ * is usable (NCCL then fails the collective: "no algorithm/protocol available"). */
+int model_force_from_table(const struct model_costs *before, const struct model_costs *after,
+                           int nchannels, struct model_force *out);
+
+/* A rule as nccltune's plugin applies it (a table rule or a forced sweep choice), for
+ * callers that evaluate rules in-process without the plugin (bench/): algo and proto an
+ * index or -1 (NCCL's), ctas 0 (NCCL's) or 1..64. Both given: the pair when it is usable;
+ * one given: the cheapest usable entry of that row or column (the first on ties); none:
+ * only the CTAs. Returns 0 with *out set, or 1 when the pair is IGNORE (or out of range):
+ * then nothing is applied, CTAs included, as the plugin does (*out is NCCL's own). */
+int model_force_rule(const struct model_costs *table, int algo, int proto, int ctas,
+                     struct model_force *out);
+
+/* model_eval with a tuner's answer per size: force[i] for w->bytes[i] (force NULL: none,
+ * exactly model_eval). A forced pair NCCL had ruled out (a tuner that revives IGNORE
+ * entries) runs as NCCL would run it when the model knows its cost (Ring, Tree), and
+ * fails at capture otherwise; model failure rules match what ran. Pure arithmetic. */
+void model_eval_forced(const struct model *m, const struct model_env *env,
+                       const struct proto_workload *w, const struct model_force *force,
+                       struct model_eval_result *out);
+
+/* Per-size rules evaluated in-process as nccltune's plugin would apply them, without the
+ * plugin (bench/, the tuner's own models): rules[i] for w->bytes[i], each with
+ * model_force_rule's semantics (algo/proto -1 = NCCL's, ctas 0 = NCCL's; all three so:
+ * no rule); rules NULL: none. unavailable (nsizes entries, may be NULL) says which
+ * rules named a pair NCCL has IGNORE (those sizes run NCCL's own choice, as under the
+ * plugin, and a sweep reports them "not available"). The result equals what the model
+ * probe reports under the plugin with the same rules in a table. Pure arithmetic. */
+void model_eval_rules(const struct model *m, const struct model_env *env,
+                      const struct proto_workload *w, const struct model_force *rules,
+                      bool *unavailable, struct model_eval_result *out);
+
+/* ---- noise ---- */
+
+/* The noise of one probe process: a per-run offset drawn once (shared by everything the
+ * process measures: every size and every sweep choice) and per-sample jitter and
+ * outliers. model_report draws through it, so a plain run's statistics are those of
+ * model_noise_begin + one model_noise_sample per replay, sizes in order. */
+struct model_noise {
+	const struct model *m;
+	double scale;     /* noise_scale; 0: every sample exact */
+	gsl_rng *rng;     /* NULL: exact */
+	double run;       /* the per-run offset (a factor) */
+};
+
+/* Start a process's noise: when the model has a transient failure probability, draw
+ * whether this run fails at init (returns 1 then), else draw the per-run offset and
+ * return 0. rng may be NULL (exact, never fails). */
+int model_noise_begin(struct model_noise *n, const struct model *m, double noise_scale,
+                      gsl_rng *rng);
+
+/* One replay's latency around the exact `us`: us x run offset x jitter (x an outlier
+ * factor, rarely). Can't fail. */
+double model_noise_sample(struct model_noise *n, double us);
+
+/* The most samples a size (or a sweep choice) gets: min(iters, 100000), at least 1. */
+size_t model_noise_samples(const struct proto_workload *w);
+
 /* Turn an evaluation into a probe report: `samples` = min(w->iters, 100000) replay
  * timings per size drawn around the exact latency with the model's noise scaled by
  * `noise_scale` (0: every sample exact; rng unused and may be NULL), summarised with
@@ -162,5 +264,13 @@ int model_report(const struct model *m, const struct model_eval_result *res,
  * repeated (seed, configuration) run is reproduced exactly. Can't fail. */
 unsigned long model_noise_seed(const struct model *m, const struct model_env *env,
                                const struct proto_workload *w, unsigned long seed);
+
+/* Mix a string (e.g. the tuner plugin and table a run names) into a noise seed, so that
+ * runs that differ only in it get their own noise stream. Can't fail. */
+unsigned long model_noise_seed_mix(unsigned long seed, const char *s);
+
+/* The decision (protocol "nccl") of choice c: algo, proto, ctas = its CTAs, not
+ * symmetric. Can't fail. */
+struct proto_decision model_choice_decision(const struct model_choice *c);
 
 #endif

@@ -48,6 +48,8 @@ unsigned long model_noise_seed(const struct model *m, const struct model_env *en
 	for (size_t i = 0; i < w->nsizes; i++)
 		h = mix(h, w->bytes[i]);
 	h = mix(h, (uint64_t)w->ops);
+	for (size_t i = 0; i < w->nops; i++)   /* a per-size --ops list (none: as before lists) */
+		h = mix(h, (uint64_t)w->ops_list[i] + 0x10000ull * (i + 1));
 	h = mix(h, (uint64_t)w->dtype);
 	h = mix(h, (uint64_t)w->iters);
 	h = mix(h, (uint64_t)w->warmup);
@@ -55,27 +57,64 @@ unsigned long model_noise_seed(const struct model *m, const struct model_env *en
 	return (unsigned long)h;
 }
 
+unsigned long model_noise_seed_mix(unsigned long seed, const char *s)
+{
+	return (unsigned long)mix_string(mix((uint64_t)seed, 0x706c7567696e0000ull), s ? s : "");
+}
+
+size_t model_noise_samples(const struct proto_workload *w)
+{
+	size_t n = w->iters < 1 ? 1 : (size_t)w->iters;
+
+	return n > MAX_SAMPLES ? MAX_SAMPLES : n;
+}
+
+int model_noise_begin(struct model_noise *n, const struct model *m, double noise_scale,
+                      gsl_rng *rng)
+{
+	n->m = m;
+	n->scale = noise_scale > 0 && rng ? noise_scale : 0;
+	n->rng = n->scale > 0 ? rng : NULL;
+	n->run = 1.0;
+	if (!n->rng)
+		return 0;
+	if (m->transient_failure_probability > 0 &&
+	    gsl_rng_uniform(rng) < fmin(1.0, m->transient_failure_probability * n->scale))
+		return 1;
+	n->run = exp(gsl_ran_gaussian(rng, m->run_sigma * n->scale));
+	return 0;
+}
+
+double model_noise_sample(struct model_noise *n, double us)
+{
+	double x = us;
+
+	if (n->rng) {
+		x *= n->run * exp(gsl_ran_gaussian(n->rng, n->m->sigma * n->scale));
+		if (gsl_rng_uniform(n->rng) < fmin(1.0, n->m->outlier_probability * n->scale))
+			x *= gsl_ran_flat(n->rng, n->m->outlier_lo, n->m->outlier_hi);
+	}
+	return x;
+}
+
 int model_report(const struct model *m, const struct model_eval_result *res,
                  const struct proto_workload *w, double noise_scale, gsl_rng *rng,
                  struct proto_report *out, char *err, size_t errlen)
 {
-	size_t n = w->iters < 1 ? 1 : (size_t)w->iters;
-	double *samples = NULL, run = 1.0;
-	bool noisy = noise_scale > 0 && rng;
+	size_t n = model_noise_samples(w);
+	struct model_noise nz;
+	double *samples = NULL;
 
 	memset(out, 0, sizeof *out);
 	if (!res->ok) {
 		proto_report_fail(out, res->stage, "%s", res->error);
 		return 0;
 	}
-	if (noisy && m->transient_failure_probability > 0 &&
-	    gsl_rng_uniform(rng) < fmin(1.0, m->transient_failure_probability * noise_scale)) {
+	if (model_noise_begin(&nz, m, noise_scale, rng) != 0) {
 		proto_report_fail(out, PROTO_STAGE_INIT, "ncclCommInitRank failed: remote process "
 		                  "exited or there was a network error (simulated transient failure)");
 		return 0;
 	}
-	if (n > MAX_SAMPLES)
-		n = MAX_SAMPLES;
 	samples = malloc(n * sizeof *samples);
 	if (!samples) {
 		proto_report_fail(out, PROTO_STAGE_INIT, "model probe: out of memory");
@@ -87,26 +126,16 @@ int model_report(const struct model *m, const struct model_eval_result *res,
 	snprintf(out->nccl_version, sizeof out->nccl_version, "%s", m->nccl_version);
 	snprintf(out->source, sizeof out->source, "model");
 	snprintf(out->model, sizeof out->model, "%s", m->name);
-	if (noisy)
-		run = exp(gsl_ran_gaussian(rng, m->run_sigma * noise_scale));
 	for (size_t i = 0; i < res->nsizes; i++) {
 		struct proto_size_result *s = &out->results[i];
-		double p_out = fmin(1.0, m->outlier_probability * noise_scale);
 
-		for (size_t k = 0; k < n; k++) {
-			double x = res->us[i];
-
-			if (noisy) {
-				x *= run * exp(gsl_ran_gaussian(rng, m->sigma * noise_scale));
-				if (gsl_rng_uniform(rng) < p_out)
-					x *= gsl_ran_flat(rng, m->outlier_lo, m->outlier_hi);
-			}
-			samples[k] = x;
-		}
+		for (size_t k = 0; k < n; k++)
+			samples[k] = model_noise_sample(&nz, res->us[i]);
 		s->bytes = w->bytes[i];
-		s->ops = w->ops;
+		s->ops = proto_workload_ops(w, i);
 		s->samples = (int)n;
 		s->correct = true;
+		s->nccl = model_choice_decision(&res->choice[i]);
 		proto_stats_compute(samples, n, &s->us);
 	}
 	out->nresults = res->nsizes;

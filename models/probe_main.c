@@ -1,7 +1,9 @@
-/* probe_main.c - nccltune-model-probe: a probe (protocol v1, docs/probe-protocol.md) that
- * answers from a machine model instead of GPUs. It reads the NCCL_* variables of its own
- * environment once, as NCCL would, evaluates the workload on the model and prints one JSON
- * report with "source": "model". Its numbers are never measurements. */
+/* probe_main.c - nccltune-model-probe: a probe (protocol v1, docs/probe-protocol.md, with
+ * its extensions: capabilities, per-size --ops, decisions, --sweep) that answers from a
+ * machine model instead of GPUs. It reads the NCCL_* variables of its own environment
+ * once, as NCCL would, loads NCCL_TUNER_PLUGIN as NCCL would, evaluates the workload on
+ * the model (run.c, run_sweep.c) and prints one JSON report with "source": "model". Its
+ * numbers are never measurements. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,12 @@
 #include "model.h"
 #include "nccltune_config.h"
 #include "proto.h"
+#include "run.h"
+#include "sweep.h"
+#include "tuner.h"
+
+/* The protocol extensions this probe speaks (docs/probe-protocol.md). */
+#define MODEL_PROBE_CAPABILITIES (PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS | PROTO_CAP_SWEEP)
 
 /* Everything the command line says. */
 struct args {
@@ -22,7 +30,10 @@ struct args {
 	bool have_seed;
 	unsigned long seed;
 	double noise;
-	bool fingerprint, explain, help, version, list;
+	bool fingerprint, explain, help, version, list, capabilities;
+	int corrupt_rank, corrupt_choice, stall_choice;
+	const char *sweep_file;
+	struct sweep_plan sweep;
 	struct proto_workload w;
 };
 
@@ -36,7 +47,8 @@ static const struct option_row {
 } options[] = {
 	{ "model", "NAME|FILE", false, "built-in model name or model file (required)" },
 	{ "bytes", "B[,B2,...]", true, "message sizes per rank (K, M suffixes; default 43008)" },
-	{ "ops", "N", true, "all-reduces per graph (default 122)" },
+	{ "ops", "N[,N2,...]", true, "all-reduces per graph: one count, or one per --bytes entry "
+	  "(default 122)" },
 	{ "dtype", "bf16|f16|f32", true, "element type (default bf16)" },
 	{ "iters", "N", true, "timed graph replays = samples per size (default 200)" },
 	{ "warmup", "N", true, "untimed replays (accepted; the model needs none)" },
@@ -44,7 +56,17 @@ static const struct option_row {
 	{ "seed", "N", false, "noise seed; the same seed and configuration repeat exactly" },
 	{ "noise", "X", false, "scale of the model's noise: 0 exact, 1 the model's (default)" },
 	{ "explain", NULL, false, "print NCCL's choices per size to stderr" },
+	{ "sweep", "FILE", false, "measure the choices of FILE (nccltune-sweep/1) in this one "
+	  "process, each forced through nccltune's plugin (NCCL_TUNER_PLUGIN, a path)" },
+	{ "test-corrupt-rank", "R", false, "testing aid: rank R's check finds a wrong sum (stage "
+	  "verify; a rank that does not exist fails at init)" },
+	{ "test-corrupt-choice", "I", false, "testing aid: only sweep choice I's check finds it "
+	  "(on --test-corrupt-rank, default 0): that choice ends ok false, stage verify" },
+	{ "test-stall-choice", "I", false, "testing aid: sweep choice I hangs at its first timed "
+	  "replay, as a hung graph would: the run fails with sweep_in_flight I" },
 	{ "fingerprint", NULL, false, "print the modelled machine's fingerprint and exit" },
+	{ "capabilities", NULL, false, "print the protocol extensions this probe speaks and exit "
+	  "(ops-list, decisions, sweep)" },
 	{ "list-models", NULL, false, "print the built-in model names and exit" },
 	{ "help", NULL, false, "this text" },
 	{ "version", NULL, false, "print the version" },
@@ -54,8 +76,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: nccltune-model-probe --model NAME|FILE [options]\n"
-	        "A probe (protocol v1) answering from a machine model: it reads NCCL_* from its\n"
-	        "environment as NCCL would and prints one JSON report with \"source\": \"model\".\n"
+	        "A probe (protocol v1 and its extensions: per-size --ops, decisions, --sweep)\n"
+	        "answering from a machine model: it reads NCCL_* from its environment as NCCL\n"
+	        "would and prints one JSON report with \"source\": \"model\".\n"
 	        "Model numbers are never measurements.\n\noptions:\n");
 	for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
 		char left[64];
@@ -73,6 +96,11 @@ static void usage(FILE *f)
 	        "NCCL_* variables and the workload, so a run repeats exactly and two configurations\n"
 	        "never share a noise stream. NCCLTUNE_RUN (the tuner's run number, set by nccltune)\n"
 	        "is mixed into --seed, so repeats within a session differ but replay exactly.\n"
+	        "NCCL_TUNER_PLUGIN is loaded as the model's NCCL version loads it and asked for\n"
+	        "every size (a plugin that does not load: a warning, NCCL's own choices); with it\n"
+	        "set, the plugin and NCCLTUNE_TUNER_TABLE are mixed into the noise seed. In a\n"
+	        "--sweep, one per-run noise offset is shared by every size and choice of the run,\n"
+	        "and each replay draws its own jitter, in the file's seeded interleaved order.\n"
 	        "exit status: 0 report ok, 1 failure report (stage says where), 2 bad arguments\n");
 }
 
@@ -111,6 +139,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
 	memset(a, 0, sizeof *a);
 	a->noise = 1.0;
+	a->corrupt_rank = -1;
+	a->corrupt_choice = -1;
+	a->stall_choice = -1;
 	proto_workload_defaults(&a->w);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value = NULL;
@@ -157,8 +188,28 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->noise = strtod(value, &end);
 			if (!*value || *end || !(a->noise >= 0 && a->noise <= 100))
 				return args_error("--noise: '%s' is not a number in 0..100", value);
+		} else if (strcmp(name, "test-corrupt-rank") == 0) {
+			unsigned long v;
+
+			if (parse_ulong(value, &v) != 0 || v > 1023)
+				return args_error("--test-corrupt-rank: '%s' is not a rank in 0..1023", value);
+			a->corrupt_rank = (int)v;
+		} else if (strcmp(name, "test-corrupt-choice") == 0 ||
+		           strcmp(name, "test-stall-choice") == 0) {
+			unsigned long v;
+
+			if (parse_ulong(value, &v) != 0 || v >= PROTO_MAX_CHOICES)
+				return args_error("--%s: '%s' is not a choice in 0..%d", name, value,
+				                  PROTO_MAX_CHOICES - 1);
+			*(name[5] == 'c' ? &a->corrupt_choice : &a->stall_choice) = (int)v;
+		} else if (strcmp(name, "sweep") == 0) {
+			if (!*value)
+				return args_error("--sweep: '' is not a file name");
+			a->sweep_file = value;
 		} else if (strcmp(name, "explain") == 0) {
 			a->explain = true;
+		} else if (strcmp(name, "capabilities") == 0) {
+			a->capabilities = true;
 		} else if (strcmp(name, "fingerprint") == 0) {
 			a->fingerprint = true;
 		} else if (strcmp(name, "list-models") == 0) {
@@ -169,25 +220,26 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->version = true;
 		}
 	}
-	if (!a->help && !a->version && !a->list && !a->model)
+	if (!a->help && !a->version && !a->list && !a->capabilities && !a->model)
 		return args_error("--model NAME|FILE is required");
-	return 0;
-}
+	if (!a->help && !a->version && !a->list && !a->capabilities) {
+		char err[256];
 
-static void explain(const struct model *m, const struct model_eval_result *res,
-                    const struct proto_workload *w)
-{
-	fprintf(stderr, "model %s (%d ranks):\n", model_name(m), model_nranks(m));
-	for (size_t i = 0; res->ok && i < res->nsizes; i++) {
-		const struct model_choice *c = &res->choice[i];
-
-		fprintf(stderr, "  %zu B: %s/%s, %d of %d channels, %d threads, %s; NCCL predicted "
-		        "%.1f us, model %.2f us\n", w->bytes[i], model_algo_name(c->algo),
-		        model_proto_name(c->proto), c->channels, c->comm_channels, c->threads,
-		        c->host_path ? "proxy (host memory path)" : "no proxy", c->nccl_us, res->us[i]);
+		if (proto_workload_validate(&a->w, err, sizeof err) != 0)
+			return args_error("%s", err);
+		if (a->sweep_file &&
+		    sweep_load(a->sweep_file, &a->w, &a->sweep, err, sizeof err) != 0)
+			return args_error("%s", err);
+		if (a->corrupt_choice >= 0 && (size_t)a->corrupt_choice >= a->sweep.nchoices)
+			return args_error("--test-corrupt-choice %d: %s", a->corrupt_choice,
+			                  a->sweep.nchoices ? "there is no such choice in the sweep file"
+			                                    : "needs --sweep");
+		if (a->stall_choice >= 0 && (size_t)a->stall_choice >= a->sweep.nchoices)
+			return args_error("--test-stall-choice %d: %s", a->stall_choice,
+			                  a->sweep.nchoices ? "there is no such choice in the sweep file"
+			                                    : "needs --sweep");
 	}
-	if (!res->ok)
-		fprintf(stderr, "  fails at %s: %s\n", proto_stage_name(res->stage), res->error);
+	return 0;
 }
 
 /* With --seed, a tuner's run number (NCCLTUNE_RUN, set by nccltune for every probe
@@ -203,6 +255,21 @@ static unsigned long run_seed(unsigned long seed)
 	return seed ^ (n * 0x9E3779B97F4A7C15ul + 0x7f4a7c15ul);
 }
 
+/* A sweep's choices, rounds and seed are part of what a run measures: its own stream. */
+static unsigned long sweep_seed(unsigned long seed, const struct sweep_plan *p)
+{
+	char text[96];
+
+	snprintf(text, sizeof text, "sweep %d %llu", p->rounds, (unsigned long long)p->seed);
+	seed = model_noise_seed_mix(seed, text);
+	for (size_t i = 0; i < p->nchoices; i++) {
+		snprintf(text, sizeof text, "%zu %d %d %d", p->choices[i].bytes, p->choices[i].algo,
+		         p->choices[i].proto, p->choices[i].ctas);
+		seed = model_noise_seed_mix(seed, text);
+	}
+	return seed;
+}
+
 /* Without --seed, runs differ as on a real machine: seed from the clock and the pid. */
 static unsigned long clock_seed(void)
 {
@@ -216,17 +283,75 @@ static unsigned long clock_seed(void)
 	       ((unsigned long)getpid() << 16);
 }
 
+/* Everything of a run after the model is loaded: the sweep's plugin handle, the
+ * variables, the seeded noise, the run itself into *report. Returns 0, or an exit status
+ * when the run could not start (its report already printed). */
+static int measure(const struct args *a, const struct model *m, struct sweep_plugin *control,
+                   struct model_tuner_cache *tuners, struct proto_report *report)
+{
+	const char *plugin = getenv("NCCL_TUNER_PLUGIN");
+	struct model_env env;
+	struct model_run run;
+	gsl_rng *rng = NULL;
+	char err[PROTO_ERROR_MAX];
+
+	memset(&run, 0, sizeof run);
+	/* the probe's own handle on nccltune's plugin, for the whole run (as nccltune-probe) */
+	if (a->sweep.nchoices > 0 && sweep_plugin_open(plugin, control, err, sizeof err) != 0)
+		return args_error("%s", err);
+	model_env_read(model_getenv_process, NULL, &env);
+	if (a->noise > 0) {
+		unsigned long seed;
+
+		gsl_set_error_handler_off();
+		rng = gsl_rng_alloc(gsl_rng_mt19937);
+		if (!rng) {
+			fprintf(stderr, "nccltune-model-probe: out of memory (gsl_rng_alloc)\n");
+			return PROTO_EXIT_FAILED;
+		}
+		seed = model_noise_seed(m, &env, &a->w, a->have_seed ? run_seed(a->seed) : clock_seed());
+		if (plugin) {   /* the plugin and its table are part of the configuration */
+			seed = model_noise_seed_mix(seed, plugin);
+			seed = model_noise_seed_mix(seed, getenv("NCCLTUNE_TUNER_TABLE"));
+		}
+		if (a->sweep.nchoices > 0)
+			seed = sweep_seed(seed, &a->sweep);
+		gsl_rng_set(rng, seed);
+	}
+	run.m = m;
+	run.env = &env;
+	run.w = &a->w;
+	run.tuner_plugin = plugin;
+	run.tuners = tuners;
+	run.noise = a->noise;
+	run.rng = rng;
+	run.explain = a->explain;
+	run.corrupt_rank = a->corrupt_rank;
+	run.sweep = &a->sweep;
+	run.control = control;
+	run.corrupt_choice = a->corrupt_choice;
+	run.stall_choice = a->stall_choice;
+	if (a->sweep.nchoices > 0)
+		model_run_sweep(&run, report);
+	else
+		model_run_plain(&run, report);
+	gsl_rng_free(rng);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
 	struct model *m = NULL;
-	struct model_env env;
-	struct model_eval_result res;
 	struct proto_report report;
-	gsl_rng *rng = NULL;
+	struct model_tuner_cache tuners;
+	struct sweep_plugin control;
 	char err[PROTO_ERROR_MAX];
 	int rc;
 
+	memset(&tuners, 0, sizeof tuners);
+	memset(&report, 0, sizeof report);
+	memset(&control, 0, sizeof control);
 	rc = parse_args(argc, argv, &a);
 	if (rc != 0)
 		return rc;
@@ -237,6 +362,17 @@ int main(int argc, char **argv)
 	if (a.version) {
 		printf("nccltune-model-probe %s\n", NCCLTUNE_VERSION);
 		return 0;
+	}
+	if (a.capabilities) {
+		char *caps = proto_capabilities_format(MODEL_PROBE_CAPABILITIES);
+
+		rc = 0;
+		if (!caps || fputs(caps, stdout) < 0 || fflush(stdout) != 0) {
+			fprintf(stderr, "nccltune-model-probe: cannot print the capabilities\n");
+			rc = PROTO_EXIT_FAILED;
+		}
+		free(caps);
+		return rc;
 	}
 	if (a.list) {
 		for (size_t i = 0; i < model_builtin_count(); i++)
@@ -259,22 +395,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	model_env_read(model_getenv_process, NULL, &env);
-	model_eval(m, &env, &a.w, &res);
-	if (a.explain)
-		explain(m, &res, &a.w);
-	if (a.noise > 0) {
-		gsl_set_error_handler_off();
-		rng = gsl_rng_alloc(gsl_rng_mt19937);
-		if (!rng) {
-			fprintf(stderr, "nccltune-model-probe: out of memory (gsl_rng_alloc)\n");
-			rc = PROTO_EXIT_FAILED;
-			goto out;
-		}
-		gsl_rng_set(rng, model_noise_seed(m, &env, &a.w, a.have_seed ? run_seed(a.seed) : clock_seed()));
-	}
-	if (model_report(m, &res, &a.w, a.noise, rng, &report, err, sizeof err) != 0)
-		fprintf(stderr, "nccltune-model-probe: %s\n", err);
+	rc = measure(&a, m, &control, &tuners, &report);
+	if (rc != 0)
+		goto out;
 	if (!report.ok)
 		fprintf(stderr, "nccltune-model-probe: %s: %s\n", proto_stage_name(report.stage),
 		        report.error);
@@ -286,7 +409,9 @@ int main(int argc, char **argv)
 	rc = report.ok ? PROTO_EXIT_OK
 	   : report.stage == PROTO_STAGE_ARGS ? PROTO_EXIT_USAGE : PROTO_EXIT_FAILED;
 out:
-	gsl_rng_free(rng);
+	proto_report_clear(&report);
+	model_tuner_cache_clear(&tuners);
+	sweep_plugin_close(&control);
 	model_destroy(m);
 	return rc;
 }

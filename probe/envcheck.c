@@ -1,7 +1,9 @@
-/* envcheck.c - early checks of NCCL variables (see envcheck.h). The grammar of
- * NCCL_ALGO / NCCL_PROTO follows NCCL's own parser (src/graph/tuning.cc, parseList):
- * ';'-separated entries, each "[function:][^]name[,name...]", names and functions
- * case-insensitive, every entry after the first with a function. */
+/* envcheck.c - early checks of NCCL variables (see envcheck.h), over common/ncclvars'
+ * table: every variable of role "tune" is judged by its rule the way NCCL reads it.
+ * NCCL_ALGO / NCCL_PROTO go through the one tokenizer of NCCL's list syntax
+ * (ncclvars_list_parse, graph/tuning.cc parseList), so what NCCL refuses is refused
+ * here; text after a second ':' or a ':' next to nothing, which NCCL drops without a
+ * word, is refused too. Empty entries and items, which NCCL skips, pass. */
 #include "envcheck.h"
 
 #include <ctype.h>
@@ -10,102 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-static const char *const algos[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS",
-                                    "NVLSTree", "PAT", NULL};
-static const char *const protos[] = {"LL", "LL128", "Simple", NULL};
-static const char *const funcs[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
-                                    "AllReduce", NULL};
-/* Case-sensitive in NCCL (src/graph/paths.cc); numbers 0..5 are the legacy form. */
-static const char *const p2p_levels[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C",
-                                         "PXN", "PHB", "SYS", NULL};
-/* Integer knobs a tuner sets; NCCL reads them with strtoll and falls back to its
- * default, with only a warning, when the text is not a number. */
-static const char *const integers[] = {
-	"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS",
-	"NCCL_NTHREADS", "NCCL_LL128_NTHREADS", "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE",
-	"NCCL_LL128_BUFFSIZE", "NCCL_NVLS_ENABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE",
-	"NCCL_P2P_USE_CUDA_MEMCPY", "NCCL_CUMEM_ENABLE", "NCCL_GRAPH_MIXING_SUPPORT",
-	NULL,
-};
+#include "fsutil.h"
+#include "ncclvars.h"
 
-static bool in(const char *const *names, const char *s, size_t len, bool nocase)
-{
-	for (size_t i = 0; names[i]; i++)
-		if (strlen(names[i]) == len &&
-		    (nocase ? strncasecmp(names[i], s, len) : strncmp(names[i], s, len)) == 0)
-			return true;
-	return false;
-}
+#define SKIP_HINT "--no-env-check skips this check"
 
-static void join(const char *const *names, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; names[i] && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
-}
-
-/* One NCCL_ALGO / NCCL_PROTO value. */
-static int check_list(const char *var, const char *value, const char *const *names,
-                      const char *what, char *err, size_t errlen)
-{
-	const char *entry = value;
-	bool first = true;
-	char accepted[160];
-
-	join(names, accepted, sizeof accepted);
-	while (*entry) {
-		size_t elen = strcspn(entry, ";");
-		const char *colon = memchr(entry, ':', elen), *list = entry, *p;
-		size_t llen = elen;
-
-		if (elen == 0) {            /* NCCL's strtok skips empty entries */
-			entry++;
-			continue;
-		}
-		if (colon) {
-			if (!in(funcs, entry, (size_t)(colon - entry), true)) {
-				snprintf(err, errlen, "%s=%s: '%.*s' is not a collective (Broadcast, Reduce, "
-				         "AllGather, ReduceScatter, AllReduce)", var, value,
-				         (int)(colon - entry), entry);
-				return -1;
-			}
-			list = colon + 1;
-			llen = elen - (size_t)(list - entry);
-		} else if (!first) {
-			snprintf(err, errlen, "%s=%s: every entry after the first needs a collective "
-			         "prefix ('allreduce:...')", var, value);
-			return -1;
-		}
-		if (llen > 0 && *list == '^') {
-			list++;
-			llen--;
-		}
-		p = list;
-		while (p < list + llen) {
-			size_t n = strcspn(p, ",;");
-
-			if (n > (size_t)(list + llen - p))
-				n = (size_t)(list + llen - p);
-			if (n > 0 && !in(names, p, n, true)) {
-				snprintf(err, errlen, "%s=%s: '%.*s' is not %s NCCL 2.28 knows (%s; "
-				         "--no-env-check skips this check)", var, value, (int)n, p, what,
-				         accepted);
-				return -1;
-			}
-			p += n + 1;
-		}
-		first = false;
-		entry += elen;
-		if (*entry == ';')
-			entry++;
-	}
-	return 0;
-}
-
+/* What NCCL reads through strtoll(str, NULL, 0) as the whole text (misc/param.cc:82). */
 static bool is_integer(const char *s)
 {
 	char *end;
@@ -117,6 +30,37 @@ static bool is_integer(const char *s)
 	return errno == 0 && *end == '\0';
 }
 
+static int check_list(const struct ncclvar *v, const char *value, char *err, size_t errlen)
+{
+	struct ncclvars_list l;
+	char why[320];
+
+	if (ncclvars_list_parse(value, v->words, &l) == 0 &&
+	    !(l.lint & NCCLVARS_LINT_STRAY_COLON))
+		return 0;
+	ncclvars_list_explain(&l, value, v->words, NCCLVARS_LINT_STRAY_COLON, why, sizeof why);
+	return fs_errf(err, errlen, "%s=%s: %s (%s)", v->name, value, why, SKIP_HINT);
+}
+
+/* ncclGetLevel (graph/paths.cc:229-246) takes an exact word or any leading digit,
+ * clipping numbers above 5: only the words and 0..5 read as written. */
+static int check_word(const struct ncclvar *v, const char *value, char *err, size_t errlen)
+{
+	char accepted[160];
+
+	if (ncclvars_word_find(v->words, value, strlen(value)) >= 0)
+		return 0;
+	if (v->legacy_numbers && strlen(value) == 1 && value[0] >= '0' &&
+	    value[0] <= '0' + NCCLVARS_PATH_LEGACY_MAX)
+		return 0;
+	ncclvars_word_join(v->words, accepted, sizeof accepted);
+	if (v->legacy_numbers)
+		return fs_errf(err, errlen, "%s=%s: not one of %s (case-sensitive) or 0..%d", v->name,
+		               value, accepted, NCCLVARS_PATH_LEGACY_MAX);
+	return fs_errf(err, errlen, "%s=%s: not one of %s (NCCL would silently use %s)", v->name,
+	               value, accepted, ncclvars_word_name(v->words, 0));
+}
+
 const char *envcheck_getenv(const char *name, void *arg)
 {
 	(void)arg;
@@ -125,30 +69,34 @@ const char *envcheck_getenv(const char *name, void *arg)
 
 int envcheck_run(envcheck_get_fn get, void *arg, char *err, size_t errlen)
 {
-	const char *v;
-	char accepted[160];
+	for (size_t i = 0; i < ncclvars_count(); i++) {
+		const struct ncclvar *v = ncclvars_at(i);
+		const char *value;
 
-	v = get("NCCL_ALGO", arg);
-	if (v && check_list("NCCL_ALGO", v, algos, "an algorithm", err, errlen) != 0)
-		return -1;
-	v = get("NCCL_PROTO", arg);
-	if (v && check_list("NCCL_PROTO", v, protos, "a protocol", err, errlen) != 0)
-		return -1;
-	for (size_t i = 0; integers[i]; i++) {
-		v = get(integers[i], arg);
-		if (v && !is_integer(v)) {
-			snprintf(err, errlen, "%s=%s: not an integer (NCCL would silently use its "
-			         "default)", integers[i], v);
-			return -1;
+		if (v->role != NCCLVARS_TUNE)
+			continue;
+		value = get(v->name, arg);
+		if (!value)
+			continue;
+		switch (v->rule) {
+		case NCCLVARS_RULE_LIST:
+			if (check_list(v, value, err, errlen) != 0)
+				return -1;
+			break;
+		case NCCLVARS_RULE_INT:
+		case NCCLVARS_RULE_POW2:
+		case NCCLVARS_RULE_BOOL:
+			if (!is_integer(value))
+				return fs_errf(err, errlen, "%s=%s: not an integer (NCCL would silently use "
+				               "its default)", v->name, value);
+			break;
+		case NCCLVARS_RULE_WORD:
+			if (check_word(v, value, err, errlen) != 0)
+				return -1;
+			break;
+		case NCCLVARS_RULE_STRING:
+			break;
 		}
-	}
-	v = get("NCCL_P2P_LEVEL", arg);
-	if (v && !in(p2p_levels, v, strlen(v), false) &&
-	    !(strlen(v) == 1 && v[0] >= '0' && v[0] <= '5')) {
-		join(p2p_levels, accepted, sizeof accepted);
-		snprintf(err, errlen, "NCCL_P2P_LEVEL=%s: not one of %s (case-sensitive) or 0..5",
-		         v, accepted);
-		return -1;
 	}
 	return 0;
 }

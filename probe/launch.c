@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "measure.h"
+#include "nccllog.h"
 #include "watchdog.h"
 
 /* ---- the pipe protocol between parent and children ----
@@ -27,11 +29,13 @@ struct msg_header { uint32_t type, len; };
 
 struct msg_hello { int32_t nranks; ncclUniqueId id; };   /* rank 0 -> parent */
 struct msg_id { int32_t nranks; ncclUniqueId id; };      /* parent -> rank k */
-struct msg_step { int32_t step; };                        /* child -> parent */
+struct msg_step { int32_t step, case_idx; };              /* child -> parent */
 
-/* child -> parent, followed by nsizes * iters doubles when ok. */
+/* child -> parent, followed by ncases * iters doubles when ok, then by ncases case
+ * verdicts (struct probe_case_result) when has_cases. */
 struct msg_outcome {
-	int32_t ok, stage, nsizes, iters, nccl_version;
+	int32_t ok, stage, ncases, iters, nccl_version;
+	int32_t has_cases, in_flight_known, in_flight_case;
 	double phase_s[PROBE_STEP_COUNT];
 	char error[PROTO_ERROR_MAX];
 };
@@ -100,30 +104,51 @@ static int read_all(int fd, void *buf, size_t len)
 }
 
 /* Send one message whose header and payload go out in a single write when small, so
- * the watchdog thread and the measuring thread never interleave inside a message. */
-static int send_msg(int fd, enum msg_type type, const void *payload, size_t len,
-                    const void *tail, size_t tail_len)
+ * the watchdog thread and the measuring thread never interleave inside a message; up to
+ * two tails (timings, case verdicts) follow. */
+static int send_msg2(int fd, enum msg_type type, const void *payload, size_t len,
+                     const void *tail, size_t tail_len, const void *tail2, size_t tail2_len)
 {
-	struct msg_header h = {(uint32_t)type, (uint32_t)(len + tail_len)};
+	struct msg_header h = {(uint32_t)type, (uint32_t)(len + tail_len + tail2_len)};
 	char buf[sizeof h + sizeof(struct msg_outcome)];
 
-	if (len > sizeof buf - sizeof h)
+	if (len > sizeof buf - sizeof h || len + tail_len + tail2_len > UINT32_MAX)
 		return -1;
 	memcpy(buf, &h, sizeof h);
 	memcpy(buf + sizeof h, payload, len);
 	if (write_all(fd, buf, sizeof h + len) != 0)
 		return -1;
-	return tail_len ? write_all(fd, tail, tail_len) : 0;
+	if (tail_len && write_all(fd, tail, tail_len) != 0)
+		return -1;
+	return tail2_len ? write_all(fd, tail2, tail2_len) : 0;
+}
+
+static int send_msg(int fd, enum msg_type type, const void *payload, size_t len)
+{
+	return send_msg2(fd, type, payload, len, NULL, 0, NULL, 0);
+}
+
+/* An outcome with whatever it carries: timings when ok, case verdicts when it has them. */
+static int send_outcome(int fd, const struct probe_outcome *o, const struct msg_outcome *m)
+{
+	size_t nms = o->ok && o->ms ? (size_t)o->ncases * (size_t)o->iters : 0;
+	size_t ncases = o->cases ? (size_t)o->ncases : 0;
+
+	return send_msg2(fd, MSG_OUTCOME, m, sizeof *m, o->ms, nms * sizeof(double), o->cases,
+	                 ncases * sizeof(struct probe_case_result));
 }
 
 static void outcome_to_msg(const struct probe_outcome *o, struct msg_outcome *m)
 {
 	memset(m, 0, sizeof *m);
-	m->ok = o->ok;
+	m->ok = o->ok && o->ms;
 	m->stage = (int32_t)o->stage;
-	m->nsizes = o->nsizes;
+	m->ncases = o->ncases;
 	m->iters = o->iters;
 	m->nccl_version = o->nccl_version;
+	m->has_cases = o->cases != NULL;
+	m->in_flight_known = o->in_flight_known;
+	m->in_flight_case = o->in_flight_case;
 	memcpy(m->phase_s, o->phase_s, sizeof m->phase_s);
 	snprintf(m->error, sizeof m->error, "%s", o->error);
 }
@@ -137,15 +162,19 @@ struct child_ctx {
 	int rank;
 	struct watchdog *wd;
 	const struct probe_outcome *out;   /* this rank's outcome while measuring */
+	const struct sweep_plugin *plugin;
+	const struct nccllog *log;         /* the parent's folder; inactive: no decisions */
+	atomic_int in_flight;              /* the case being worked on, -1 none */
 };
 
-static void child_on_step(void *arg, enum probe_step step)
+static void child_on_step(void *arg, enum probe_step step, int case_idx)
 {
 	struct child_ctx *c = arg;
-	struct msg_step m = {(int32_t)step};
+	struct msg_step m = {(int32_t)step, (int32_t)case_idx};
 
+	atomic_store(&c->in_flight, case_idx);
 	watchdog_kick(c->wd, step);
-	send_msg(c->up, MSG_STEP, &m, sizeof m, NULL, 0);
+	send_msg(c->up, MSG_STEP, &m, sizeof m);
 }
 
 static void child_fire(void *arg, enum probe_step step, double silent_s)
@@ -159,8 +188,15 @@ static void child_fire(void *arg, enum probe_step step, double silent_s)
 
 	memset(&o, 0, sizeof o);
 	probe_outcome_fail(&o, stage, "%s", msg);
+	o.in_flight_case = atomic_load(&c->in_flight);
+	o.in_flight_known = o.in_flight_case >= 0;
+	/* the verdicts so far, read while the measuring thread is stuck in a call */
+	if (c->out && c->out->cases) {
+		o.ncases = c->out->ncases;
+		o.cases = c->out->cases;
+	}
 	outcome_to_msg(&o, &m);
-	send_msg(c->up, MSG_OUTCOME, &m, sizeof m, NULL, 0);
+	send_outcome(c->up, &o, &m);
 	_exit(1);
 }
 
@@ -184,6 +220,8 @@ static int child_measure(struct child_ctx *c, int nranks, const ncclUniqueId *id
 {
 	struct measure_setup s;
 	struct msg_outcome m;
+	struct nccllog_reader log;
+	char path[PATH_MAX];
 	int rc;
 
 	memset(&s, 0, sizeof s);
@@ -195,6 +233,12 @@ static int child_measure(struct child_ctx *c, int nranks, const ncclUniqueId *id
 	s.id = *id;
 	s.on_step = child_on_step;
 	s.arg = c;
+	s.plugin = c->plugin;
+	/* NCCL names this process's file by its pid (NCCL_DEBUG_FILE's %p) */
+	if (nccllog_path(c->log, getpid(), path, sizeof path) == 0) {
+		nccllog_reader_init(&log, path, stderr);
+		s.log = &log;
+	}
 	c->out = o;
 	c->wd = watchdog_start(c->cfg->step_timeout_s, launch_grace_s(c->cfg), child_fire, c);
 	/* Finding the GPUs and making the id (rank 0 only) is CUDA setup too. */
@@ -202,9 +246,10 @@ static int child_measure(struct child_ctx *c, int nranks, const ncclUniqueId *id
 	rc = measure_run(&s, o);
 	watchdog_stop(c->wd);
 	c->wd = NULL;
+	if (s.log)
+		nccllog_reader_close(s.log);
 	outcome_to_msg(o, &m);
-	if (send_msg(c->up, MSG_OUTCOME, &m, sizeof m, o->ok ? o->ms : NULL,
-	             o->ok ? sizeof(double) * (size_t)o->nsizes * (size_t)o->iters : 0) != 0)
+	if (send_outcome(c->up, o, &m) != 0)
 		return 1;
 	if (rc == 0 && c->cfg->teardown == PROBE_TEARDOWN_FAST)
 		await_release(c->down);
@@ -232,14 +277,14 @@ static int child_rank0(struct child_ctx *c)
 	h.nranks = c->cfg->gpus > 0 ? c->cfg->gpus : count;
 	if (measure_unique_id(&h.id, &o) != 0)
 		goto fail;
-	if (send_msg(c->up, MSG_HELLO, &h, sizeof h, NULL, 0) != 0)
+	if (send_msg(c->up, MSG_HELLO, &h, sizeof h) != 0)
 		return 1;
 	rc = child_measure(c, h.nranks, &h.id, &o, probe_now() - t0);
 	probe_outcome_clear(&o);
 	return rc;
 fail:
 	outcome_to_msg(&o, &m);
-	send_msg(c->up, MSG_OUTCOME, &m, sizeof m, NULL, 0);
+	send_outcome(c->up, &o, &m);
 	return rc;
 }
 
@@ -269,12 +314,15 @@ struct child {
 	bool eof, reaped, has_outcome;
 	int status;               /* from waitpid */
 	enum probe_step step;     /* last step reported */
+	int case_idx;             /* ... and the case it was about, -1 none */
 	double last_heard;
 	struct probe_outcome o;
 };
 
 struct parent {
 	const struct probe_config *cfg;
+	const struct sweep_plugin *plugin;
+	const struct nccllog *log;
 	struct reporter *rep;
 	struct child *kids;
 	struct pollfd *fds;       /* scratch for serve(), one per possible child */
@@ -288,21 +336,45 @@ struct parent {
 	bool released;            /* every rank reported: their down pipes are closed */
 };
 
+/* Record the first failure (later ones are usually its consequences), with the case
+ * that was in flight (-1: none or unknown). */
+static void vparent_fail(struct parent *p, enum proto_stage stage, int in_flight,
+                         const char *fmt, va_list ap)
+{
+	char msg[PROTO_ERROR_MAX];
+
+	if (p->failed)
+		return;
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	p->failed = true;
+	probe_outcome_fail(&p->first_failure, stage, "%s", msg);
+	p->first_failure.in_flight_known = in_flight >= 0;
+	p->first_failure.in_flight_case = in_flight;
+}
+
 static void parent_fail(struct parent *p, enum proto_stage stage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void parent_fail(struct parent *p, enum proto_stage stage, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[PROTO_ERROR_MAX];
 
-	if (p->failed)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vparent_fail(p, stage, -1, fmt, ap);
 	va_end(ap);
-	p->failed = true;
-	probe_outcome_fail(&p->first_failure, stage, "%s", msg);
+}
+
+static void parent_fail_in(struct parent *p, enum proto_stage stage, int in_flight,
+                           const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void parent_fail_in(struct parent *p, enum proto_stage stage, int in_flight,
+                           const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vparent_fail(p, stage, in_flight, fmt, ap);
+	va_end(ap);
 }
 
 static void kill_all(struct parent *p)
@@ -340,7 +412,7 @@ static int spawn(struct parent *p, int rank)
 		return -1;
 	}
 	if (k->pid == 0) {
-		struct child_ctx c = {p->cfg, up[1], down[0], rank, NULL, NULL};
+		struct child_ctx c = {p->cfg, up[1], down[0], rank, NULL, NULL, p->plugin, p->log, -1};
 		int rc;
 
 		/* A child must not outlive the parent: the tuner kills the parent's group on
@@ -368,6 +440,7 @@ static int spawn(struct parent *p, int rank)
 	k->down = down[1];
 	k->last_heard = probe_now();
 	k->step = PROBE_STEP_CUDA_INIT;
+	k->case_idx = -1;
 	p->nkids = rank + 1;
 	return 0;
 }
@@ -393,6 +466,7 @@ static int parse_msgs(struct parent *p, int rank)
 			memcpy(&m, payload, sizeof m);
 			if (m.step >= 0 && m.step < PROBE_STEP_COUNT)
 				k->step = (enum probe_step)m.step;
+			k->case_idx = m.case_idx;
 		} else if (h.type == MSG_HELLO && rank == 0 && h.len == sizeof(struct msg_hello)) {
 			struct msg_hello m;
 
@@ -402,36 +476,51 @@ static int parse_msgs(struct parent *p, int rank)
 			p->have_id = true;
 		} else if (h.type == MSG_OUTCOME && h.len >= sizeof(struct msg_outcome)) {
 			struct msg_outcome m;
-			size_t ndata;
+			size_t ncases, nms, ncr;
 
 			memcpy(&m, payload, sizeof m);
-			ndata = (size_t)(m.nsizes > 0 ? m.nsizes : 0) * (size_t)(m.iters > 0 ? m.iters : 0);
+			ncases = (size_t)(m.ncases > 0 ? m.ncases : 0);
+			nms = m.ok ? ncases * (size_t)(m.iters > 0 ? m.iters : 0) : 0;
+			ncr = m.has_cases ? ncases : 0;
+			if (h.len != sizeof m + nms * sizeof(double) + ncr * sizeof(struct probe_case_result)) {
+				rc = -1;
+				break;
+			}
+			probe_outcome_clear(&k->o);
 			k->o.ok = m.ok;
 			k->o.stage = (enum proto_stage)m.stage;
-			k->o.nsizes = m.nsizes;
+			k->o.ncases = m.ncases;
 			k->o.iters = m.iters;
 			k->o.nccl_version = m.nccl_version;
+			k->o.in_flight_known = m.in_flight_known;
+			k->o.in_flight_case = m.in_flight_case;
 			memcpy(k->o.phase_s, m.phase_s, sizeof m.phase_s);
 			snprintf(k->o.error, sizeof k->o.error, "%.*s", (int)sizeof m.error - 1, m.error);
 			if (m.ok) {
-				if (h.len != sizeof m + ndata * sizeof(double)) {
-					rc = -1;
-					break;
-				}
-				free(k->o.ms);
-				k->o.ms = malloc(ndata * sizeof(double) + 1);
+				k->o.ms = malloc(nms * sizeof(double) + 1);
 				if (!k->o.ms) {
 					rc = -1;
 					break;
 				}
-				memcpy(k->o.ms, payload + sizeof m, ndata * sizeof(double));
+				memcpy(k->o.ms, payload + sizeof m, nms * sizeof(double));
+			}
+			if (ncr) {
+				k->o.cases = malloc(ncr * sizeof(struct probe_case_result));
+				if (!k->o.cases) {
+					rc = -1;
+					break;
+				}
+				memcpy(k->o.cases, payload + sizeof m + nms * sizeof(double),
+				       ncr * sizeof(struct probe_case_result));
 			}
 			k->has_outcome = true;
 			if (!m.ok) {
+				int fl = m.in_flight_known ? m.in_flight_case : -1;
+
 				if (p->nranks > 1 && strncmp(k->o.error, "rank ", 5) != 0)
-					parent_fail(p, k->o.stage, "rank %d: %s", rank, k->o.error);
+					parent_fail_in(p, k->o.stage, fl, "rank %d: %s", rank, k->o.error);
 				else
-					parent_fail(p, k->o.stage, "%s", k->o.error);
+					parent_fail_in(p, k->o.stage, fl, "%s", k->o.error);
 			}
 		} else {
 			rc = -1;
@@ -506,11 +595,11 @@ static void reap(struct parent *p, int rank, bool block)
 	if (k->has_outcome)
 		return;
 	if (WIFSIGNALED(k->status))
-		parent_fail(p, probe_step_stage(k->step), "rank %d (pid %d, GPU %d) killed by signal "
+		parent_fail_in(p, probe_step_stage(k->step), k->case_idx, "rank %d (pid %d, GPU %d) killed by signal "
 		            "%d (%s) during step %s", rank, (int)k->pid, rank, WTERMSIG(k->status),
 		            signal_text(WTERMSIG(k->status)), probe_step_name(k->step));
 	else
-		parent_fail(p, probe_step_stage(k->step), "rank %d (pid %d, GPU %d) exited with status "
+		parent_fail_in(p, probe_step_stage(k->step), k->case_idx, "rank %d (pid %d, GPU %d) exited with status "
 		            "%d without a report during step %s", rank, (int)k->pid, rank,
 		            WEXITSTATUS(k->status), probe_step_name(k->step));
 }
@@ -551,7 +640,8 @@ static void serve(struct parent *p, bool until_hello)
 			if (p->kids[k].eof)
 				continue;
 			if (now - p->kids[k].last_heard > silence) {
-				parent_fail(p, probe_step_stage(p->kids[k].step), "rank %d: no progress "
+				parent_fail_in(p, probe_step_stage(p->kids[k].step), p->kids[k].case_idx,
+				               "rank %d: no progress "
 				            "in step %s for %.0f s; all ranks killed", k,
 				            probe_step_name(p->kids[k].step), now - p->kids[k].last_heard);
 				kill_all(p);
@@ -586,10 +676,20 @@ static void serve(struct parent *p, bool until_hello)
 	}
 }
 
-int launch_process(const struct probe_config *cfg, struct reporter *rep)
+void launch_log_start(struct nccllog *log)
+{
+	char err[PROTO_ERROR_MAX];
+
+	if (nccllog_setup(log, err, sizeof err) != 0)
+		fprintf(stderr, "nccltune-probe: %s; the report will not say what NCCL ran\n", err);
+}
+
+int launch_process(const struct probe_config *cfg, const struct sweep_plugin *plugin,
+                   struct reporter *rep)
 {
 	struct parent p;
 	struct proto_report r;
+	struct nccllog log;
 	double phase_s[PROBE_STEP_COUNT] = {0};
 	struct probe_outcome *outs = NULL;
 	int status = PROTO_EXIT_FAILED;
@@ -599,6 +699,10 @@ int launch_process(const struct probe_config *cfg, struct reporter *rep)
 	memset(&r, 0, sizeof r);
 	p.cfg = cfg;
 	p.rep = rep;
+	p.plugin = plugin;
+	p.log = &log;
+	/* before the first fork: every child inherits NCCL_DEBUG* and writes its own file */
+	launch_log_start(&log);
 	/* The parent cannot ask CUDA how many GPUs there are without breaking its
 	 * children, so it learns the count from rank 0; size for the most any box has. */
 	maxkids = cfg->gpus > 0 ? cfg->gpus : 1024;
@@ -625,7 +729,7 @@ int launch_process(const struct probe_config *cfg, struct reporter *rep)
 			m.nranks = p.nranks;
 			m.id = p.id;
 			if (spawn(&p, k) != 0 ||
-			    send_msg(p.kids[k].down, MSG_ID, &m, sizeof m, NULL, 0) != 0) {
+			    send_msg(p.kids[k].down, MSG_ID, &m, sizeof m) != 0) {
 				parent_fail(&p, PROTO_STAGE_INIT, "could not start rank %d", k);
 				kill_all(&p);
 			}
@@ -635,11 +739,6 @@ int launch_process(const struct probe_config *cfg, struct reporter *rep)
 finish:
 	for (int k = 0; k < p.nkids; k++)
 		reap(&p, k, true);
-	if (p.failed) {
-		memcpy(phase_s, p.kids[0].o.phase_s, sizeof phase_s);
-		proto_report_fail(&r, p.first_failure.stage, "%s", p.first_failure.error);
-		goto report;
-	}
 	outs = calloc((size_t)(p.nkids > 0 ? p.nkids : 1), sizeof *outs);
 	if (!outs) {
 		proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory merging %d ranks", p.nkids);
@@ -647,11 +746,18 @@ finish:
 	}
 	for (int k = 0; k < p.nkids; k++)
 		outs[k] = p.kids[k].o;   /* shallow: the kids keep ownership */
+	if (p.failed) {
+		memcpy(phase_s, p.kids[0].o.phase_s, sizeof phase_s);
+		probe_report_failure(cfg, &p.first_failure, outs, p.nkids, &r);
+		goto report;
+	}
 	probe_merge(cfg, outs, p.nkids, &r, phase_s);
 	if (r.ok)
 		status = PROTO_EXIT_OK;
 report:
 	reporter_emit(rep, &r, phase_s);
+	proto_report_clear(&r);
+	nccllog_cleanup(&log);
 	free(outs);
 	for (int k = 0; p.kids && k < p.nkids; k++) {
 		if (p.kids[k].up >= 0)
@@ -673,13 +779,17 @@ struct solo_ctx {
 	const struct probe_config *cfg;
 	struct reporter *rep;
 	struct watchdog *wd;
-	const struct probe_outcome *out;   /* outcome of the first GPU: carries failures */
+	const struct probe_outcome *outs;  /* per GPU; outs[0] carries failures */
+	int n;
+	struct nccllog *log;
+	atomic_int in_flight;              /* the case being worked on, -1 none */
 };
 
-static void solo_on_step(void *arg, enum probe_step step)
+static void solo_on_step(void *arg, enum probe_step step, int case_idx)
 {
 	struct solo_ctx *c = arg;
 
+	atomic_store(&c->in_flight, case_idx);
 	watchdog_kick(c->wd, step);
 }
 
@@ -687,22 +797,32 @@ static void solo_fire(void *arg, enum probe_step step, double silent_s)
 {
 	struct solo_ctx *c = arg;
 	struct proto_report r;
+	struct probe_outcome fail;
 	char msg[PROTO_ERROR_MAX];
-	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->out, -1, step, silent_s, msg,
+	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->outs, -1, step, silent_s, msg,
 	                                                 sizeof msg);
 
-	memset(&r, 0, sizeof r);
-	proto_report_fail(&r, stage, "%s", msg);
+	memset(&fail, 0, sizeof fail);
+	probe_outcome_fail(&fail, stage, "%s", msg);
+	fail.in_flight_case = atomic_load(&c->in_flight);
+	fail.in_flight_known = fail.in_flight_case >= 0;
+	/* the verdicts so far, read while the measuring thread is stuck in a call */
+	probe_report_failure(c->cfg, &fail, c->outs, c->outs ? c->n : 0, &r);
 	reporter_emit(c->rep, &r, NULL);
+	nccllog_cleanup(c->log);
 	_exit(PROTO_EXIT_FAILED);
 }
 
-int launch_all(const struct probe_config *cfg, struct reporter *rep)
+int launch_all(const struct probe_config *cfg, const struct sweep_plugin *plugin,
+               struct reporter *rep)
 {
-	struct solo_ctx c = {cfg, rep, NULL, NULL};
+	struct solo_ctx c;
 	struct measure_setup s;
 	struct probe_outcome *outs = NULL;
 	struct proto_report r;
+	struct nccllog log;
+	struct nccllog_reader reader;
+	char path[PATH_MAX];
 	double phase_s[PROBE_STEP_COUNT] = {0};
 	int *ids = NULL, count = 0, n = 0, status = PROTO_EXIT_FAILED;
 	bool comms_left = false;
@@ -712,6 +832,12 @@ int launch_all(const struct probe_config *cfg, struct reporter *rep)
 	memset(&r, 0, sizeof r);
 	memset(&s, 0, sizeof s);
 	memset(&first, 0, sizeof first);
+	memset(&c, 0, sizeof c);
+	c.cfg = cfg;
+	c.rep = rep;
+	c.log = &log;
+	atomic_init(&c.in_flight, -1);
+	launch_log_start(&log);   /* before the first NCCL call */
 	c.wd = watchdog_start(cfg->step_timeout_s, launch_grace_s(cfg), solo_fire, &c);
 	if (measure_device_count(&count, &first) != 0 || measure_unique_id(&s.id, &first) != 0) {
 		proto_report_fail(&r, first.stage, "%s", first.error);
@@ -742,14 +868,24 @@ int launch_all(const struct probe_config *cfg, struct reporter *rep)
 	s.devices = ids;
 	s.on_step = solo_on_step;
 	s.arg = &c;
-	c.out = &outs[0];
+	s.plugin = plugin;
+	if (nccllog_path(&log, getpid(), path, sizeof path) == 0) {
+		nccllog_reader_init(&reader, path, stderr);
+		s.log = &reader;
+	}
+	c.outs = outs;
+	c.n = n;
 	comms_left = measure_run(&s, outs) == 0 && cfg->teardown == PROBE_TEARDOWN_FAST;
+	if (s.log)
+		nccllog_reader_close(s.log);
 	probe_merge(cfg, outs, n, &r, phase_s);
 	if (r.ok)
 		status = PROTO_EXIT_OK;
 out:
 	watchdog_stop(c.wd);
 	reporter_emit(rep, &r, phase_s);
+	proto_report_clear(&r);
+	nccllog_cleanup(&log);
 	for (int k = 0; outs && k < n; k++)
 		probe_outcome_clear(&outs[k]);
 	free(outs);

@@ -10,8 +10,10 @@
 #ifndef NCCLTUNE_PROBE_LAUNCH_H
 #define NCCLTUNE_PROBE_LAUNCH_H
 
+#include "nccllog.h"
 #include "probe.h"
 #include "report.h"
+#include "sweep.h"
 
 /* The mode `cfg->launch` resolves to in this environment: AUTO becomes MPI when a
  * launcher's variables are set (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK,
@@ -19,11 +21,20 @@
  * decided. Can't fail. */
 enum probe_launch launch_resolve(const struct probe_config *cfg, char *why, size_t whylen);
 
-int launch_process(const struct probe_config *cfg, struct reporter *rep);
-int launch_all(const struct probe_config *cfg, struct reporter *rep);
+/* plugin: the control interface the caller opened for a sweep (children of the process
+ * mode inherit it), NULL for a plain run. */
+int launch_process(const struct probe_config *cfg, const struct sweep_plugin *plugin,
+                   struct reporter *rep);
+int launch_all(const struct probe_config *cfg, const struct sweep_plugin *plugin,
+               struct reporter *rep);
 
-/* Defined only when built with MPI (PROBE_HAVE_MPI). */
+/* Defined only when built with MPI (PROBE_HAVE_MPI). Every rank opens the plugin itself
+ * after MPI_Init, where rank 0 can report a refusal. */
 int launch_mpi(const struct probe_config *cfg, struct reporter *rep);
+
+/* nccllog_setup, with a note on stderr when it fails (the run goes on without
+ * decisions). Call before any NCCL call, and in the per-process mode before forking. */
+void launch_log_start(struct nccllog *log);
 
 /* Grace the watchdog adds to --step-timeout before it ends a stuck process. */
 double launch_grace_s(const struct probe_config *cfg);

@@ -5,6 +5,7 @@
 #include "launch.h"
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,9 @@
 #include "options.h"
 #include "watchdog.h"
 
-/* What every rank sends to rank 0 (timings follow separately). */
+/* What every rank sends to rank 0 (timings and case verdicts follow separately). */
 struct mpi_summary {
-	int32_t ok, stage, nccl_version;
+	int32_t ok, stage, nccl_version, in_flight_known, in_flight_case;
 	double phase_s[PROBE_STEP_COUNT];
 	char error[PROTO_ERROR_MAX];
 };
@@ -28,12 +29,15 @@ struct mpi_ctx {
 	struct watchdog *wd;
 	int rank;
 	const struct probe_outcome *out;   /* this rank's outcome while measuring */
+	struct nccllog *log;
+	atomic_int in_flight;              /* the case being worked on, -1 none */
 };
 
-static void mpi_on_step(void *arg, enum probe_step step)
+static void mpi_on_step(void *arg, enum probe_step step, int case_idx)
 {
 	struct mpi_ctx *c = arg;
 
+	atomic_store(&c->in_flight, case_idx);
 	watchdog_kick(c->wd, step);
 }
 
@@ -45,11 +49,21 @@ static void mpi_fire(void *arg, enum probe_step step, double silent_s)
 	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->out, c->rank, step, silent_s,
 	                                                 msg, sizeof msg);
 
-	memset(&r, 0, sizeof r);
-	proto_report_fail(&r, stage, "%s", msg);
 	if (c->rank == 0) {
+		struct probe_outcome fail;
+
+		memset(&fail, 0, sizeof fail);
+		probe_outcome_fail(&fail, stage, "%s", msg);
+		fail.in_flight_case = atomic_load(&c->in_flight);
+		fail.in_flight_known = fail.in_flight_case >= 0;
+		/* rank 0's verdicts so far, read while its measuring thread is stuck */
+		probe_report_failure(c->cfg, &fail, c->out, c->out ? 1 : 0, &r);
 		reporter_emit(c->rep, &r, NULL);
+		nccllog_cleanup(c->log);
 	} else {
+		memset(&r, 0, sizeof r);
+		proto_report_fail(&r, stage, "%s", msg);
+		nccllog_cleanup(c->log);
 		fprintf(stderr, "nccltune-probe: %s\n", r.error);
 		/* Give rank 0, stuck in the same step, time to report before the launcher
 		 * tears the job down because this rank left. */
@@ -75,24 +89,39 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 {
 	struct probe_config resolved = *asked;
 	const struct probe_config *cfg = &resolved;
-	struct mpi_ctx c = {cfg, rep, NULL, 0, NULL};
+	struct mpi_ctx c;
 	struct measure_setup s;
 	struct probe_outcome o, *outs = NULL;
 	struct mpi_summary mine, *all = NULL;
 	struct proto_report r;
+	struct nccllog log;
+	struct nccllog_reader reader;
+	struct sweep_plugin plugin;
 	struct { int32_t ok; ncclUniqueId id; } hello;
 	double phase_s[PROBE_STEP_COUNT] = {0}, *ms_all = NULL, t0;
-	size_t nms = cfg->w.nsizes * (size_t)cfg->w.iters;
+	size_t ncases = probe_case_count(cfg), nms = ncases * (size_t)cfg->w.iters;
+	size_t crbytes = ncases * sizeof(struct probe_case_result);
+	struct probe_case_result *cases_all = NULL;
+	char path[PATH_MAX];
 	int size = 1, local = 0, count = 0, device, status = PROTO_EXIT_FAILED, ok_all;
 	MPI_Comm node = MPI_COMM_NULL;
 
+	memset(&c, 0, sizeof c);
+	c.cfg = cfg;
+	c.rep = rep;
+	c.log = &log;
+	atomic_init(&c.in_flight, -1);
 	memset(&s, 0, sizeof s);
 	memset(&o, 0, sizeof o);
 	memset(&r, 0, sizeof r);
+	memset(&plugin, 0, sizeof plugin);
 	memset(&hello, 0, sizeof hello);
+	/* per rank, before MPI_Init: an MPI library may itself start NCCL */
+	launch_log_start(&log);
 	if (!mpi_ok(MPI_Init(NULL, NULL), "MPI_Init")) {
 		proto_report_fail(&r, PROTO_STAGE_INIT, "MPI_Init failed (see stderr)");
 		reporter_emit(rep, &r, NULL);
+		nccllog_cleanup(&log);
 		return PROTO_EXIT_FAILED;
 	}
 	t0 = probe_now();
@@ -111,6 +140,11 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 	if (!cfg->no_env_check && envcheck_run(envcheck_getenv, NULL, o.error, sizeof o.error) != 0) {
 		/* Every rank sees the same environment: all stop here, rank 0 says why. */
 		o.stage = PROTO_STAGE_ENV;
+		goto gather;
+	}
+	if (cfg->sweep.nchoices > 0 &&
+	    sweep_plugin_open(getenv("NCCL_TUNER_PLUGIN"), &plugin, o.error, sizeof o.error) != 0) {
+		o.stage = PROTO_STAGE_ARGS;
 		goto gather;
 	}
 
@@ -133,9 +167,16 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 		s.id = hello.id;
 		s.on_step = mpi_on_step;
 		s.arg = &c;
+		s.plugin = plugin.handle ? &plugin : NULL;
+		if (nccllog_path(&log, getpid(), path, sizeof path) == 0) {
+			nccllog_reader_init(&reader, path, stderr);
+			s.log = &reader;
+		}
 		o.phase_s[PROBE_STEP_CUDA_INIT] = probe_now() - t0;
 		c.out = &o;
 		measure_run(&s, &o);
+		if (s.log)
+			nccllog_reader_close(s.log);
 	} else if (o.error[0] == '\0') {
 		probe_outcome_fail(&o, PROTO_STAGE_INIT, "rank 0 could not start (see its report)");
 	}
@@ -146,34 +187,46 @@ gather:
 	mine.ok = o.ok;
 	mine.stage = (int32_t)o.stage;
 	mine.nccl_version = o.nccl_version;
+	mine.in_flight_known = o.in_flight_known;
+	mine.in_flight_case = o.in_flight_case;
 	memcpy(mine.phase_s, o.phase_s, sizeof mine.phase_s);
 	snprintf(mine.error, sizeof mine.error, "%s", o.error);
 	if (c.rank == 0) {
 		all = calloc((size_t)size, sizeof *all);
 		ms_all = calloc((size_t)size * nms, sizeof *ms_all);
+		cases_all = calloc((size_t)size * ncases + 1, sizeof *cases_all);
 		outs = calloc((size_t)size, sizeof *outs);
 	}
 	{
-		/* Failed ranks send zeros: the gather must happen on every rank alike. */
+		/* Failed ranks send zeros (undecided cases): the gather must happen on every
+		 * rank alike. */
 		double *ms = o.ms ? o.ms : calloc(nms ? nms : 1, sizeof *ms);
+		struct probe_case_result *cr = o.cases ? o.cases : calloc(ncases + 1, sizeof *cr);
 
 		MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
 		           MPI_COMM_WORLD);
 		MPI_Gather(ms, (int)nms, MPI_DOUBLE, ms_all, (int)nms, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		MPI_Gather(cr, (int)crbytes, MPI_BYTE, cases_all, (int)crbytes, MPI_BYTE, 0,
+		           MPI_COMM_WORLD);
 		if (ms != o.ms)
 			free(ms);
+		if (cr != o.cases)
+			free(cr);
 	}
 	if (c.rank == 0) {
-		if (!all || !ms_all || !outs) {
+		if (!all || !ms_all || !cases_all || !outs) {
 			proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory gathering %d ranks", size);
 		} else {
 			for (int k = 0; k < size; k++) {
 				outs[k].ok = all[k].ok;
 				outs[k].stage = (enum proto_stage)all[k].stage;
 				outs[k].nccl_version = all[k].nccl_version;
-				outs[k].nsizes = (int)cfg->w.nsizes;
+				outs[k].ncases = (int)ncases;
 				outs[k].iters = cfg->w.iters;
 				outs[k].ms = ms_all + (size_t)k * nms;
+				outs[k].cases = cases_all + (size_t)k * ncases;
+				outs[k].in_flight_known = all[k].in_flight_known;
+				outs[k].in_flight_case = all[k].in_flight_case;
 				memcpy(outs[k].phase_s, all[k].phase_s, sizeof outs[k].phase_s);
 				if (!all[k].ok && size > 1)
 					snprintf(outs[k].error, sizeof outs[k].error, "rank %d: %.*s", k,
@@ -189,13 +242,17 @@ gather:
 	watchdog_stop(c.wd);
 	if (c.rank == 0)
 		reporter_emit(rep, &r, phase_s);
+	proto_report_clear(&r);
+	nccllog_cleanup(&log);
 	if (ok_all)
 		status = PROTO_EXIT_OK;
 	else if (o.stage == PROTO_STAGE_ARGS && o.error[0])
 		status = PROTO_EXIT_USAGE;
 	free(all);
 	free(ms_all);
+	free(cases_all);
 	free(outs);
+	sweep_plugin_close(&plugin);
 	probe_outcome_clear(&o);
 	if (node != MPI_COMM_NULL)
 		MPI_Comm_free(&node);

@@ -13,6 +13,7 @@
 #include "nccltune_config.h"
 #include "options.h"
 #include "report.h"
+#include "sweep.h"
 
 static void print_version(FILE *f)
 {
@@ -37,8 +38,11 @@ static int run(const struct probe_config *asked, struct reporter *rep)
 	struct probe_config resolved = *asked;
 	const struct probe_config *cfg = &resolved;
 	struct proto_report r;
+	struct sweep_plugin plugin;
+	int status;
 
 	memset(&r, 0, sizeof r);
+	memset(&plugin, 0, sizeof plugin);
 	/* Only now is the launch mode known, and with it the teardown's default. Under MPI
 	 * only rank 0 may report: launch_mpi resolves it after MPI_Init. */
 	if (mode != PROBE_LAUNCH_MPI &&
@@ -56,9 +60,21 @@ static int run(const struct probe_config *asked, struct reporter *rep)
 		fprintf(stderr, "nccltune-probe: %s\n", err);
 		return PROTO_EXIT_FAILED;
 	}
+	/* The probe's own handle on the plugin, for the whole run: NCCL dlcloses its handle
+	 * with the last communicator, ours keeps the control state alive. Opened before any
+	 * fork, so the per-process mode's children share the object NCCL will load. */
+	if (mode != PROBE_LAUNCH_MPI && cfg->sweep.nchoices > 0 &&
+	    sweep_plugin_open(getenv("NCCL_TUNER_PLUGIN"), &plugin, err, sizeof err) != 0) {
+		proto_report_fail(&r, PROTO_STAGE_ARGS, "%s", err);
+		reporter_emit(rep, &r, NULL);
+		fprintf(stderr, "nccltune-probe: %s\n", err);
+		return PROTO_EXIT_USAGE;
+	}
 	switch (mode) {
 	case PROBE_LAUNCH_ALL:
-		return launch_all(cfg, rep);
+		status = launch_all(cfg, plugin.handle ? &plugin : NULL, rep);
+		sweep_plugin_close(&plugin);
+		return status;
 	case PROBE_LAUNCH_MPI:
 #ifdef PROBE_HAVE_MPI
 		return launch_mpi(cfg, rep);
@@ -76,7 +92,9 @@ static int run(const struct probe_config *asked, struct reporter *rep)
 	case PROBE_LAUNCH_AUTO:
 		break;
 	}
-	return launch_process(cfg, rep);
+	status = launch_process(cfg, plugin.handle ? &plugin : NULL, rep);
+	sweep_plugin_close(&plugin);
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -102,6 +120,14 @@ int main(int argc, char **argv)
 	case OPTIONS_HELP:
 		options_help(rep.out);
 		status = fflush(rep.out) == 0 ? PROTO_EXIT_OK : PROTO_EXIT_FAILED;
+		break;
+	case OPTIONS_CAPABILITIES:
+		fp = proto_capabilities_format(OPTIONS_CAPABILITIES_MASK);
+		if (fp && reporter_emit_text(&rep, fp) == 0)
+			status = PROTO_EXIT_OK;
+		else if (!fp)
+			fprintf(stderr, "nccltune-probe: out of memory\n");
+		free(fp);
 		break;
 	case OPTIONS_VERSION:
 		print_version(rep.out);

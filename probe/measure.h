@@ -1,18 +1,21 @@
 /* measure.h - the measurement itself, for the ranks one process drives: communicator ->
- * eager all-reduces -> graph capture -> warm-up -> timed replays -> exact check ->
- * teardown. Launch modes (launch.h) decide which ranks a process drives and how the
+ * per case (a size, or a sweep choice forced through the plugin) eager all-reduces,
+ * graph capture, exact check -> warm-up -> timed replays (interleaved rounds in a sweep)
+ * -> teardown. Launch modes (launch.h) decide which ranks a process drives and how the
  * NCCL id travels; this module does not know about processes or MPI. */
 #ifndef NCCLTUNE_PROBE_MEASURE_H
 #define NCCLTUNE_PROBE_MEASURE_H
 
 #include <nccl.h>
 
+#include "nccllog.h"
 #include "probe.h"
+#include "sweep.h"
 
 /* Called at the start of every step and whenever a long step makes progress, from the
- * measuring thread: launch modes use it to feed their watchdog and tell a parent
- * process where a rank is. */
-typedef void (*measure_step_fn)(void *arg, enum probe_step step);
+ * measuring thread, with the case being worked on or waited for (-1: none): launch
+ * modes use it to feed their watchdog and tell a parent process where a rank is. */
+typedef void (*measure_step_fn)(void *arg, enum probe_step step, int case_idx);
 
 struct measure_setup {
 	const struct probe_config *cfg;
@@ -23,6 +26,8 @@ struct measure_setup {
 	ncclUniqueId id;
 	measure_step_fn on_step; /* may be NULL */
 	void *arg;
+	const struct sweep_plugin *plugin;  /* the control interface; needed for a sweep */
+	struct nccllog_reader *log;         /* this process's NCCL log; NULL: no decisions */
 };
 
 /* Number of visible CUDA devices. Returns 0, or -1 with an init failure in `out` that
@@ -33,8 +38,9 @@ int measure_device_count(int *count, struct probe_outcome *out);
 int measure_unique_id(ncclUniqueId *id, struct probe_outcome *out);
 
 /* Run the whole measurement for s->nlocal ranks. out[0..nlocal) must be cleared
- * (probe_outcome_clear) and are filled: phase times always, timings when ok. On
- * failure the first error is in out[0]. Every path releases the graphs, events,
+ * (probe_outcome_clear) and are filled: phase times always, the per-case verdicts
+ * (cases, with rank 0's decisions) as far as the run got, timings when ok. On failure
+ * the first error is in out[0] and in_flight says which case was being worked on. Every path releases the graphs, events,
  * streams and buffers it made, and the communicators: finalized and destroyed on
  * success, aborted on failure; except that with s->cfg->teardown FAST a successful
  * run leaves its communicators (and NCCL's threads) alive, and the caller must then

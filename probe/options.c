@@ -11,8 +11,8 @@
 
 enum opt_kind {
 	OPT_WORKLOAD, OPT_LAUNCH, OPT_TEARDOWN, OPT_GPUS, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
-	OPT_FINGERPRINT, OPT_TEST_CORRUPT,
-	OPT_HELP, OPT_VERSION,
+	OPT_FINGERPRINT, OPT_TEST_CORRUPT, OPT_TEST_CORRUPT_CHOICE, OPT_TEST_STALL_CHOICE,
+	OPT_SWEEP, OPT_CAPABILITIES, OPT_HELP, OPT_VERSION,
 };
 
 struct opt_row {
@@ -26,11 +26,17 @@ struct opt_row {
 static const struct opt_row table[] = {
 	{"bytes", "B[,B2...]", OPT_WORKLOAD,
 	 "message sizes in bytes per rank (K, M suffixes = KiB, MiB) [43008]"},
-	{"ops", "N", OPT_WORKLOAD, "all-reduces captured back to back in one CUDA graph [122]"},
+	{"ops", "N[,N2...]", OPT_WORKLOAD,
+	 "all-reduces captured back to back in one CUDA graph: one count for every size, or "
+	 "one per --bytes entry [122]"},
 	{"dtype", "T", OPT_WORKLOAD, "bf16, f16 or f32 [bf16]"},
 	{"iters", "N", OPT_WORKLOAD, "timed graph replays [200]"},
 	{"warmup", "N", OPT_WORKLOAD, "untimed graph replays first [20]"},
 	{"out-of-place", NULL, OPT_WORKLOAD, "separate output buffers (default: in place)"},
+	{"sweep", "FILE", OPT_SWEEP,
+	 "measure the choices of FILE (nccltune-sweep/1: per size an algorithm, protocol and "
+	 "CTA count, forced through nccltune's tuner plugin, which NCCL_TUNER_PLUGIN must name) "
+	 "next to the sizes, in interleaved rounds"},
 	{"launch", "MODE", OPT_LAUNCH,
 	 "process (a child per GPU), all (one process), mpi, or auto (mpi under "
 	 "mpirun/srun, else process) [auto]"},
@@ -46,7 +52,15 @@ static const struct opt_row table[] = {
 	{"test-corrupt-rank", "R", OPT_TEST_CORRUPT,
 	 "testing aid: overwrite one element of rank R's result after the verification "
 	 "replay, so the exact check must fail (stage verify)"},
+	{"test-corrupt-choice", "I", OPT_TEST_CORRUPT_CHOICE,
+	 "testing aid: spoil only sweep choice I's check (on --test-corrupt-rank, default 0): "
+	 "that choice must end ok false at stage verify while the run goes on"},
+	{"test-stall-choice", "I", OPT_TEST_STALL_CHOICE,
+	 "testing aid: rank 0 stops before the first timed replay of sweep choice I, as a hung "
+	 "choice would; the failure report must name it (sweep_in_flight)"},
 	{"fingerprint", NULL, OPT_FINGERPRINT, "describe this machine as JSON and exit"},
+	{"capabilities", NULL, OPT_CAPABILITIES,
+	 "print the protocol extensions this probe implements as JSON and exit"},
 	{"help", NULL, OPT_HELP, "this text"},
 	{"version", NULL, OPT_VERSION, "version and protocol"},
 };
@@ -63,6 +77,8 @@ void options_defaults(struct probe_config *cfg)
 	cfg->step_timeout_s = 60;
 	cfg->verbose = false;
 	cfg->corrupt_rank = -1;
+	cfg->corrupt_choice = -1;
+	cfg->stall_choice = -1;
 }
 
 void options_help(FILE *f)
@@ -71,7 +87,9 @@ void options_help(FILE *f)
 	        "usage: nccltune-probe [options]\n"
 	        "Measures the latency of NCCL all-reduces captured in CUDA graphs and prints one\n"
 	        "JSON object (protocol %s) on stdout; diagnostics go to stderr.\n"
-	        "NCCL reads its configuration (NCCL_PROTO, NCCL_ALGO, ...) from the environment.\n\n"
+	        "NCCL reads its configuration (NCCL_PROTO, NCCL_ALGO, ...) from the environment.\n"
+	        "Unless NCCL_DEBUG is set, the probe points NCCL's TUNING log at a private file to\n"
+	        "report what NCCL ran (\"nccl\"), and copies NCCL's warnings to stderr.\n\n"
 	        "options:\n", PROTO_SCHEMA);
 	for (size_t i = 0; i < NOPTS; i++) {
 		char left[40];
@@ -166,6 +184,22 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 		return 0;
 	case OPT_TEST_CORRUPT:
 		return int_option(row, arg, 0, 1023, "a rank", &cfg->corrupt_rank, err, errlen);
+	case OPT_TEST_CORRUPT_CHOICE:
+		return int_option(row, arg, 0, PROTO_MAX_CHOICES - 1, "a choice", &cfg->corrupt_choice,
+		                  err, errlen);
+	case OPT_TEST_STALL_CHOICE:
+		return int_option(row, arg, 0, PROTO_MAX_CHOICES - 1, "a choice", &cfg->stall_choice,
+		                  err, errlen);
+	case OPT_SWEEP:
+		if (!*arg || strlen(arg) >= sizeof cfg->sweep_file) {
+			snprintf(err, errlen, "--sweep: '%.64s' is not a file name", arg);
+			return -1;
+		}
+		snprintf(cfg->sweep_file, sizeof cfg->sweep_file, "%s", arg);
+		return 0;
+	case OPT_CAPABILITIES:
+		*action = OPTIONS_CAPABILITIES;
+		return 0;
 	case OPT_VERBOSE:
 		cfg->verbose = true;
 		return 0;
@@ -182,10 +216,11 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 	return -1;
 }
 
-/* Checks that need every option: sizes against the dtype, the total buffer. */
-static int validate(const struct probe_config *cfg, char *err, size_t errlen)
+/* Checks that need every option: sizes against the dtype, --ops against --bytes, the
+ * total buffer, the sweep file against --bytes and --iters, the testing aids. */
+static int validate(struct probe_config *cfg, char *err, size_t errlen)
 {
-	size_t esize = proto_dtype_size(cfg->w.dtype);
+	size_t esize = proto_dtype_size(cfg->w.dtype), big;
 
 	for (size_t i = 0; i < cfg->w.nsizes; i++) {
 		if (cfg->w.bytes[i] % esize != 0) {
@@ -195,11 +230,29 @@ static int validate(const struct probe_config *cfg, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	if (proto_workload_validate(&cfg->w, err, errlen) != 0)
+		return -1;
 	if (probe_buffer_bytes(&cfg->w) > OPTIONS_MAX_BUFFER_BYTES) {
-		snprintf(err, errlen, "--ops %d x --bytes: each rank would need %zu bytes of buffers "
-		         "(each all-reduce has its own slice%s); the limit is %zu", cfg->w.ops,
-		         probe_buffer_bytes(&cfg->w), cfg->w.out_of_place ? ", twice out of place" : "",
-		         OPTIONS_MAX_BUFFER_BYTES);
+		big = probe_buffer_size_index(&cfg->w);
+		snprintf(err, errlen, "--ops %d x --bytes %zu: each rank would need %zu bytes of "
+		         "buffers (each all-reduce has its own slice%s); the limit is %zu",
+		         proto_workload_ops(&cfg->w, big), cfg->w.bytes[big], probe_buffer_bytes(&cfg->w),
+		         cfg->w.out_of_place ? ", twice out of place" : "", OPTIONS_MAX_BUFFER_BYTES);
+		return -1;
+	}
+	if (cfg->sweep_file[0] && sweep_load(cfg->sweep_file, &cfg->w, &cfg->sweep, err,
+	                                     errlen) != 0)
+		return -1;
+	if (cfg->corrupt_choice >= 0 && (size_t)cfg->corrupt_choice >= cfg->sweep.nchoices) {
+		snprintf(err, errlen, "--test-corrupt-choice %d: %s", cfg->corrupt_choice,
+		         cfg->sweep.nchoices ? "there is no such choice in the sweep file"
+		                             : "needs --sweep");
+		return -1;
+	}
+	if (cfg->stall_choice >= 0 && (size_t)cfg->stall_choice >= cfg->sweep.nchoices) {
+		snprintf(err, errlen, "--test-stall-choice %d: %s", cfg->stall_choice,
+		         cfg->sweep.nchoices ? "there is no such choice in the sweep file"
+		                             : "needs --sweep");
 		return -1;
 	}
 	return 0;

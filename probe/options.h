@@ -12,6 +12,7 @@
 enum options_action {
 	OPTIONS_RUN,          /* measure */
 	OPTIONS_FINGERPRINT,  /* --fingerprint */
+	OPTIONS_CAPABILITIES, /* --capabilities */
 	OPTIONS_HELP,         /* --help */
 	OPTIONS_VERSION,      /* --version */
 	OPTIONS_ERROR,        /* bad command line: message in err, report stage "args" */
@@ -23,11 +24,15 @@ enum options_action {
 /* Defaults: protocol workload defaults, launch auto, all GPUs, 60 s step timeout. */
 void options_defaults(struct probe_config *cfg);
 
+/* What --capabilities reports: the PROTO_CAP_* bits this probe implements. */
+#define OPTIONS_CAPABILITIES_MASK (PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS | PROTO_CAP_SWEEP)
+
 /* Parse argv into cfg (which holds defaults). Also checks what only makes sense once
- * every option is known (a message size that is not a whole number of elements, a
- * buffer over OPTIONS_MAX_BUFFER_BYTES). Returns the action; on OPTIONS_ERROR err
- * names the option and the value at fault. Uses getopt_long, so it resets optind
- * itself and is not thread-safe. */
+ * every option is known (a message size that is not a whole number of elements, an
+ * --ops list that does not match --bytes, a buffer over OPTIONS_MAX_BUFFER_BYTES), and
+ * reads the --sweep file into cfg->sweep. Returns the action; on OPTIONS_ERROR err
+ * names the option (or the sweep file and key) and the value at fault. Uses
+ * getopt_long, so it resets optind itself and is not thread-safe. */
 enum options_action options_parse(int argc, char **argv, struct probe_config *cfg, char *err,
                                    size_t errlen);
 

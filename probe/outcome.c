@@ -50,6 +50,7 @@ void probe_outcome_clear(struct probe_outcome *o)
 	if (!o)
 		return;
 	free(o->ms);
+	free(o->cases);
 	memset(o, 0, sizeof *o);
 	o->stage = PROTO_STAGE_INIT;
 }
@@ -100,19 +101,183 @@ size_t probe_slice_stride(size_t bytes)
 	return (bytes + 511) / 512 * 512;
 }
 
+size_t probe_case_count(const struct probe_config *cfg)
+{
+	return cfg->w.nsizes + cfg->sweep.nchoices;
+}
+
+size_t probe_case_size(const struct probe_config *cfg, size_t c)
+{
+	if (c < cfg->w.nsizes)
+		return c;
+	c -= cfg->w.nsizes;
+	return c < cfg->sweep.nchoices ? cfg->sweep.choices[c].size : 0;
+}
+
+const struct sweep_choice *probe_case_choice(const struct probe_config *cfg, size_t c)
+{
+	if (c < cfg->w.nsizes || c - cfg->w.nsizes >= cfg->sweep.nchoices)
+		return NULL;
+	return &cfg->sweep.choices[c - cfg->w.nsizes];
+}
+
+/* The bytes of size i's slices, all its ops. */
+static size_t size_span(const struct proto_workload *w, size_t i)
+{
+	return probe_slice_stride(w->bytes[i]) * (size_t)proto_workload_ops(w, i);
+}
+
+size_t probe_buffer_size_index(const struct proto_workload *w)
+{
+	size_t best = 0;
+
+	for (size_t i = 1; i < w->nsizes; i++)
+		if (size_span(w, i) > size_span(w, best))
+			best = i;
+	return best;
+}
+
 size_t probe_buffer_bytes(const struct proto_workload *w)
 {
-	size_t maxb = 0;
+	if (w->nsizes == 0)
+		return 0;
+	return size_span(w, probe_buffer_size_index(w)) * (w->out_of_place ? 2 : 1);
+}
 
-	for (size_t i = 0; i < w->nsizes; i++)
-		if (w->bytes[i] > maxb)
-			maxb = w->bytes[i];
-	return probe_slice_stride(maxb) * (size_t)w->ops * (w->out_of_place ? 2 : 1);
+/* Per timed replay the slowest of the ranks' times of case c, per op, summarised. */
+static void merge_case(const struct probe_config *cfg, const struct probe_outcome *ranks,
+                       int nranks, size_t c, double *samples, struct proto_stats *us)
+{
+	int iters = cfg->w.iters, ops = proto_workload_ops(&cfg->w, probe_case_size(cfg, c));
+
+	for (int i = 0; i < iters; i++) {
+		double slowest = 0;
+
+		for (int k = 0; k < nranks; k++) {
+			double v = ranks[k].ms[c * (size_t)iters + (size_t)i];
+
+			if (v > slowest)
+				slowest = v;
+		}
+		samples[i] = slowest * 1000.0 / ops;
+	}
+	proto_stats_compute(samples, (size_t)iters, us);
+}
+
+/* A sweep entry for choice case c with the choice's fields; the verdict is the caller's. */
+static void entry_start(const struct probe_config *cfg, size_t c, struct proto_sweep_entry *e)
+{
+	const struct sweep_choice *ch = probe_case_choice(cfg, c);
+
+	memset(e, 0, sizeof *e);
+	e->index = c - cfg->w.nsizes;
+	e->bytes = ch->bytes;
+	e->algo = ch->algo;
+	e->proto = ch->proto;
+	e->ctas = ch->ctas;
+}
+
+/* The first rank (in rank order) whose own check failed case c, or -1. */
+static int first_failed(const struct probe_outcome *ranks, int nranks, size_t c)
+{
+	for (int k = 0; k < nranks; k++)
+		if (ranks[k].cases && (size_t)ranks[k].ncases > c &&
+		    ranks[k].cases[c].status == PROBE_CASE_FAILED)
+			return k;
+	return -1;
+}
+
+/* Whether any rank has a final verdict against case c. */
+static bool any_against(const struct probe_outcome *ranks, int nranks, size_t c)
+{
+	for (int k = 0; k < nranks; k++)
+		if (ranks[k].cases && (size_t)ranks[k].ncases > c &&
+		    (ranks[k].cases[c].status == PROBE_CASE_FAILED ||
+		     ranks[k].cases[c].status == PROBE_CASE_DROPPED))
+			return true;
+	return false;
+}
+
+/* Fill e's failure from the ranks' verdicts on case c (any_against is true). */
+static void entry_failure(const struct probe_outcome *ranks, int nranks, size_t c,
+                          struct proto_sweep_entry *e)
+{
+	int k = first_failed(ranks, nranks, c);
+
+	e->ok = false;
+	if (k >= 0) {
+		const struct probe_case_result *cr = &ranks[k].cases[c];
+
+		e->stage = (enum proto_stage)cr->stage;
+		if (nranks > 1 && strncmp(cr->error, "not available", 13) != 0)
+			snprintf(e->error, sizeof e->error, "rank %d: %.*s", k,
+			         (int)sizeof e->error - 18, cr->error);
+		else
+			snprintf(e->error, sizeof e->error, "%s", cr->error);
+	} else {
+		e->stage = PROTO_STAGE_VERIFY;
+		snprintf(e->error, sizeof e->error, "dropped: another rank found it wrong or not "
+		         "available, and its report was lost");
+	}
+}
+
+/* Rank 0's decision on case c, when it has one. */
+static struct proto_decision decision_of(const struct probe_outcome *ranks, int nranks,
+                                         size_t c)
+{
+	struct proto_decision none = {0};
+
+	if (nranks < 1 || !ranks[0].cases || (size_t)ranks[0].ncases <= c)
+		return none;
+	return ranks[0].cases[c].nccl;
+}
+
+/* Whether a failure report lists choice case c: a rank judged it, and it is not the one
+ * in flight (which is named as such). */
+static bool listed_final(const struct probe_config *cfg, const struct probe_outcome *ranks,
+                         int nranks, const struct proto_report *r, size_t c)
+{
+	return any_against(ranks, nranks, c) &&
+	       !(r->has_in_flight && c - cfg->w.nsizes == r->sweep_in_flight);
+}
+
+void probe_report_failure(const struct probe_config *cfg, const struct probe_outcome *failure,
+                          const struct probe_outcome *ranks, int nranks, struct proto_report *r)
+{
+	size_t ncases = probe_case_count(cfg), n = 0;
+
+	memset(r, 0, sizeof *r);
+	proto_report_fail(r, failure->stage, "%s", failure->error);
+	if (cfg->sweep.nchoices == 0)
+		return;
+	if (failure->in_flight_known && failure->in_flight_case >= (int)cfg->w.nsizes &&
+	    (size_t)failure->in_flight_case < ncases) {
+		r->has_in_flight = true;
+		r->sweep_in_flight = (size_t)failure->in_flight_case - cfg->w.nsizes;
+	}
+	for (size_t c = cfg->w.nsizes; c < ncases; c++)
+		n += listed_final(cfg, ranks, nranks, r, c);
+	if (n == 0)
+		return;
+	r->sweep = calloc(n, sizeof *r->sweep);
+	if (!r->sweep)
+		return;
+	for (size_t c = cfg->w.nsizes; c < ncases && r->nsweep < n; c++) {
+		struct proto_sweep_entry *e = &r->sweep[r->nsweep];
+
+		if (!listed_final(cfg, ranks, nranks, r, c))
+			continue;
+		entry_start(cfg, c, e);
+		entry_failure(ranks, nranks, c, e);
+		e->nccl = decision_of(ranks, nranks, c);
+		r->nsweep++;
+	}
 }
 
 int probe_merge(const struct probe_config *cfg, const struct probe_outcome *ranks, int nranks,
                 struct proto_report *r, double phase_s[PROBE_STEP_COUNT])
 {
+	size_t ncases = probe_case_count(cfg);
 	double *samples = NULL;
 	int rc = -1;
 
@@ -125,15 +290,14 @@ int probe_merge(const struct probe_config *cfg, const struct probe_outcome *rank
 	}
 	for (int k = 0; k < nranks; k++) {
 		if (!ranks[k].ok) {
-			proto_report_fail(r, ranks[k].stage, "%s", ranks[k].error);
+			probe_report_failure(cfg, &ranks[k], ranks, nranks, r);
 			return 0;
 		}
-		if (!ranks[k].ms || ranks[k].nsizes != (int)cfg->w.nsizes ||
+		if (!ranks[k].ms || !ranks[k].cases || ranks[k].ncases != (int)ncases ||
 		    ranks[k].iters != cfg->w.iters) {
 			proto_report_fail(r, PROTO_STAGE_REPLAY,
-			                  "rank %d returned %d sizes x %d replays, expected %zu x %d",
-			                  k, ranks[k].nsizes, ranks[k].iters, cfg->w.nsizes,
-			                  cfg->w.iters);
+			                  "rank %d returned %d cases x %d replays, expected %zu x %d",
+			                  k, ranks[k].ncases, ranks[k].iters, ncases, cfg->w.iters);
 			return 0;
 		}
 	}
@@ -141,8 +305,27 @@ int probe_merge(const struct probe_config *cfg, const struct probe_outcome *rank
 		proto_report_fail(r, PROTO_STAGE_INIT, "no rank reported a result");
 		return 0;
 	}
+	/* every rank must have kept exactly the graphs the others kept: the replays were
+	 * collectives, so anything else is a broken vote, not a measurement */
+	for (size_t c = 0; c < ncases; c++) {
+		bool kept0 = ranks[0].cases[c].status == PROBE_CASE_KEPT;
+
+		for (int k = 0; k < nranks; k++) {
+			bool kept = ranks[k].cases[c].status == PROBE_CASE_KEPT;
+
+			if (kept != kept0 || ranks[k].cases[c].status == PROBE_CASE_UNDECIDED ||
+			    (c < cfg->w.nsizes && !kept)) {
+				proto_report_fail(r, PROTO_STAGE_REPLAY, "rank %d: case %zu ended %s, rank 0's "
+				                  "%s: the ranks disagree", k, c, kept ? "kept" : "not kept",
+				                  kept0 ? "kept" : "not kept");
+				return 0;
+			}
+		}
+	}
 	samples = malloc((size_t)cfg->w.iters * sizeof *samples);
-	if (!samples) {
+	r->sweep = cfg->sweep.nchoices ? calloc(cfg->sweep.nchoices, sizeof *r->sweep) : NULL;
+	if (!samples || (cfg->sweep.nchoices && !r->sweep)) {
+		proto_report_clear(r);
 		proto_report_fail(r, PROTO_STAGE_INIT, "out of memory merging %d replays",
 		                  cfg->w.iters);
 		goto out;
@@ -155,22 +338,25 @@ int probe_merge(const struct probe_config *cfg, const struct probe_outcome *rank
 	for (size_t s = 0; s < cfg->w.nsizes; s++) {
 		struct proto_size_result *res = &r->results[s];
 
-		for (int i = 0; i < cfg->w.iters; i++) {
-			double slowest = 0;
-
-			for (int k = 0; k < nranks; k++) {
-				double v = ranks[k].ms[s * (size_t)cfg->w.iters + (size_t)i];
-
-				if (v > slowest)
-					slowest = v;
-			}
-			samples[i] = slowest * 1000.0 / cfg->w.ops;
-		}
 		res->bytes = cfg->w.bytes[s];
-		res->ops = cfg->w.ops;
+		res->ops = proto_workload_ops(&cfg->w, s);
 		res->samples = cfg->w.iters;
 		res->correct = true;   /* a wrong sum never gets here: it fails the rank */
-		proto_stats_compute(samples, (size_t)cfg->w.iters, &res->us);
+		merge_case(cfg, ranks, nranks, s, samples, &res->us);
+		res->nccl = decision_of(ranks, nranks, s);
+	}
+	for (size_t c = cfg->w.nsizes; c < ncases; c++) {
+		struct proto_sweep_entry *e = &r->sweep[r->nsweep++];
+
+		entry_start(cfg, c, e);
+		e->nccl = decision_of(ranks, nranks, c);
+		if (ranks[0].cases[c].status != PROBE_CASE_KEPT) {
+			entry_failure(ranks, nranks, c, e);
+			continue;
+		}
+		e->ok = true;
+		e->samples = cfg->w.iters;
+		merge_case(cfg, ranks, nranks, c, samples, &e->us);
 	}
 	rc = 0;
 out:

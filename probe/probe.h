@@ -7,8 +7,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto.h"
+#include "sweep.h"
 
 /* How ranks are started. AUTO picks MPI when a launcher's variables are present (and
  * MPI support was built), else one process per GPU. */
@@ -30,11 +32,11 @@ enum probe_step {
 	PROBE_STEP_CUDA_INIT,    /* device count, context, streams, buffers */
 	PROBE_STEP_NCCL_INIT,    /* communicator creation until it is ready */
 	PROBE_STEP_EAGER,        /* un-captured all-reduces: connect lazily-built channels */
-	PROBE_STEP_CAPTURE,      /* --ops all-reduces captured into one graph per rank */
+	PROBE_STEP_CAPTURE,      /* a case's ops captured into its own graph per rank */
 	PROBE_STEP_INSTANTIATE,  /* cudaGraphInstantiate */
 	PROBE_STEP_WARMUP,       /* untimed replays */
 	PROBE_STEP_TIMING,       /* timed replays */
-	PROBE_STEP_VERIFY,       /* reset inputs, one more replay, exact check */
+	PROBE_STEP_VERIFY,       /* reset inputs, one replay, exact check (before timing) */
 	PROBE_STEP_TEARDOWN,     /* graphs, memory and (clean) communicators released */
 	PROBE_STEP_COUNT
 };
@@ -49,18 +51,57 @@ struct probe_config {
 	bool no_env_check;       /* --no-env-check: leave NCCL variables to NCCL alone */
 	int corrupt_rank;        /* --test-corrupt-rank: that rank's result is spoiled before
 	                            the exact check (a testing aid); -1 none */
+	int corrupt_choice;      /* --test-corrupt-choice: only that sweep choice's check is
+	                            spoiled (on corrupt_rank, default 0); -1 every check */
+	int stall_choice;        /* --test-stall-choice: rank 0 stops before the first timed
+	                            replay of that sweep choice, as if it hung; -1 none */
+	char sweep_file[256];    /* --sweep FILE as given; "" none */
+	struct sweep_plan sweep; /* --sweep's choices (nchoices 0: a plain run) */
 };
 
-/* What one rank measured, or why it stopped. ms[size * iters + i] is the wall time of
- * timed replay i of graph `size` (all ops), in milliseconds, on this rank's stream. */
+/* A case is what one graph measures. Cases 0 .. nsizes-1 are the --bytes sizes under the
+ * process's own configuration (the "results"); in a sweep, cases nsizes + i are the
+ * file's choices i (forced through the plugin). A plain run is one case per size. */
+size_t probe_case_count(const struct probe_config *cfg);
+
+/* The size index (into w.bytes) of case c. Can't fail for c < probe_case_count. */
+size_t probe_case_size(const struct probe_config *cfg, size_t c);
+
+/* The sweep choice of case c, or NULL for a plain size. */
+const struct sweep_choice *probe_case_choice(const struct probe_config *cfg, size_t c);
+
+/* The verdict on one case, per rank. UNDECIDED until the case was prepared. */
+enum probe_case_status {
+	PROBE_CASE_UNDECIDED = 0,
+	PROBE_CASE_KEPT,       /* captured, verified, timed (with the others) */
+	PROBE_CASE_FAILED,     /* this rank found it not available or wrong: stage, error */
+	PROBE_CASE_DROPPED,    /* another rank did (the ranks vote: all drop it alike) */
+};
+
+#define PROBE_CASE_ERROR_MAX PROTO_SWEEP_ERROR_MAX
+
+/* What one rank knows of one case. Plain old data: it travels through pipes and MPI. */
+struct probe_case_result {
+	int32_t status;                       /* enum probe_case_status */
+	int32_t stage;                        /* FAILED: enum proto_stage */
+	char error[PROBE_CASE_ERROR_MAX];     /* FAILED */
+	struct proto_decision nccl;           /* what NCCL ran (rank 0's process only) */
+};
+
+/* What one rank measured, or why it stopped. ms[case * iters + i] is the wall time of
+ * timed replay i of graph `case` (all ops), in milliseconds, on this rank's stream (0 for
+ * a case that was not kept). */
 struct probe_outcome {
 	bool ok;
 	enum proto_stage stage;         /* when !ok */
 	char error[PROTO_ERROR_MAX];    /* when !ok */
 	double phase_s[PROBE_STEP_COUNT];
-	int nsizes;
+	int ncases;
 	int iters;
-	double *ms;                     /* nsizes * iters, owned; NULL when !ok */
+	double *ms;                     /* ncases * iters, owned; NULL when !ok */
+	struct probe_case_result *cases;   /* ncases, owned (ok or not); NULL when none */
+	bool in_flight_known;           /* !ok: the failure happened while case ... */
+	int in_flight_case;             /* ... in_flight_case was being prepared or replayed */
 	int nccl_version;               /* ncclGetVersion code, 0 when unknown */
 };
 
@@ -97,16 +138,32 @@ enum proto_stage probe_watchdog_failure(const struct probe_config *cfg,
  * (512-byte aligned, as a framework's allocator would hand out tensors). Can't fail. */
 size_t probe_slice_stride(size_t bytes);
 
-/* Bytes of device memory one rank needs for w: --ops slices of the largest size, twice
- * out of place. Can't fail. */
+/* Bytes of device memory one rank needs for w: per size its ops' slices, the largest
+ * such span, twice out of place. Every case of a size (the plain size and its sweep
+ * choices) works on the same slices. Can't fail. */
 size_t probe_buffer_bytes(const struct proto_workload *w);
 
+/* The size whose slices need the most memory (the one probe_buffer_bytes is made of).
+ * Can't fail. */
+size_t probe_buffer_size_index(const struct proto_workload *w);
+
 /* Merge the outcomes of all ranks into one protocol report: the first failing rank's
- * failure (ranks are scanned in order), else per size and per timed replay the slowest
- * rank's time, divided by --ops, summarised by proto_stats_compute. phase_s gets the
- * per-step maximum over ranks. Returns 0, or -1 when out of memory (r then holds an
- * init failure saying so). */
+ * failure (ranks are scanned in order; see probe_report_failure), else per case and per
+ * timed replay the slowest rank's time, divided by the case's ops, summarised by
+ * proto_stats_compute: plain cases become results, sweep choices sweep entries (a
+ * choice's failure from the first rank that found it, its decision from rank 0).
+ * phase_s gets the per-step maximum over ranks. r owns its sweep entries afterwards
+ * (proto_report_clear). Returns 0, or -1 when out of memory (r then holds an init
+ * failure saying so). */
 int probe_merge(const struct probe_config *cfg, const struct probe_outcome *ranks, int nranks,
                 struct proto_report *r, double phase_s[PROBE_STEP_COUNT]);
+
+/* A failure report for `failure` (its stage and error); in a sweep run also the choice
+ * in flight (failure->in_flight_known and a choice case) and the entries that were final
+ * (a choice any of the ranks[] with cases found not available or wrong), index
+ * ascending. ranks may be NULL (nranks 0). r owns its sweep entries afterwards. Can't
+ * fail (out of memory: no entries). */
+void probe_report_failure(const struct probe_config *cfg, const struct probe_outcome *failure,
+                          const struct probe_outcome *ranks, int nranks, struct proto_report *r);
 
 #endif

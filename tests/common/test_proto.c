@@ -1,5 +1,6 @@
 /* test_proto.c - protocol v1: workload options, statistics, report round trip, and the
- * strict parser's verdict on malformed probe output. */
+ * strict parser's verdict on malformed probe output; the extensions: per-size --ops,
+ * NCCL's names, capabilities, decisions and sweep entries. */
 #include <stdlib.h>
 
 #include "../check.h"
@@ -66,7 +67,7 @@ static void test_round_trip(void)
 	snprintf(r.source, sizeof r.source, "model");
 	snprintf(r.model, sizeof r.model, "pcie-gen5-8gpu");
 	r.nresults = 1;
-	r.results[0] = (struct proto_size_result){43008, 122, 200, {23.4, 22.9, 24.8, 22.5, 31.0}, true};
+	r.results[0] = (struct proto_size_result){43008, 122, 200, {23.4, 22.9, 24.8, 22.5, 31.0}, true, {0}};
 	text = proto_report_format(&r);
 	CHECK(text != NULL);
 	CHECK(text && text[strlen(text) - 1] == '\n');
@@ -92,31 +93,33 @@ static void test_round_trip(void)
 static void test_strictness(void)
 {
 	static const struct { const char *text, *why; } bad[] = {
-		{"", "parse error"},
-		{"garbage", "parse error"},
+		{"", "report: line 1: not valid JSON (truncated or corrupt near byte 0)"},
+		{"garbage", "report: line 1: not valid JSON (truncated or corrupt near byte 0)"},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\",\"error\":\"x\"} {}",
-		 "more than one JSON value"},
-		{"{\"schema\":\"nccltune-probe/2\",\"ok\":false,\"stage\":\"init\",\"error\":\"x\"}", "schema"},
+		 "report: line 1: text after the JSON value (byte 68)"},
+		{"{\"schema\":\"nccltune-probe/2\",\"ok\":false,\"stage\":\"init\",\"error\":\"x\"}",
+		 "report: schema: expected \"nccltune-probe/1\""},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"boom\",\"error\":\"x\"}",
-		 "unknown stage"},
-		{"{\"schema\":\"nccltune-probe/1\",\"ok\":\"yes\"}", "'ok' is not a boolean"},
+		 "report: stage: unknown stage 'boom'"},
+		{"{\"schema\":\"nccltune-probe/1\",\"ok\":\"yes\"}", "report: ok: expected a boolean, got a string"},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
-		 "\"source\":\"measured\",\"results\":[]}", "empty"},
+		 "\"source\":\"measured\",\"results\":[]}", "report: results: empty"},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
-		 "\"source\":\"guessed\",\"results\":[]}", "source"},
+		 "\"source\":\"guessed\",\"results\":[]}",
+		 "report: source: expected \"measured\" or \"model\""},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
 		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
 		 "\"us\":{\"median\":-1,\"p10\":1,\"p90\":1,\"min\":1,\"max\":1},\"correct\":true}]}",
-		 "out of range"},
+		 "report: results[0].us.median: -1 is out of range [0, 1e+12]"},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
 		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
 		 "\"us\":{\"median\":1e999,\"p10\":1,\"p90\":1,\"min\":1,\"max\":1},\"correct\":true}]}",
-		 "not finite"},
+		 "report: results[0].us.median: not a finite number"},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
 		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
-		 "\"us\":{\"median\":1,\"p10\":1,\"p90\":1,\"min\":1},\"correct\":true}]}", "missing 'max'"},
+		 "\"us\":{\"median\":1,\"p10\":1,\"p90\":1,\"min\":1},\"correct\":true}]}", "report: results[0].us.max: missing"},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"ok\":true,\"stage\":\"init\",\"error\":\"x\"}",
-		 "appears twice"},
+		 "report: ok: duplicate key"},
 	};
 	struct proto_report r;
 	char err[256];
@@ -124,7 +127,7 @@ static void test_strictness(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		err[0] = '\0';
 		CHECK_INT(parse(bad[i].text, &r, err, sizeof err), -1);
-		CHECK_CONTAINS(err, bad[i].why);
+		CHECK_STR(err, bad[i].why);
 	}
 	/* NaN is not JSON; cJSON refuses it, so a probe printing it is garbage. */
 	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":NaN}", &r, err,
@@ -141,11 +144,379 @@ static void test_strictness(void)
 	                "\"phases_s\":{}}\n", &r, err, sizeof err), 0);
 }
 
+static void test_ops_lists(void)
+{
+	struct proto_workload w;
+	char err[256], many[256] = "";
+
+	proto_workload_defaults(&w);
+	CHECK_INT(w.nops, 0);
+	CHECK_INT(proto_workload_ops(&w, 0), 122);
+	CHECK_INT(proto_workload_option(&w, "ops", "8", err, sizeof err), 0);
+	CHECK_INT(w.nops, 0);
+	CHECK_INT(proto_workload_ops(&w, 0), 8);
+	CHECK_INT(proto_workload_ops(&w, 5), 8);
+	CHECK_INT(proto_workload_option(&w, "ops", "8,122,1", err, sizeof err), 0);
+	CHECK_INT(w.nops, 3);
+	CHECK_INT(w.ops, 122);                 /* the largest: a safe bound */
+	CHECK_INT(proto_workload_ops(&w, 0), 8);
+	CHECK_INT(proto_workload_ops(&w, 1), 122);
+	CHECK_INT(proto_workload_ops(&w, 2), 1);
+	/* one per --bytes entry, in whatever order the options came */
+	CHECK_INT(proto_workload_validate(&w, err, sizeof err), -1);
+	CHECK_STR(err, "--ops: 3 values for 1 --bytes size (give one value for all sizes, or one "
+	          "per --bytes entry)");
+	CHECK_INT(proto_workload_option(&w, "bytes", "1K,2K", err, sizeof err), 0);
+	CHECK_INT(proto_workload_validate(&w, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "--ops: 3 values for 2 --bytes sizes");
+	CHECK_INT(proto_workload_option(&w, "bytes", "1K,2K,4K", err, sizeof err), 0);
+	CHECK_INT(proto_workload_validate(&w, err, sizeof err), 0);
+	/* a single value afterwards means one value for all sizes again */
+	CHECK_INT(proto_workload_option(&w, "ops", "4", err, sizeof err), 0);
+	CHECK_INT(w.nops, 0);
+	CHECK_INT(proto_workload_ops(&w, 2), 4);
+	CHECK_INT(proto_workload_validate(&w, err, sizeof err), 0);
+	/* bad lists leave a message naming the item */
+	CHECK_INT(proto_workload_option(&w, "ops", "8,0", err, sizeof err), -1);
+	CHECK_STR(err, "--ops: '0' in '8,0' is not an integer in 1..100000");
+	CHECK_INT(proto_workload_option(&w, "ops", "8,,4", err, sizeof err), -1);
+	CHECK_STR(err, "--ops: bad item '' in '8,,4'");
+	CHECK_INT(proto_workload_option(&w, "ops", ",8", err, sizeof err), -1);
+	CHECK_CONTAINS(err, "bad item");
+	CHECK_INT(proto_workload_option(&w, "ops", "8,", err, sizeof err), -1);
+	CHECK_STR(err, "--ops: trailing comma in '8,'");
+	CHECK_INT(proto_workload_option(&w, "ops", "8,x", err, sizeof err), -1);
+	CHECK_CONTAINS(err, "'x' in '8,x'");
+	CHECK_INT(proto_workload_option(&w, "ops", "8,100001", err, sizeof err), -1);
+	for (size_t i = 0, at = 0; i < 33; i++)
+		at += (size_t)snprintf(many + at, sizeof many - at, i ? ",1" : "1");
+	CHECK_INT(proto_workload_option(&w, "ops", many, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "more than 32 values");
+	CHECK_INT(w.nops, 0);                  /* failures leave the last good value */
+	CHECK_INT(w.ops, 4);
+}
+
+static void test_nccl_names(void)
+{
+	static const char *const algos[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
+	                                    "NVLS", "NVLSTree", "PAT"};
+	static const char *const protos[] = {"LL", "LL128", "Simple"};
+
+	for (int i = 0; i < 7; i++) {
+		CHECK_STR(proto_nccl_algo_name(i), algos[i]);
+		CHECK_INT(proto_nccl_algo_parse(algos[i]), i);
+	}
+	for (int i = 0; i < 3; i++) {
+		CHECK_STR(proto_nccl_proto_name(i), protos[i]);
+		CHECK_INT(proto_nccl_proto_parse(protos[i]), i);
+	}
+	CHECK_INT(proto_nccl_algo_parse("ring"), 1);
+	CHECK_INT(proto_nccl_algo_parse("NVLSTREE"), 5);
+	CHECK_INT(proto_nccl_algo_parse("nvls_tree"), -1);
+	CHECK_INT(proto_nccl_algo_parse("Rnig"), -1);
+	CHECK_INT(proto_nccl_algo_parse(NULL), -1);
+	CHECK_INT(proto_nccl_proto_parse("simple"), 2);
+	CHECK_INT(proto_nccl_proto_parse("ll128"), 1);
+	CHECK_INT(proto_nccl_proto_parse("LL64"), -1);
+	CHECK(proto_nccl_algo_name(PROTO_NCCL_ANY) == NULL);
+	CHECK(proto_nccl_algo_name(7) == NULL);
+	CHECK(proto_nccl_proto_name(3) == NULL);
+}
+
+static void test_capabilities(void)
+{
+	char *text = proto_capabilities_format(PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS |
+	                                       PROTO_CAP_SWEEP);
+	unsigned caps = 99;
+	char err[256];
+	static const char *const bad[][2] = {
+		{"{\"schema\":\"nccltune-probe/2\",\"capabilities\":[]}", "'schema'"},
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":\"sweep\"}", "not an array"},
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[1]}", "not a string"},
+		{"{\"schema\":\"nccltune-probe/1\"}", "not an array"},
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]} x", "more than one"},
+		{"usage: probe [options]", "not a JSON object"},
+		{"[]", "not a JSON object"},
+	};
+
+	CHECK_STR(text, "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"ops-list\","
+	          "\"decisions\",\"sweep\"]}\n");
+	CHECK_INT(proto_capabilities_parse(text, strlen(text), &caps, err, sizeof err), 0);
+	CHECK_INT(caps, PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS | PROTO_CAP_SWEEP);
+	free(text);
+	text = proto_capabilities_format(0);
+	CHECK_STR(text, "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]}\n");
+	free(text);
+	CHECK_STR(proto_capability_name(PROTO_CAP_WINDOW), "window");
+	CHECK_STR(proto_capability_name(PROTO_CAP_COMPUTE), "compute");
+	CHECK(proto_capability_name(3) == NULL);
+	/* words of a newer probe are skipped, other keys ignored */
+	text = "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"teleport\",\"window\"],"
+	       "\"x\":1}";
+	CHECK_INT(proto_capabilities_parse(text, strlen(text), &caps, err, sizeof err), 0);
+	CHECK_INT(caps, PROTO_CAP_WINDOW);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		caps = 99;
+		CHECK_INT(proto_capabilities_parse(bad[i][0], strlen(bad[i][0]), &caps, err,
+		                                   sizeof err), -1);
+		CHECK_CONTAINS(err, bad[i][1]);
+		CHECK_INT(caps, 0);
+	}
+	CHECK_INT(proto_capabilities_parse("{}\0", 3, &caps, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "NUL");
+}
+
+#define HEAD "{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":2,\"nccl_version\":\"2\"," \
+	"\"source\":\"measured\",\"results\":[{\"bytes\":43008,\"ops\":1,\"samples\":1," \
+	"\"us\":{\"median\":1,\"p10\":1,\"p90\":1,\"min\":1,\"max\":1},\"correct\":true"
+
+static void test_decisions(void)
+{
+	struct proto_report r = {0}, back;
+	char err[256], *text;
+	static const char *const bad[][2] = {
+		{HEAD ",\"nccl\":[]}]}", "results[0].nccl: expected an object, got an array"},
+		{HEAD ",\"nccl\":{\"algo\":\"Rnig\",\"proto\":\"LL\",\"ctas\":1,\"symmetric\":false}}]}",
+		 "results[0].nccl.algo: 'Rnig' is not one of Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL64\",\"ctas\":1,\"symmetric\":false}}]}",
+		 "results[0].nccl.proto: 'LL64' is not one of LL, LL128, Simple"},
+		{HEAD ",\"nccl\":{\"algo\":1,\"proto\":\"LL\",\"ctas\":1,\"symmetric\":false}}]}",
+		 "results[0].nccl.algo: expected a string or null, got a number"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":0,\"symmetric\":false}}]}",
+		 "results[0].nccl.ctas: 0 is out of range [1, 1024]"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":-2,\"symmetric\":false}}]}",
+		 "results[0].nccl.ctas: -2 is out of range [1, 1024]"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":1.5,\"symmetric\":false}}]}",
+		 "results[0].nccl.ctas: expected an integer, got 1.5"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":\"4\",\"symmetric\":false}}]}",
+		 "results[0].nccl.ctas: expected a number, got a string"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"symmetric\":false}}]}",
+		 "results[0].nccl.ctas: missing"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":1}}]}", "results[0].nccl.symmetric: missing"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":1,\"symmetric\":0}}]}",
+		 "results[0].nccl.symmetric: expected a boolean, got a number"},
+		{HEAD ",\"nccl\":{\"algo\":null,\"proto\":\"LL\",\"ctas\":1,\"symmetric\":false}}]}",
+		 "results[0].nccl: algo and proto may be null only with symmetric: true"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":1,\"symmetric\":false,"
+		 "\"mixed\":\"yes\"}}]}", "results[0].nccl.mixed: expected a boolean, got a string"},
+		{HEAD ",\"nccl\":{\"algo\":null,\"proto\":null,\"ctas\":1,\"symmetric\":true,"
+		 "\"kernel\":7}}]}", "results[0].nccl.kernel: expected a string, got a number"},
+		{HEAD ",\"nccl\":{\"algo\":\"Ring\",\"algo\":\"Tree\",\"proto\":\"LL\",\"ctas\":1,"
+		 "\"symmetric\":false}}]}", "results[0].nccl.algo: duplicate key"},
+		{HEAD ",\"nccl\":{\"proto\":\"LL\",\"ctas\":1,\"symmetric\":false}}]}", "results[0].nccl.algo: missing"},
+	};
+
+	r.ok = true;
+	r.nranks = 2;
+	snprintf(r.nccl_version, sizeof r.nccl_version, "2.28.9");
+	snprintf(r.source, sizeof r.source, "measured");
+	r.nresults = 2;
+	r.results[0] = (struct proto_size_result){43008, 122, 200, {2, 1, 3, 1, 4}, true,
+	                                          {true, 1, 0, 1, false, false, ""}};
+	r.results[1] = (struct proto_size_result){1024, 8, 200, {2, 1, 3, 1, 4}, true,
+	                                          {true, PROTO_NCCL_ANY, PROTO_NCCL_ANY, 2, true,
+	                                           true, "AllReduce_AGxLL_R"}};
+	text = proto_report_format(&r);
+	CHECK_STR(text, "{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":2,"
+	          "\"nccl_version\":\"2.28.9\",\"source\":\"measured\",\"results\":["
+	          "{\"bytes\":43008,\"ops\":122,\"samples\":200,\"us\":{\"median\":2,\"p10\":1,"
+	          "\"p90\":3,\"min\":1,\"max\":4},\"correct\":true,\"nccl\":{\"algo\":\"Ring\","
+	          "\"proto\":\"LL\",\"ctas\":1,\"symmetric\":false}},"
+	          "{\"bytes\":1024,\"ops\":8,\"samples\":200,\"us\":{\"median\":2,\"p10\":1,"
+	          "\"p90\":3,\"min\":1,\"max\":4},\"correct\":true,\"nccl\":{\"algo\":null,"
+	          "\"proto\":null,\"ctas\":2,\"symmetric\":true,\"kernel\":\"AllReduce_AGxLL_R\","
+	          "\"mixed\":true}}]}\n");
+	CHECK_INT(parse(text, &back, err, sizeof err), 0);
+	CHECK(back.results[0].nccl.known);
+	CHECK_INT(back.results[0].nccl.algo, 1);
+	CHECK_INT(back.results[0].nccl.proto, 0);
+	CHECK_INT(back.results[0].nccl.ctas, 1);
+	CHECK(!back.results[0].nccl.symmetric && !back.results[0].nccl.mixed);
+	CHECK(back.results[1].nccl.symmetric && back.results[1].nccl.mixed);
+	CHECK_INT(back.results[1].nccl.algo, PROTO_NCCL_ANY);
+	CHECK_STR(back.results[1].nccl.kernel, "AllReduce_AGxLL_R");
+	CHECK(back.sweep == NULL && back.nsweep == 0);
+	free(text);
+	/* absent stays absent; names in any case, other keys ignored */
+	CHECK_INT(parse(HEAD "}]}", &back, err, sizeof err), 0);
+	CHECK(!back.results[0].nccl.known);
+	CHECK_INT(parse(HEAD ",\"nccl\":{\"algo\":\"NVLSTREE\",\"proto\":\"simple\",\"ctas\":64,"
+	                "\"symmetric\":false,\"future\":1}}]}", &back, err, sizeof err), 0);
+	CHECK_INT(back.results[0].nccl.algo, 5);
+	CHECK_INT(back.results[0].nccl.proto, 2);
+	CHECK_INT(back.results[0].nccl.ctas, 64);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		CHECK_INT(parse(bad[i][0], &back, err, sizeof err), -1);
+		CHECK_CONTAINS(err, bad[i][1]);
+	}
+}
+
+#define OKSW HEAD "}],\"sweep\":"
+#define FAILSW "{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"replay\",\"error\":\"e\","
+#define ENTRY(i) "{\"index\":" #i ",\"bytes\":43008,\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":4," \
+	"\"ok\":false,\"stage\":\"env\",\"error\":\"not available\"}"
+
+static void test_sweep_entries(void)
+{
+	struct proto_report r = {0}, back;
+	struct proto_sweep_entry e[2];
+	char err[512], *text, longerr[400];
+	static const char *const bad[][2] = {
+		{OKSW "[" ENTRY(1) "]}", "sweep[0]: index is 1, not its position"},
+		{OKSW "[]}", "sweep: empty"},
+		{OKSW "{}}", "sweep: expected an array, got an object"},
+		{OKSW "[{\"index\":0,\"bytes\":1024,\"algo\":null,\"proto\":null,\"ctas\":0,\"ok\":false,"
+		 "\"stage\":\"env\",\"error\":\"x\"}]}", "1024 bytes is not one of the results' sizes"},
+		{OKSW "[" ENTRY(0) "],\"sweep_in_flight\":0}", "sweep_in_flight: in a successful report"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":\"Rnig\",\"proto\":null,\"ctas\":0,"
+		 "\"ok\":false,\"stage\":\"env\",\"error\":\"x\"}]}", "sweep[0].algo: 'Rnig' is not one of Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":65536,"
+		 "\"ok\":false,\"stage\":\"env\",\"error\":\"x\"}]}", "sweep[0].ctas: 65536 is out of range [0, 1024]"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":0,"
+		 "\"ok\":true,\"samples\":5}]}", "sweep[0].us: missing"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":0,"
+		 "\"ok\":true,\"us\":{\"median\":1,\"p10\":1,\"p90\":1,\"min\":1,\"max\":1}}]}",
+		 "sweep[0].samples: missing"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":0,"
+		 "\"ok\":true,\"samples\":5,\"us\":{\"median\":1,\"p10\":2,\"p90\":1,\"min\":1,"
+		 "\"max\":1}}]}", "quantiles out of order"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":0,"
+		 "\"ok\":false,\"stage\":\"boom\",\"error\":\"x\"}]}", "sweep[0].stage: unknown stage 'boom'"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":0,"
+		 "\"ok\":false,\"stage\":\"env\"}]}", "sweep[0].error: missing"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":0,"
+		 "\"ok\":\"no\",\"stage\":\"env\",\"error\":\"x\"}]}", "sweep[0].ok: expected a boolean, got a string"},
+		{OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":0,"
+		 "\"ok\":false,\"stage\":\"env\",\"error\":\"x\",\"nccl\":{\"algo\":\"Ring\","
+		 "\"proto\":\"LL\",\"ctas\":0,\"symmetric\":false}}]}", "sweep[0].nccl.ctas: 0 is out of range [1, 1024]"},
+		{OKSW "[{\"bytes\":43008,\"algo\":null,\"proto\":null,\"ctas\":0,"
+		 "\"ok\":false,\"stage\":\"env\",\"error\":\"x\"}]}", "sweep[0].index: missing"},
+		{OKSW "[7]}", "sweep[0]: expected an object, got a number"},
+		{FAILSW "\"sweep_in_flight\":2}", "sweep_in_flight without sweep"},
+		{FAILSW "\"sweep_in_flight\":-1,\"sweep\":[]}", "out of range"},
+		{FAILSW "\"sweep_in_flight\":\"2\",\"sweep\":[]}", "sweep_in_flight: expected a number, got a string"},
+		{FAILSW "\"sweep\":[" ENTRY(3) "," ENTRY(3) "]}", "sweep[1]: index 3 is not above the one before"},
+		{FAILSW "\"sweep_in_flight\":3,\"sweep\":[" ENTRY(3) "]}", "both final and in flight"},
+	};
+
+	/* an ok report: one entry per choice, in order */
+	r.ok = true;
+	r.nranks = 2;
+	snprintf(r.nccl_version, sizeof r.nccl_version, "2.28.9");
+	snprintf(r.source, sizeof r.source, "measured");
+	r.nresults = 1;
+	r.results[0] = (struct proto_size_result){43008, 122, 200, {2, 1, 3, 1, 4}, true, {0}};
+	memset(e, 0, sizeof e);
+	e[0] = (struct proto_sweep_entry){0, 43008, 1, 0, 4, true, 200, {2.5, 2, 3, 1.5, 4},
+	                                  PROTO_STAGE_ARGS, "", {true, 1, 0, 2, false, false, ""}};
+	e[1] = (struct proto_sweep_entry){1, 43008, PROTO_NCCL_ANY, 1, 0, false, 0, {0, 0, 0, 0, 0},
+	                                  PROTO_STAGE_ENV, "not available: */LL128 is not usable "
+	                                  "here (NCCL's cost table has it IGNORE)", {0}};
+	r.sweep = e;
+	r.nsweep = 2;
+	text = proto_report_format(&r);
+	CHECK_STR(text, "{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":2,"
+	          "\"nccl_version\":\"2.28.9\",\"source\":\"measured\",\"results\":["
+	          "{\"bytes\":43008,\"ops\":122,\"samples\":200,\"us\":{\"median\":2,\"p10\":1,"
+	          "\"p90\":3,\"min\":1,\"max\":4},\"correct\":true}],\"sweep\":["
+	          "{\"index\":0,\"bytes\":43008,\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":4,"
+	          "\"ok\":true,\"samples\":200,\"us\":{\"median\":2.5,\"p10\":2,\"p90\":3,"
+	          "\"min\":1.5,\"max\":4},\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":2,"
+	          "\"symmetric\":false}},"
+	          "{\"index\":1,\"bytes\":43008,\"algo\":null,\"proto\":\"LL128\",\"ctas\":0,"
+	          "\"ok\":false,\"stage\":\"env\",\"error\":\"not available: */LL128 is not usable "
+	          "here (NCCL's cost table has it IGNORE)\"}]}\n");
+	CHECK_INT(parse(text, &back, err, sizeof err), 0);
+	CHECK(back.ok);
+	CHECK_INT(back.nsweep, 2);
+	if (back.nsweep == 2) {
+		CHECK(back.sweep[0].ok);
+		CHECK_INT(back.sweep[0].algo, 1);
+		CHECK_INT(back.sweep[0].ctas, 4);
+		CHECK_INT(back.sweep[0].samples, 200);
+		CHECK_NEAR(back.sweep[0].us.median, 2.5, 0);
+		CHECK_INT(back.sweep[0].nccl.ctas, 2);
+		CHECK(!back.sweep[1].ok);
+		CHECK_INT(back.sweep[1].algo, PROTO_NCCL_ANY);
+		CHECK_INT(back.sweep[1].proto, 1);
+		CHECK_INT(back.sweep[1].stage, PROTO_STAGE_ENV);
+		CHECK_CONTAINS(back.sweep[1].error, "IGNORE");
+		CHECK(!back.sweep[1].nccl.known);
+	}
+	CHECK(!back.has_in_flight);
+	proto_report_clear(&back);
+	CHECK(back.sweep == NULL && back.nsweep == 0);
+	proto_report_clear(&back);   /* twice is fine */
+	proto_report_clear(NULL);
+	free(text);
+
+	/* a failure with a choice in flight and the entries that were final */
+	memset(&r, 0, sizeof r);
+	proto_report_fail(&r, PROTO_STAGE_REPLAY, "timed out");
+	r.sweep = &e[1];
+	r.nsweep = 1;
+	r.has_in_flight = true;
+	r.sweep_in_flight = 3;
+	text = proto_report_format(&r);
+	CHECK_STR(text, "{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"replay\","
+	          "\"error\":\"timed out\",\"sweep_in_flight\":3,\"sweep\":[{\"index\":1,"
+	          "\"bytes\":43008,\"algo\":null,\"proto\":\"LL128\",\"ctas\":0,\"ok\":false,"
+	          "\"stage\":\"env\",\"error\":\"not available: */LL128 is not usable here "
+	          "(NCCL's cost table has it IGNORE)\"}]}\n");
+	CHECK_INT(parse(text, &back, err, sizeof err), 0);
+	CHECK(!back.ok);
+	CHECK(back.has_in_flight);
+	CHECK_INT(back.sweep_in_flight, 3);
+	CHECK_INT(back.nsweep, 1);
+	CHECK_INT(back.nsweep ? back.sweep[0].index : 0, 1);
+	proto_report_clear(&back);
+	free(text);
+	/* in flight with nothing final yet: an empty list */
+	r.nsweep = 0;
+	r.sweep = NULL;
+	text = proto_report_format(&r);
+	CHECK_CONTAINS(text, "\"sweep_in_flight\":3,\"sweep\":[]}");
+	CHECK_INT(parse(text, &back, err, sizeof err), 0);
+	CHECK(back.has_in_flight && back.nsweep == 0);
+	proto_report_clear(&back);
+	free(text);
+	/* a plain failure says nothing of a sweep */
+	r.has_in_flight = false;
+	text = proto_report_format(&r);
+	CHECK_STR(text, "{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"replay\","
+	          "\"error\":\"timed out\"}\n");
+	free(text);
+	/* an error longer than an entry keeps */
+	memset(longerr, 'x', sizeof longerr - 1);
+	longerr[sizeof longerr - 1] = '\0';
+	{
+		char doc[1024];
+
+		snprintf(doc, sizeof doc, OKSW "[{\"index\":0,\"bytes\":43008,\"algo\":null,"
+		         "\"proto\":null,\"ctas\":0,\"ok\":false,\"stage\":\"env\",\"error\":\"%s\"}]}",
+		         longerr);
+		CHECK_INT(parse(doc, &back, err, sizeof err), -1);
+		CHECK_CONTAINS(err, "sweep[0].error: string longer than 255 bytes");
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		CHECK_INT(parse(bad[i][0], &back, err, sizeof err), -1);
+		CHECK_CONTAINS(err, bad[i][1]);
+		CHECK(back.sweep == NULL);   /* nothing to free after a failed parse */
+	}
+}
+
 int main(void)
 {
 	test_options();
 	test_stats();
 	test_round_trip();
 	test_strictness();
+	test_ops_lists();
+	test_nccl_names();
+	test_capabilities();
+	test_decisions();
+	test_sweep_entries();
 	return check_status();
 }

@@ -3,7 +3,9 @@
 
 Every include and every call between the tuner's stage folders points down (to an earlier stage or the
 same one); the CLI sees only include/nccltune.h; common/ and plugin/ see nothing of the
-tuner; the probes see no tuner header. Exits 1 naming each include that breaks a rule."""
+tuner; the probes see no tuner header. Inside tuner/session/ the files call each other in
+one order too (SESSION_FILES), and the printer and the headers below the handle do not see
+it (session_priv.h). Exits 1 naming each include or call that breaks a rule."""
 import glob
 import os
 import re
@@ -11,6 +13,12 @@ import subprocess
 import sys
 
 STAGES = ["space", "run", "search", "result", "workflows", "session"]
+# tuner/session/, bottom up: a file calls only itself and the files before it, so the
+# printer (progress) never calls back into the loop or the journal writer.
+SESSION_FILES = ["runs", "notes", "progress", "session_record", "execute", "prepare", "final",
+                 "results", "exports", "loop", "session"]
+# What may not include the handle's insides: the printer and the headers it includes.
+SESSION_BLIND = ["progress.c", "progress.h", "runs.h", "notes.h"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -47,6 +55,15 @@ def check(root):
                     bad.append(f"{p}: \"{inc}\": no such stage")
                 elif STAGES.index(head) > rank:
                     bad.append(f"{p}: \"{inc}\": {stage} may not include the later stage {head}")
+    for name in SESSION_BLIND:
+        p = os.path.join(root, "tuner", "session", name)
+        if os.path.exists(p) and "session/session_priv.h" in includes(p):
+            bad.append(f"{p}: \"session/session_priv.h\": the printer and the headers below the "
+                       "handle see only what they are handed")
+    for p in sources(root, os.path.join("tuner", "session")):
+        stem = os.path.basename(p).rsplit(".", 1)[0]
+        if p.endswith(".c") and stem not in SESSION_FILES:
+            bad.append(f"{p}: not in SESSION_FILES of test_layers.py: give it its place")
     for p in sources(root, "cli"):
         for inc in includes(p):
             if inc not in ("nccltune.h", "nccltune_config.h"):
@@ -60,25 +77,35 @@ def check(root):
 
 
 def check_calls(build):
-    """No object of a stage calls a function defined by a later stage (nm's view)."""
+    """No object of a stage calls a function defined by a later stage, and no file of
+    tuner/session/ one of a later file of it (nm's view)."""
     objs = sorted(glob.glob(os.path.join(build, "tuner", "libnccltune.a.p", "*.o")))
     if not objs:
         return [f"{build}: no objects of libnccltune to check"]
     defined, wanted = {}, {}
     for o in objs:
-        stage = os.path.basename(o).split("_")[0]
+        base = os.path.basename(o)
+        stage = base.split("_")[0]
+        where = (stage, base[len("session_"):].split(".")[0] if stage == "session" else None)
         out = subprocess.run(["nm", "-P", o], capture_output=True, text=True, check=True)
         for line in out.stdout.splitlines():
             name, kind = line.split()[:2]
             if kind in "TDBR":
-                defined[name] = stage
+                defined[name] = where
             elif kind == "U":
-                wanted.setdefault(o, (stage, []))[1].append(name)
+                wanted.setdefault(o, (where, []))[1].append(name)
     bad = []
-    for o, (stage, names) in wanted.items():
+    for o, ((stage, file), names) in wanted.items():
         for n in names:
-            if n in defined and STAGES.index(defined[n]) > STAGES.index(stage):
-                bad.append(f"{o}: calls {n} of the later stage {defined[n]}")
+            if n not in defined:
+                continue
+            dstage, dfile = defined[n]
+            if STAGES.index(dstage) > STAGES.index(stage):
+                bad.append(f"{o}: calls {n} of the later stage {dstage}")
+            elif stage == "session" == dstage and file in SESSION_FILES and \
+                    dfile in SESSION_FILES and \
+                    SESSION_FILES.index(dfile) > SESSION_FILES.index(file):
+                bad.append(f"{o}: calls {n} of {dfile}.c, after it in SESSION_FILES")
     return bad
 
 

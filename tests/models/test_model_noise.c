@@ -1,7 +1,10 @@
 /* test_model_noise.c - from exact latencies to a probe report (models/noise.c): noise 0
- * is exact, a seeded run is reproduced exactly, the statistics are consistent, and the
- * noise seed separates configurations. */
+ * is exact, a seeded run is reproduced exactly, the statistics are consistent, the
+ * noise seed separates configurations, and a plain run draws exactly the stream it drew
+ * before sweeps existed (transient failure, one offset, then per size every sample's
+ * jitter and outlier draws), re-derived here independently. */
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +12,35 @@
 
 #include "../check.h"
 #include "model.h"
+#include "modeldef.h"
+
+/* The plain run's draws, spelled out: what model_report must reproduce bit for bit. */
+static void expected_stats(const struct model *m, const struct model_eval_result *res,
+                           size_t n, double scale, unsigned long seed, struct proto_stats *out)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	double *x = malloc(n * sizeof *x), run;
+
+	CHECK(rng && x);
+	if (!rng || !x)
+		goto out;
+	gsl_rng_set(rng, seed);
+	if (m->transient_failure_probability > 0)
+		(void)gsl_rng_uniform(rng);
+	run = exp(gsl_ran_gaussian(rng, m->run_sigma * scale));
+	for (size_t i = 0; i < res->nsizes; i++) {
+		for (size_t k = 0; k < n; k++) {
+			x[k] = res->us[i];
+			x[k] *= run * exp(gsl_ran_gaussian(rng, m->sigma * scale));
+			if (gsl_rng_uniform(rng) < fmin(1.0, m->outlier_probability * scale))
+				x[k] *= gsl_ran_flat(rng, m->outlier_lo, m->outlier_hi);
+		}
+		proto_stats_compute(x, n, &out[i]);
+	}
+out:
+	free(x);
+	gsl_rng_free(rng);
+}
 
 static void report(const struct model *m, const struct model_eval_result *res,
                    const struct proto_workload *w, double noise, unsigned long seed,
@@ -80,6 +112,15 @@ int main(void)
 		/* a per-run offset of 3% and per-replay jitter of 4%: the median stays close */
 		CHECK_NEAR(s->median / res.us[i], 1.0, 0.15);
 		CHECK(s->p90 > s->p10);
+	}
+	/* the plain run's stream is the one it always was */
+	{
+		struct proto_stats want[2];
+
+		CHECK(m->transient_failure_probability == 0);
+		expected_stats(m, &res, 500, 1.0, 42, want);
+		for (size_t i = 0; i < 2; i++)
+			CHECK(memcmp(&a.results[i].us, &want[i], sizeof want[i]) == 0);
 	}
 	/* more noise, wider spread */
 	report(m, &res, &w, 3.0, 42, &c);

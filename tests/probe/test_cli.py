@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """test_cli.py - nccltune-probe end to end, without a GPU.
 
-usage: test_cli.py PROBE PARSE_REPORT GOLDEN_DIR
+usage: test_cli.py PROBE PARSE_REPORT GOLDEN_DIR PLUGIN NOT_A_TUNER
 
-Bad command lines must give exactly the golden JSON on stdout and exit 2; --help and
---version work; with no visible GPU (CUDA_VISIBLE_DEVICES set empty, which hides every
-GPU on any machine) a run fails cleanly at stage init with exit 1 in every launch mode,
-and --fingerprint still describes the machine, identically twice. Bad NCCL values fail
-at stage env before any GPU is touched. Every report also
-goes through the tuner's strict parser (PARSE_REPORT)."""
+Bad command lines must give exactly the golden JSON on stdout and exit 2 (--ops lists
+that do not match --bytes, sweep files and a NCCL_TUNER_PLUGIN that is not nccltune's
+plugin included); --help, --version and --capabilities work; with no visible GPU
+(CUDA_VISIBLE_DEVICES set empty, which hides every GPU on any machine) a run fails
+cleanly at stage init with exit 1 in every launch mode, a sweep with the real plugin
+too, and the private NCCL log folder is gone afterwards; --fingerprint still describes
+the machine, identically twice. Bad NCCL values fail at stage env before any GPU is
+touched. Every report also goes through the tuner's strict parser (PARSE_REPORT)."""
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
-PROBE, PARSER, GOLDEN = sys.argv[1], sys.argv[2], sys.argv[3]
+PROBE, PARSER, GOLDEN, PLUGIN, NOT_A_TUNER = sys.argv[1:6]
 failures = []
 
 # (golden file, arguments): each must fail at stage "args" with exit status 2.
@@ -30,7 +33,19 @@ ARGS_CASES = [
     ("args-bad-teardown.json", ["--teardown", "quick"]),
     ("args-partial-element.json", ["--dtype", "f32", "--bytes", "43010"]),
     ("args-bad-timeout.json", ["--step-timeout", "-1"]),
+    ("args-ops-count.json", ["--bytes", "1024,2048", "--ops", "8,4,2"]),
+    ("args-bad-ops-list.json", ["--ops", "8,0"]),
+    ("args-sweep-missing.json", ["--sweep", "/nonexistent/sweep.json"]),
+    ("args-sweep-bad-key.json", ["--sweep", "sweep-bad-key.json"]),
+    ("args-corrupt-choice-no-sweep.json", ["--test-corrupt-choice", "0"]),
 ]
+
+# (golden file, arguments, NCCL_TUNER_PLUGIN or None): --sweep without nccltune's plugin
+SWEEP_PLUGIN_CASES = [
+    ("args-sweep-no-plugin.json", None),
+    ("args-sweep-plugin-name.json", "nccltune"),
+]
+SWEEP_ARGS = ["--bytes", "43008,1024", "--sweep", "sweep-ok.json"]
 
 
 def fail(msg):
@@ -38,12 +53,15 @@ def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
 
 
-def run(args, env_extra=None, timeout=60):
+def run(args, env_extra=None, timeout=60, drop=()):
     env = dict(os.environ)
     env["NCCL_NVLS_ENABLE"] = "0"
     env.update(env_extra or {})
+    for name in drop:
+        env.pop(name, None)
+    # relative sweep files are the golden folder's
     p = subprocess.run([PROBE] + args, capture_output=True, text=True, env=env,
-                       timeout=timeout)
+                       timeout=timeout, cwd=GOLDEN)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -68,6 +86,67 @@ def check_args_cases():
             fail("%s: not parsed as an args failure" % args)
         if "nccltune-probe:" not in err:
             fail("%s: no diagnostic on stderr" % args)
+
+
+def check_sweep_plugin_cases():
+    for name, plugin in SWEEP_PLUGIN_CASES:
+        with open(os.path.join(GOLDEN, name)) as f:
+            want = f.read()
+        env = {"NCCL_TUNER_PLUGIN": plugin} if plugin else {}
+        for mode in ["process", "all"]:
+            rc, out, err = run(SWEEP_ARGS + ["--launch", mode], env,
+                               drop=() if plugin else ("NCCL_TUNER_PLUGIN",))
+            what = "--sweep, NCCL_TUNER_PLUGIN=%s, --launch %s" % (plugin, mode)
+            if rc != 2 or out != want:
+                fail("%s: want exit 2 and %s, got %d %r" % (what, name, rc, out))
+            if parse_with_tuner(out, what) != "fail args":
+                fail("%s: not parsed as an args failure" % what)
+    # files that are not nccltune's plugin: named in the message
+    for path, why in [(NOT_A_TUNER, "has no nccltune_tuner_control_version (not nccltune's "
+                                    "plugin)"),
+                      ("/nonexistent/libnccl-tuner-x.so", "cannot load")]:
+        rc, out, err = run(SWEEP_ARGS, {"NCCL_TUNER_PLUGIN": path})
+        try:
+            obj = json.loads(out)
+        except ValueError:
+            fail("NCCL_TUNER_PLUGIN=%s: stdout not JSON: %r" % (path, out))
+            continue
+        want = "--sweep needs nccltune's tuner plugin in NCCL_TUNER_PLUGIN: "
+        if rc != 2 or obj.get("stage") != "args" or not obj.get("error", "").startswith(want) \
+                or why not in obj["error"] or path not in obj["error"]:
+            fail("NCCL_TUNER_PLUGIN=%s: want an args failure saying %r, got %d %r"
+                 % (path, why, rc, out))
+
+
+def check_capabilities():
+    with open(os.path.join(GOLDEN, "capabilities.json")) as f:
+        want = f.read()
+    for args in [["--capabilities"], ["--capabilities", "--bytes", "43010", "--dtype", "f32"]]:
+        rc, out, err = run(args, {"CUDA_VISIBLE_DEVICES": ""})
+        if rc != 0 or out != want:
+            fail("%s: want exit 0 and %r, got %d %r" % (args, want, rc, out))
+    if json.loads(want) != {"schema": "nccltune-probe/1",
+                            "capabilities": ["ops-list", "decisions", "sweep"]}:
+        fail("capabilities.json: not the words this probe implements: %r" % want)
+
+
+def check_no_leftovers():
+    """A run that fails (no GPU) with decisions on leaves nothing in TMPDIR: the private
+    folder NCCL_DEBUG_FILE points into is removed on every path; a sweep with the real
+    plugin gets past the argument checks to the same failure."""
+    for extra, env in [([], {}),
+                       (SWEEP_ARGS, {"NCCL_TUNER_PLUGIN": PLUGIN})]:
+        for mode in ["process", "all"]:
+            with tempfile.TemporaryDirectory() as tmp:
+                rc, out, err = run(extra + ["--launch", mode, "--iters", "4"],
+                                   dict(env, CUDA_VISIBLE_DEVICES="", TMPDIR=tmp),
+                                   drop=("NCCL_DEBUG",))
+                what = "no GPU, %s --launch %s" % (" ".join(extra), mode)
+                if rc != 1 or parse_with_tuner(out, what) != "fail init":
+                    fail("%s: want an init failure, got %d %r %s" % (what, rc, out, err[-300:]))
+                left = os.listdir(tmp)
+                if left:
+                    fail("%s: left %r in TMPDIR" % (what, left))
 
 
 # (golden file, environment): bad NCCL values must fail at stage "env" with exit 1,
@@ -101,9 +180,10 @@ def check_help_version():
     rc, out, err = run(["--help"])
     if rc != 0:
         fail("--help: exit status %d" % rc)
-    for opt in ["--bytes", "--ops", "--dtype", "--iters", "--warmup", "--out-of-place",
-                "--launch", "--teardown", "--gpus", "--step-timeout", "--no-env-check", "--fingerprint", "--help",
-                "--version", "nccltune-probe/1"]:
+    for opt in ["--bytes", "--ops N[,N2...]", "--dtype", "--iters", "--warmup", "--out-of-place",
+                "--launch", "--teardown", "--gpus", "--step-timeout", "--no-env-check",
+                "--fingerprint", "--help", "--version", "nccltune-probe/1", "--sweep FILE",
+                "--capabilities", "--test-corrupt-choice I", "--test-stall-choice I"]:
         if opt not in out:
             fail("--help does not mention %s" % opt)
     rc, out, err = run(["--version"])
@@ -163,6 +243,9 @@ def check_fingerprint_no_gpu():
 
 
 check_args_cases()
+check_sweep_plugin_cases()
+check_capabilities()
+check_no_leftovers()
 check_env_cases()
 check_help_version()
 check_no_gpu()

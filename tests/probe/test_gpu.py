@@ -1,23 +1,31 @@
 #!/usr/bin/env python3
 """test_gpu.py - nccltune-probe on real GPUs (suite 'gpu').
 
-usage: test_gpu.py PROBE PARSE_REPORT
+usage: test_gpu.py PROBE PARSE_REPORT PLUGIN
 
 Exits 77 (skipped) when --fingerprint sees no GPU, saying why. Otherwise: in place and
 out of place, per-process and single-process launch, must report ok with correct sums
 and a sane schema, with --teardown clean and fast alike (and no probe process left
 on a GPU after them); NCCL_PROTO=Bogus and NCCL_ALGO=Bogus must fail at stage env, and,
-left to NCCL (--no-env-check), at init when there are several ranks; a result spoiled on
-the GPU (--test-corrupt-rank) must fail at stage verify naming the rank."""
+left to NCCL (--no-env-check), at init when there are several ranks (NCCL's WARN lines
+then reach stderr); a result spoiled on the GPU (--test-corrupt-rank) must fail at stage
+verify naming the rank. The extensions: --capabilities; --ops lists (each size's own
+count); decisions ("nccl" on every result with several ranks, none with one rank or
+with the user's NCCL_DEBUG); --sweep through PLUGIN (forced pairs run as forced, IGNORE
+pairs "not available", a spoiled choice "verify" while the run goes on, a stalled
+choice named by sweep_in_flight), in the process, all and (when mpirun works) mpi
+modes; and no private NCCL log folder left in TMPDIR afterwards."""
 import json
 import math
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
-PROBE, PARSER = sys.argv[1], sys.argv[2]
+PROBE, PARSER, PLUGIN = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
+TMP = tempfile.mkdtemp(prefix="test-gpu-")   # TMPDIR of every run: must stay empty
 STEPS = ["cuda_init", "nccl_init", "eager", "capture", "instantiate", "warmup", "timing",
          "verify", "teardown"]
 
@@ -27,11 +35,15 @@ def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
 
 
-def run(args, env_extra=None):
+def run(args, env_extra=None, drop=("NCCL_DEBUG",), cmd=None):
     env = dict(os.environ)
     env["NCCL_NVLS_ENABLE"] = "0"   # never multicast on shared machines
+    env["TMPDIR"] = TMP
+    for name in drop:
+        env.pop(name, None)
     env.update(env_extra or {})
-    p = subprocess.run([PROBE] + args, capture_output=True, text=True, env=env, timeout=240)
+    p = subprocess.run((cmd or [PROBE]) + args, capture_output=True, text=True, env=env,
+                       timeout=240)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -136,6 +148,176 @@ for var in ["NCCL_PROTO", "NCCL_ALGO"]:
         print("note: %s accepted by NCCL with 1 rank" % what)
     elif rc != 1 or obj.get("ok") is not False or obj.get("stage") not in ("init", "capture"):
         fail("%s: want an init/capture failure with exit 1, got %d %r" % (what, rc, obj))
+
+    if ngpu > 1 and rc == 1 and " NCCL WARN " not in err:
+        fail("%s: NCCL's warning did not reach stderr: %s" % (what, err[-500:]))
+
+# ---- the extensions ----
+rc, out, err = run(["--capabilities"])
+if rc != 0 or json.loads(out or "{}") != {"schema": "nccltune-probe/1",
+                                           "capabilities": ["ops-list", "decisions", "sweep"]}:
+    fail("--capabilities: %d %r" % (rc, out))
+
+
+def check_decision(d, what):
+    if not isinstance(d, dict) or d.get("algo") not in ALGOS or d.get("proto") not in PROTOS \
+            or not isinstance(d.get("ctas"), int) or d["ctas"] < 1 or d.get("symmetric") is not False:
+        fail("%s: not a decision: %r" % (what, d))
+
+
+ALGOS = ["Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"]
+PROTOS = ["LL", "LL128", "Simple"]
+
+# --ops lists and decisions, in both single-host modes
+for launch in ["process", "all"]:
+    what = "--ops 8,2 --launch %s" % launch
+    rc, out, err = run(["--bytes", "43008,1024", "--ops", "8,2", "--iters", "20", "--warmup", "2",
+                        "--launch", launch])
+    if rc != 0 or tuner_parse(out, what) != "ok %d 2" % ngpu:
+        fail("%s: %d %r %s" % (what, rc, out, err[-300:]))
+        continue
+    obj = json.loads(out)
+    if [res["ops"] for res in obj["results"]] != [8, 2]:
+        fail("%s: per-size ops wrong: %s" % (what, out))
+    for res in obj["results"]:
+        if ngpu == 1 and "nccl" in res:
+            fail("%s: one rank runs no algorithm, yet a decision: %r" % (what, res))
+        if ngpu > 1:
+            check_decision(res.get("nccl"), "%s, %d bytes" % (what, res["bytes"]))
+    rc, out, err = run(["--bytes", "43008", "--ops", "8", "--iters", "5", "--launch", launch],
+                       {"NCCL_DEBUG": "WARN"}, drop=())
+    if rc != 0 or any("nccl" in res for res in json.loads(out)["results"]):
+        fail("%s with the user's NCCL_DEBUG: want no decision, got %d %r" % (what, rc, out))
+
+# the sweep: forced pairs, IGNORE pairs, a clamped CTA count, two sizes
+SWEEP = {"schema": "nccltune-sweep/1", "rounds": 3, "seed": 5, "choices": [
+    {"bytes": 43008, "algo": "Ring", "proto": "LL", "ctas": 1},
+    {"bytes": 43008, "algo": "ring", "proto": "ll", "ctas": 2},
+    {"bytes": 43008, "algo": "Ring", "proto": "Simple"},
+    {"bytes": 43008, "algo": "Tree", "proto": "LL"},
+    {"bytes": 43008},
+    {"bytes": 43008, "algo": "Ring", "proto": "LL", "ctas": 64},
+    {"bytes": 43008, "algo": "NVLS", "proto": "Simple"},      # NCCL_NVLS_ENABLE=0: IGNORE
+    {"bytes": 43008, "algo": "PAT", "proto": "Simple"},       # PAT has no all-reduce
+    {"bytes": 1024, "algo": "Ring", "proto": "LL128", "ctas": 0},
+]}
+sweep_file = os.path.join(TMP, "sweep.json")
+with open(sweep_file, "w") as f:
+    json.dump(SWEEP, f)
+SWEEP_RUN = ["--bytes", "43008,1024", "--ops", "8,4", "--iters", "30", "--warmup", "2",
+             "--sweep", sweep_file]
+PLUGIN_ENV = {"NCCL_TUNER_PLUGIN": PLUGIN}
+CANON = {"ring": "Ring", "ll": "LL"}
+
+
+def check_sweep_report(obj, what, spoiled=None):
+    sw = obj.get("sweep", [])
+    if len(sw) != len(SWEEP["choices"]) or [e.get("index") for e in sw] != list(range(len(sw))):
+        fail("%s: want %d entries in order: %r" % (what, len(SWEEP["choices"]), sw))
+        return
+    if [r["ops"] for r in obj.get("results", [])] != [8, 4]:
+        fail("%s: results wrong: %r" % (what, obj.get("results")))
+    for i, (c, e) in enumerate(zip(SWEEP["choices"], sw)):
+        at = "%s, choice %d" % (what, i)
+        algo = CANON.get(c.get("algo"), c.get("algo"))
+        proto = CANON.get(c.get("proto"), c.get("proto"))
+        if (e["bytes"], e["algo"], e["proto"], e["ctas"]) != (c["bytes"], algo, proto,
+                                                                c.get("ctas", 0)):
+            fail("%s: the entry does not echo the choice (canonical names): %r" % (at, e))
+        if i == spoiled:
+            if e.get("ok") is not False or e.get("stage") != "verify" or \
+                    "wrong sum on rank %d" % (ngpu - 1) not in e.get("error", ""):
+                fail("%s: want a verify failure naming rank %d: %r" % (at, ngpu - 1, e))
+            continue
+        if ngpu > 1 and i in (6, 7):
+            want = "not available: %s/Simple is not usable here (NCCL's cost table has it " \
+                   "IGNORE)" % algo
+            if e.get("ok") is not False or e.get("stage") != "env" or e.get("error") != want:
+                fail("%s: want %r, got %r" % (at, want, e))
+            continue
+        if ngpu > 1 and i in (3, 8) and e.get("ok") is False:
+            # Tree/LL and Ring/LL128 depend on the machine: ok as forced, or IGNORE
+            if e.get("stage") != "env" or not e.get("error", "").startswith("not available"):
+                fail("%s: may be unusable here, but then 'not available': %r" % (at, e))
+            continue
+        if e.get("ok") is not True or e.get("samples") != 30:
+            fail("%s: want ok with 30 samples: %r" % (at, e))
+            continue
+        us = e["us"]
+        if not us["min"] <= us["p10"] <= us["median"] <= us["p90"] <= us["max"]:
+            fail("%s: quantiles out of order: %r" % (at, us))
+        if ngpu == 1:
+            if "nccl" in e:
+                fail("%s: one rank, yet a decision: %r" % (at, e))
+            continue
+        d = e.get("nccl")
+        check_decision(d, at)
+        if not isinstance(d, dict):
+            continue
+        if algo and d.get("algo") != algo or proto and d.get("proto") != proto:
+            fail("%s: forced %s/%s, NCCL ran %r" % (at, algo, proto, d))
+        if i == 0 and d.get("ctas") != 1 or i == 1 and d.get("ctas", 99) > 2:
+            fail("%s: forced %s CTAs, NCCL ran %r" % (at, c.get("ctas"), d))
+        if i == 5 and not 1 <= d.get("ctas", 0) <= 64:
+            fail("%s: 64 CTAs are clamped to the pool, and the entry says what ran: %r" % (at, d))
+    if ngpu > 1:
+        for res in obj.get("results", []):
+            check_decision(res.get("nccl"), "%s, results %d" % (what, res["bytes"]))
+
+
+for launch in ["process", "all"]:
+    what = "--sweep --launch %s" % launch
+    rc, out, err = run(SWEEP_RUN + ["--launch", launch], PLUGIN_ENV)
+    if rc != 0 or tuner_parse(out, what) != "ok %d 2" % ngpu:
+        fail("%s: %d %r %s" % (what, rc, out, err[-500:]))
+    else:
+        check_sweep_report(json.loads(out), what)
+    # a wrong sum in one choice: that choice fails, the run goes on
+    what = "--sweep --test-corrupt-choice 1 --launch %s" % launch
+    rc, out, err = run(SWEEP_RUN + ["--launch", launch, "--test-corrupt-choice", "1",
+                                    "--test-corrupt-rank", str(ngpu - 1)], PLUGIN_ENV)
+    if rc != 0 or tuner_parse(out, what) != "ok %d 2" % ngpu:
+        fail("%s: %d %r %s" % (what, rc, out, err[-500:]))
+    else:
+        check_sweep_report(json.loads(out), what, spoiled=1)
+    # a choice that hangs: the failure names it and carries the entries final by then
+    what = "--sweep --test-stall-choice 2 --launch %s" % launch
+    rc, out, err = run(SWEEP_RUN + ["--launch", launch, "--test-stall-choice", "2",
+                                    "--step-timeout", "4"], PLUGIN_ENV)
+    tuner_parse(out, what)
+    try:
+        obj = json.loads(out)
+    except ValueError:
+        obj = {}
+    if rc != 1 or obj.get("ok") is not False or obj.get("stage") != "replay" or \
+            obj.get("sweep_in_flight") != 2 or not isinstance(obj.get("sweep"), list):
+        fail("%s: want a replay failure with sweep_in_flight 2, got %d %r" % (what, rc, out))
+    elif ngpu > 1 and [e["index"] for e in obj["sweep"] if e["index"] in (6, 7)] != [6, 7]:
+        fail("%s: the not-available entries (final before the replays) are missing: %r"
+             % (what, obj["sweep"]))
+
+# under MPI, when this machine can start it
+mpirun = shutil.which("mpirun")
+rc, out, err = run(["--version"])
+if mpirun and "with MPI launch" in out:
+    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(ngpu),
+           "-x", "NCCL_NVLS_ENABLE", "-x", "TMPDIR", "-x", "NCCL_TUNER_PLUGIN", PROBE]
+    rc, out, err = run(SWEEP_RUN + ["--launch", "mpi"], PLUGIN_ENV, cmd=cmd)
+    try:
+        obj = json.loads(out)
+    except ValueError:
+        obj = None
+        print("note: mpirun did not start the probe (%d): %s" % (rc, err[-300:]))
+    if obj is not None:
+        if rc != 0 or tuner_parse(out, "--sweep --launch mpi") != "ok %d 2" % ngpu:
+            fail("--sweep --launch mpi: %d %r %s" % (rc, out, err[-500:]))
+        else:
+            check_sweep_report(obj, "--sweep --launch mpi")
+
+left = os.listdir(TMP)
+if left != ["sweep.json"]:
+    fail("the private NCCL log folders were not all removed: %r" % left)
+shutil.rmtree(TMP, ignore_errors=True)
 
 if failures:
     print("%d failure(s)" % len(failures), file=sys.stderr)

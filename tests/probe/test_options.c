@@ -1,5 +1,9 @@
 /* test_options.c - the probe's command line: defaults, every option, and the errors a
- * tuner or a user can provoke (each must name the option and the value). */
+ * tuner or a user can provoke (each must name the option and the value); --ops lists
+ * against --bytes, --sweep files read at parse time, --capabilities, the help text. */
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "../check.h"
 #include "options.h"
 
@@ -122,6 +126,117 @@ static void test_errors(void)
 	CHECK_CONTAINS(err, "the limit is");
 }
 
+static void test_ops_lists(void)
+{
+	struct probe_config cfg;
+	char err[512];
+
+	CHECK_INT(PARSE("--bytes", "1024,4K,43008", "--ops", "122,8,1"), OPTIONS_RUN);
+	CHECK_INT(cfg.w.nops, 3);
+	CHECK_INT(proto_workload_ops(&cfg.w, 0), 122);
+	CHECK_INT(proto_workload_ops(&cfg.w, 2), 1);
+	/* the order of the options does not matter */
+	CHECK_INT(PARSE("--ops", "2,3", "--bytes", "1024,4K"), OPTIONS_RUN);
+	CHECK_INT(PARSE("--ops", "2,3", "--bytes", "1024,4K,8K"), OPTIONS_ERROR);
+	CHECK_STR(err, "--ops: 2 values for 3 --bytes sizes (give one value for all sizes, or one "
+	          "per --bytes entry)");
+	CHECK_INT(PARSE("--ops", "2,3"), OPTIONS_ERROR);   /* the default: one size */
+	CHECK_CONTAINS(err, "--ops: 2 values for 1 --bytes size");
+	CHECK_INT(PARSE("--ops", "2,0"), OPTIONS_ERROR);
+	CHECK_STR(err, "--ops: '0' in '2,0' is not an integer in 1..100000");
+	/* the buffer is sized per size: 1 op of 1 GiB is fine, 100 of it are not */
+	CHECK_INT(PARSE("--bytes", "1024M,1K", "--ops", "1,100000"), OPTIONS_RUN);
+	CHECK_INT(PARSE("--bytes", "1K,1024M", "--ops", "100000,100"), OPTIONS_ERROR);
+	CHECK_CONTAINS(err, "--ops 100 x --bytes 1073741824: each rank would need 107374182400 "
+	               "bytes");
+	/* --fingerprint and --capabilities ignore workload checks */
+	CHECK_INT(PARSE("--ops", "2,3", "--capabilities"), OPTIONS_CAPABILITIES);
+}
+
+static void test_sweep_options(void)
+{
+	struct probe_config cfg;
+	char err[512], path[] = "/tmp/test-options-sweep-XXXXXX";
+	int fd = mkstemp(path);
+	static const char text[] = "{\"schema\":\"nccltune-sweep/1\",\"rounds\":2,\"choices\":["
+		"{\"bytes\":1024,\"algo\":\"Ring\",\"proto\":\"LL\",\"ctas\":2},{\"bytes\":4096}]}";
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_INT(write(fd, text, sizeof text - 1), (long)(sizeof text - 1));
+	close(fd);
+	CHECK_INT(PARSE("--bytes", "1024,4K", "--iters", "10", "--sweep", path), OPTIONS_RUN);
+	CHECK_STR(err, "");
+	CHECK_INT(cfg.sweep.nchoices, 2);
+	CHECK_INT(cfg.sweep.rounds, 2);
+	CHECK_INT(cfg.sweep.choices[1].size, 1);
+	CHECK_STR(cfg.sweep_file, path);
+	CHECK_INT(probe_case_count(&cfg), 4);
+	/* the file is read against the final --bytes and --iters, whatever the order */
+	CHECK_INT(PARSE("--sweep", path, "--bytes", "1024,4K"), OPTIONS_RUN);
+	CHECK_INT(PARSE("--sweep", path, "--bytes", "1024"), OPTIONS_ERROR);
+	CHECK_CONTAINS(err, ": choices[1].bytes: 4096 is not one of --bytes");
+	CHECK(strncmp(err, path, strlen(path)) == 0);      /* the message names the file */
+	CHECK_INT(PARSE("--sweep", path, "--bytes", "1024,4K", "--iters", "1"), OPTIONS_ERROR);
+	CHECK_CONTAINS(err, ": rounds: 2 is more than --iters 1");
+	CHECK_INT(PARSE("--sweep", "/nonexistent/s.json"), OPTIONS_ERROR);
+	CHECK_STR(err, "--sweep: /nonexistent/s.json: No such file or directory");
+	CHECK_INT(PARSE("--sweep", ""), OPTIONS_ERROR);
+	CHECK_CONTAINS(err, "--sweep: '' is not a file name");
+	CHECK_INT(PARSE("--sweep"), OPTIONS_ERROR);
+	CHECK_STR(err, "option '--sweep' needs a value");
+	/* the testing aids name a choice of the sweep */
+	CHECK_INT(PARSE("--sweep", path, "--bytes", "1024,4K", "--test-corrupt-choice", "1",
+	                "--test-stall-choice", "0"), OPTIONS_RUN);
+	CHECK_INT(cfg.corrupt_choice, 1);
+	CHECK_INT(cfg.stall_choice, 0);
+	CHECK_INT(cfg.corrupt_rank, -1);
+	CHECK_INT(PARSE("--sweep", path, "--bytes", "1024,4K", "--test-corrupt-choice", "2"),
+	          OPTIONS_ERROR);
+	CHECK_STR(err, "--test-corrupt-choice 2: there is no such choice in the sweep file");
+	CHECK_INT(PARSE("--test-corrupt-choice", "0"), OPTIONS_ERROR);
+	CHECK_STR(err, "--test-corrupt-choice 0: needs --sweep");
+	CHECK_INT(PARSE("--test-stall-choice", "0"), OPTIONS_ERROR);
+	CHECK_STR(err, "--test-stall-choice 0: needs --sweep");
+	CHECK_INT(PARSE("--test-stall-choice", "-1"), OPTIONS_ERROR);
+	CHECK_STR(err, "--test-stall-choice: '-1' is not a choice in 0..1023");
+	unlink(path);
+	/* a plain run has no sweep */
+	CHECK_INT(PARSE("--bytes", "1024"), OPTIONS_RUN);
+	CHECK_INT(cfg.sweep.nchoices, 0);
+	CHECK_INT(cfg.corrupt_choice, -1);
+	CHECK_INT(cfg.stall_choice, -1);
+}
+
+static void test_capabilities_help(void)
+{
+	struct probe_config cfg;
+	char err[256], buf[16384];
+	FILE *f = tmpfile();
+	size_t n;
+
+	CHECK_INT(PARSE("--capabilities"), OPTIONS_CAPABILITIES);
+	CHECK_INT(PARSE("--capabilities", "--bytes", "43010", "--dtype", "f32"),
+	          OPTIONS_CAPABILITIES);
+	CHECK_INT(PARSE("--cap"), OPTIONS_ERROR);
+	CHECK_STR(err, "option '--cap' is not spelled out: write --capabilities");
+	CHECK_INT(OPTIONS_CAPABILITIES_MASK, PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS |
+	          PROTO_CAP_SWEEP);
+	if (!f)
+		return;
+	options_help(f);
+	rewind(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	CHECK_CONTAINS(buf, "--ops N[,N2...]");
+	CHECK_CONTAINS(buf, "--sweep FILE");
+	CHECK_CONTAINS(buf, "--capabilities");
+	CHECK_CONTAINS(buf, "--test-corrupt-choice I");
+	CHECK_CONTAINS(buf, "--test-stall-choice I");
+}
+
 /* The default follows the launch mode; fast is refused only under MPI. */
 static void test_teardown(void)
 {
@@ -162,5 +277,8 @@ int main(void)
 	test_defaults();
 	test_all_options();
 	test_errors();
+	test_ops_lists();
+	test_sweep_options();
+	test_capabilities_help();
 	return check_status();
 }

@@ -1,5 +1,8 @@
 /* test_outcome.c - merging ranks into one report: the slowest rank per replay, the
- * per-op division, failures, and the buffer layout helpers. */
+ * per-op division (per size with --ops lists), failures, sweep entries (a choice's
+ * verdict from the first rank that found it, its decision from rank 0, the ranks'
+ * agreement), failure reports with the choice in flight, the case table, and the buffer
+ * layout helpers. */
 #include <stdlib.h>
 
 #include "../check.h"
@@ -10,6 +13,7 @@ static void test_merge_slowest(void)
 	struct probe_config cfg;
 	struct probe_outcome o[2];
 	struct proto_report r;
+	struct probe_case_result cr[2][2];
 	double phases[PROBE_STEP_COUNT];
 	double ms0[] = {1.0, 2.0, 3.0, 4.0, 1.0, 1.0};   /* size 0: 3 replays, size 1: 3 */
 	double ms1[] = {2.0, 1.0, 3.5, 1.0, 5.0, 1.0};
@@ -21,9 +25,12 @@ static void test_merge_slowest(void)
 	cfg.w.ops = 10;
 	cfg.w.iters = 3;
 	memset(o, 0, sizeof o);
+	memset(cr, 0, sizeof cr);
 	for (int k = 0; k < 2; k++) {
 		o[k].ok = true;
-		o[k].nsizes = 2;
+		o[k].ncases = 2;
+		o[k].cases = cr[k];
+		cr[k][0].status = cr[k][1].status = PROBE_CASE_KEPT;
 		o[k].iters = 3;
 		o[k].nccl_version = 22803;
 		o[k].phase_s[PROBE_STEP_TIMING] = k ? 0.5 : 0.25;
@@ -37,6 +44,7 @@ static void test_merge_slowest(void)
 	CHECK_STR(r.nccl_version, "2.28.3");
 	CHECK_STR(r.source, "measured");
 	CHECK_INT(r.nresults, 2);
+	CHECK(r.sweep == NULL && r.nsweep == 0);   /* a plain run has no sweep */
 	/* per replay max over ranks: {2, 2, 3.5} ms over 10 ops = {200, 200, 350} us */
 	CHECK_INT(r.results[0].bytes, 43008);
 	CHECK_INT(r.results[0].ops, 10);
@@ -67,9 +75,201 @@ static void test_merge_slowest(void)
 	o[1].iters = 2;
 	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
 	CHECK(!r.ok);
-	CHECK_CONTAINS(r.error, "rank 1 returned 2 sizes x 2 replays");
+	CHECK_CONTAINS(r.error, "rank 1 returned 2 cases x 2 replays");
+	o[1].iters = 3;
+	o[1].cases = NULL;   /* no verdicts is no result either */
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(!r.ok);
+	o[1].cases = cr[1];
 	CHECK_INT(probe_merge(&cfg, o, 0, &r, phases), 0);
 	CHECK(!r.ok);
+
+	/* one ops count per size: each size's replays are divided by its own count */
+	cfg.w.nops = 2;
+	cfg.w.ops_list[0] = 10;
+	cfg.w.ops_list[1] = 4;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(r.ok);
+	CHECK_INT(r.results[0].ops, 10);
+	CHECK_INT(r.results[1].ops, 4);
+	CHECK_NEAR(r.results[0].us.median, 200, 1e-9);
+	CHECK_NEAR(r.results[1].us.median, 1000, 1e-9);   /* 4 ms / 4 ops */
+	/* rank 0's decisions become the results' "nccl" */
+	cr[0][1].nccl = (struct proto_decision){true, 1, 0, 2, false, false, ""};
+	cr[1][1].nccl = (struct proto_decision){true, 0, 2, 9, false, false, ""};
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(!r.results[0].nccl.known);
+	CHECK(r.results[1].nccl.known);
+	CHECK_INT(r.results[1].nccl.ctas, 2);
+	/* a plain size not kept on every rank is no measurement */
+	cr[1][0].status = PROBE_CASE_DROPPED;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(!r.ok);
+	CHECK_CONTAINS(r.error, "the ranks disagree");
+}
+
+/* One size of 43008 bytes (8 ops) and three sweep choices of it. */
+static void sweep_config(struct probe_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	proto_workload_defaults(&cfg->w);
+	cfg->w.ops = 8;
+	cfg->w.iters = 2;
+	cfg->sweep.nchoices = 3;
+	cfg->sweep.rounds = 2;
+	cfg->sweep.seed = 1;
+	cfg->sweep.choices[0] = (struct sweep_choice){43008, 0, 1, 0, 4};
+	cfg->sweep.choices[1] = (struct sweep_choice){43008, 0, 0, 2, 0};
+	cfg->sweep.choices[2] = (struct sweep_choice){43008, 0, PROTO_NCCL_ANY, 1, 0};
+	cfg->corrupt_rank = cfg->corrupt_choice = cfg->stall_choice = -1;
+}
+
+static void test_cases(void)
+{
+	struct probe_config cfg;
+
+	sweep_config(&cfg);
+	CHECK_INT(probe_case_count(&cfg), 4);
+	CHECK_INT(probe_case_size(&cfg, 0), 0);
+	CHECK(probe_case_choice(&cfg, 0) == NULL);
+	CHECK(probe_case_choice(&cfg, 1) == &cfg.sweep.choices[0]);
+	CHECK(probe_case_choice(&cfg, 3) == &cfg.sweep.choices[2]);
+	CHECK(probe_case_choice(&cfg, 4) == NULL);
+	cfg.sweep.nchoices = 0;
+	CHECK_INT(probe_case_count(&cfg), 1);
+}
+
+static void test_merge_sweep(void)
+{
+	struct probe_config cfg;
+	struct probe_outcome o[2];
+	struct probe_case_result cr[2][4];
+	struct proto_report r;
+	double phases[PROBE_STEP_COUNT];
+	/* 4 cases x 2 replays; per replay the slowest rank, over 8 ops */
+	double ms0[] = {0.8, 1.6, 0.4, 0.4, 0, 0, 0, 0};
+	double ms1[] = {1.6, 0.8, 0.8, 0.4, 0, 0, 0, 0};
+
+	sweep_config(&cfg);
+	memset(o, 0, sizeof o);
+	memset(cr, 0, sizeof cr);
+	for (int k = 0; k < 2; k++) {
+		o[k].ok = true;
+		o[k].ncases = 4;
+		o[k].iters = 2;
+		o[k].cases = cr[k];
+		cr[k][0].status = cr[k][1].status = PROBE_CASE_KEPT;
+	}
+	o[0].ms = ms0;
+	o[1].ms = ms1;
+	/* choice 1: a wrong sum on rank 1, which rank 0 followed by vote */
+	cr[0][2].status = PROBE_CASE_DROPPED;
+	cr[1][2].status = PROBE_CASE_FAILED;
+	cr[1][2].stage = PROTO_STAGE_VERIFY;
+	snprintf(cr[1][2].error, sizeof cr[1][2].error, "wrong sum on rank 1: all-reduce 1 of 8");
+	cr[0][2].nccl = (struct proto_decision){true, 0, 2, 2, false, false, ""};
+	/* choice 2: not available on both */
+	for (int k = 0; k < 2; k++) {
+		cr[k][3].status = PROBE_CASE_FAILED;
+		cr[k][3].stage = PROTO_STAGE_ENV;
+		snprintf(cr[k][3].error, sizeof cr[k][3].error, "not available: */LL128 is not "
+		         "usable here (NCCL's cost table has it IGNORE)");
+	}
+	cr[0][0].nccl = (struct proto_decision){true, 1, 0, 1, false, false, ""};
+	cr[0][1].nccl = (struct proto_decision){true, 1, 0, 4, false, true, ""};
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(r.ok);
+	CHECK_INT(r.nresults, 1);
+	CHECK_NEAR(r.results[0].us.median, 200, 1e-9);   /* {1.6, 1.6} ms / 8 ops */
+	CHECK_INT(r.results[0].nccl.ctas, 1);
+	CHECK_INT(r.nsweep, 3);
+	if (r.nsweep == 3) {
+		CHECK(r.sweep[0].ok);
+		CHECK_INT(r.sweep[0].index, 0);
+		CHECK_INT(r.sweep[0].bytes, 43008);
+		CHECK_INT(r.sweep[0].algo, 1);
+		CHECK_INT(r.sweep[0].ctas, 4);
+		CHECK_INT(r.sweep[0].samples, 2);
+		CHECK_NEAR(r.sweep[0].us.min, 50, 1e-9);     /* {0.8, 0.4} ms / 8 -> 100, 50 us */
+		CHECK_NEAR(r.sweep[0].us.median, 75, 1e-9);
+		CHECK_NEAR(r.sweep[0].us.max, 100, 1e-9);
+		CHECK(r.sweep[0].nccl.known && r.sweep[0].nccl.mixed);
+		CHECK(!r.sweep[1].ok);
+		CHECK_INT(r.sweep[1].index, 1);
+		CHECK_INT(r.sweep[1].stage, PROTO_STAGE_VERIFY);
+		CHECK_STR(r.sweep[1].error, "rank 1: wrong sum on rank 1: all-reduce 1 of 8");
+		CHECK_INT(r.sweep[1].nccl.ctas, 2);          /* what ran, even when it was wrong */
+		CHECK(!r.sweep[2].ok);
+		CHECK_INT(r.sweep[2].stage, PROTO_STAGE_ENV);
+		CHECK_STR(r.sweep[2].error, "not available: */LL128 is not usable here (NCCL's "
+		          "cost table has it IGNORE)");
+		CHECK_INT(r.sweep[2].algo, PROTO_NCCL_ANY);
+		CHECK_INT(r.sweep[2].proto, 1);
+	}
+	proto_report_clear(&r);
+	/* kept on one rank, dropped on the other: a broken vote, not a measurement */
+	cr[1][1].status = PROBE_CASE_DROPPED;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(!r.ok);
+	CHECK_CONTAINS(r.error, "rank 1: case 1 ended not kept, rank 0's kept: the ranks disagree");
+	cr[1][1].status = PROBE_CASE_UNDECIDED;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(!r.ok);
+	cr[1][1].status = PROBE_CASE_KEPT;
+
+	/* a failure while choice 2 was in flight: the entries final by then come along */
+	cr[0][3].status = cr[1][3].status = PROBE_CASE_UNDECIDED;
+	o[0].ok = false;
+	o[0].stage = PROTO_STAGE_REPLAY;
+	o[0].in_flight_known = true;
+	o[0].in_flight_case = 3;
+	snprintf(o[0].error, sizeof o[0].error, "timed out");
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(!r.ok);
+	CHECK_INT(r.stage, PROTO_STAGE_REPLAY);
+	CHECK_STR(r.error, "timed out");
+	CHECK(r.has_in_flight);
+	CHECK_INT(r.sweep_in_flight, 2);
+	CHECK_INT(r.nsweep, 1);
+	if (r.nsweep == 1) {
+		CHECK_INT(r.sweep[0].index, 1);
+		CHECK(!r.sweep[0].ok);
+		CHECK_CONTAINS(r.sweep[0].error, "wrong sum on rank 1");
+	}
+	proto_report_clear(&r);
+	/* in flight: a plain size; no choice is named */
+	o[0].in_flight_case = 0;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(!r.has_in_flight);
+	CHECK_INT(r.nsweep, 1);
+	proto_report_clear(&r);
+	/* nothing known beyond the failure (a parent's own failure, no verdicts) */
+	o[0].in_flight_known = false;
+	probe_report_failure(&cfg, &o[0], NULL, 0, &r);
+	CHECK(!r.ok && !r.has_in_flight && r.nsweep == 0 && r.sweep == NULL);
+	/* a choice in flight that a rank had already judged is named once, as in flight */
+	o[0].in_flight_known = true;
+	o[0].in_flight_case = 2;
+	probe_report_failure(&cfg, &o[0], o, 2, &r);
+	CHECK(r.has_in_flight);
+	CHECK_INT(r.sweep_in_flight, 1);
+	CHECK_INT(r.nsweep, 0);
+	proto_report_clear(&r);
+	/* ... also next to another final entry */
+	cr[0][3].status = PROBE_CASE_FAILED;
+	cr[0][3].stage = PROTO_STAGE_ENV;
+	snprintf(cr[0][3].error, sizeof cr[0][3].error, "not available: */LL128 is not usable");
+	o[0].in_flight_case = 3;
+	probe_report_failure(&cfg, &o[0], o, 2, &r);
+	CHECK(r.has_in_flight);
+	CHECK_INT(r.sweep_in_flight, 2);
+	CHECK_INT(r.nsweep, 1);
+	CHECK_INT(r.nsweep ? r.sweep[0].index : 99, 1);
+	proto_report_clear(&r);
+	/* a plain run's failure has no sweep fields, whatever the outcome says */
+	cfg.sweep.nchoices = 0;
+	probe_report_failure(&cfg, &o[0], o, 2, &r);
+	CHECK(!r.has_in_flight && r.nsweep == 0);
 }
 
 static void test_helpers(void)
@@ -100,6 +300,17 @@ static void test_helpers(void)
 	w.nsizes = 2;
 	w.bytes[1] = 1000;
 	CHECK_INT(probe_buffer_bytes(&w), 2u * 43008u * 122u);
+	CHECK_INT(probe_buffer_size_index(&w), 0);
+	/* --ops lists: the size whose slices span the most decides */
+	w.out_of_place = false;
+	w.nops = 2;
+	w.ops_list[0] = 1;
+	w.ops_list[1] = 100;   /* 100 slices of 1024 bytes beat 1 of 43008 */
+	CHECK_INT(probe_buffer_bytes(&w), 1024u * 100u);
+	CHECK_INT(probe_buffer_size_index(&w), 1);
+	w.ops_list[1] = 42;    /* 43008 >= 42 * 1024 */
+	CHECK_INT(probe_buffer_bytes(&w), 43008u);
+	CHECK_INT(probe_buffer_size_index(&w), 0);
 }
 
 static void test_watchdog_message(void)
@@ -132,6 +343,8 @@ int main(void)
 {
 	test_watchdog_message();
 	test_merge_slowest();
+	test_cases();
+	test_merge_sweep();
 	test_helpers();
 	return check_status();
 }

@@ -1,6 +1,6 @@
 /* test_report.c - the report as the probe prints it: golden files for a success with
- * the phases_s extension and for a failure, the one-object-per-run rule, and a round
- * trip through the tuner's strict parser. */
+ * the phases_s extension and for a failure, a sweep report's key order, the
+ * one-object-per-run rule, and a round trip through the tuner's strict parser. */
 #include <stdlib.h>
 
 #include "../check.h"
@@ -82,6 +82,39 @@ static void test_failure(void)
 	free(want);
 }
 
+/* A sweep report keeps its extensions together: results, sweep, then phases_s. */
+static void test_sweep(void)
+{
+	struct proto_report r, back;
+	struct proto_sweep_entry e = {0, 43008, 1, 0, 4, true, 200, {2, 1, 3, 1, 4},
+	                              PROTO_STAGE_ARGS, "", {true, 1, 0, 4, false, false, ""}};
+	double phases[PROBE_STEP_COUNT] = {0};
+	char *line, err[256];
+
+	memset(&r, 0, sizeof r);
+	r.ok = true;
+	r.nranks = 2;
+	snprintf(r.nccl_version, sizeof r.nccl_version, "2.28.9");
+	snprintf(r.source, sizeof r.source, "measured");
+	r.nresults = 1;
+	r.results[0] = (struct proto_size_result){43008, 122, 200, {2, 1, 3, 1, 4}, true,
+	                                          {true, 1, 0, 1, false, false, ""}};
+	r.sweep = &e;
+	r.nsweep = 1;
+	phases[PROBE_STEP_TIMING] = 0.5;
+	line = report_format(&r, phases);
+	CHECK(line != NULL);
+	CHECK_CONTAINS(line, "\"correct\":true,\"nccl\":{\"algo\":\"Ring\",\"proto\":\"LL\","
+	               "\"ctas\":1,\"symmetric\":false}}],\"sweep\":[{\"index\":0,");
+	CHECK_CONTAINS(line, "}}],\"phases_s\":{");
+	if (line) {
+		CHECK_INT(proto_report_parse(line, strlen(line), &back, err, sizeof err), 0);
+		CHECK_INT(back.nsweep, 1);
+		proto_report_clear(&back);
+	}
+	free(line);
+}
+
 static void test_once(void)
 {
 	struct reporter rep;
@@ -115,6 +148,7 @@ int main(void)
 {
 	test_success();
 	test_failure();
+	test_sweep();
 	test_once();
 	return check_status();
 }

@@ -35,14 +35,14 @@ static void test_errors(void)
 {
 	/* JSON and top level */
 	CHECK_STR(parse_error("{\"schema\": \"nccltune-space/1\",\n \"params\": {,}}"),
-	          "t.json: line 2: not valid JSON");
-	CHECK_STR(parse_error("[1]"), "t.json: not a JSON object");
+	          "t.json: line 2: not valid JSON (truncated or corrupt near byte 44)");
+	CHECK_STR(parse_error("[1]"), "t.json: expected an object, got an array");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}}} x"),
-	          "t.json: line 1: text after the JSON object");
+	          "t.json: line 1: text after the JSON value (byte 78)");
 	CHECK_STR(parse_error("{\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}}}"),
-	          "t.json: schema: missing (expected \"nccltune-space/1\")");
+	          "t.json: schema: missing");
 	CHECK_STR(parse_error("{\"schema\": \"nccltune-space/2\", \"params\": {}}"),
-	          "t.json: schema: not \"nccltune-space/1\"");
+	          "t.json: schema: expected \"nccltune-space/1\"");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}}, "
 	                      "\"budget\": 3}"),
 	          "t.json: budget: unknown key (expected schema, params, fixed, constraints)");
@@ -50,7 +50,7 @@ static void test_errors(void)
 	CHECK_STR(parse_error(HEAD "\"params\": {}}"), "t.json: params: empty (nothing to search)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}, "
 	                      "\"NCCL_ALGO\": {\"values\": [\"Tree\"]}}}"),
-	          "t.json: params.NCCL_ALGO: appears twice");
+	          "t.json: params.NCCL_ALGO: duplicate key");
 
 	/* variable names */
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_NTHREAD\": {\"values\": [64]}}}"),
@@ -65,74 +65,76 @@ static void test_errors(void)
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_SOME_NEW_KNOB\": {\"values\": [\"a\", \"b\"]}}}"),
 	          "(parsed)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_SOME_NEW_KNOB\": {\"values\": [\"a b\"]}}}"),
-	          "t.json: params.NCCL_SOME_NEW_KNOB: 'a b': character ' ' is not allowed "
+	          "t.json: params.NCCL_SOME_NEW_KNOB.values[0]: 'a b': character ' ' is not allowed "
 	          "(letters, digits and _.,:;^=+/@%- only)");
 
 	/* parameter objects */
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_PROTO\": {\"choices\": [\"LL\"]}}}"),
-	          "t.json: params.NCCL_PROTO: unknown key \"choices\" (expected values, int or pow2)");
+	          "t.json: params.NCCL_PROTO.choices: unknown key (expected values, int, pow2)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_PROTO\": {\"values\": [\"LL\"], "
 	                      "\"int\": [1, 2]}}}"),
 	          "t.json: params.NCCL_PROTO: needs exactly one of values, int or pow2");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_PROTO\": [\"LL\"]}}"),
-	          "t.json: params.NCCL_PROTO: must be an object such as {\"values\": [...]}");
+	          "t.json: params.NCCL_PROTO: expected an object, got an array");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_PROTO\": {\"values\": []}}}"),
-	          "t.json: params.NCCL_PROTO: empty values list");
+	          "t.json: params.NCCL_PROTO.values: empty list");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_PROTO\": {\"values\": [null]}}}"),
-	          "t.json: params.NCCL_PROTO: values hold only null (nothing to search)");
+	          "t.json: params.NCCL_PROTO.values: only null (nothing to search)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_PROTO\": {\"values\": [\"LL\", true]}}}"),
-	          "t.json: params.NCCL_PROTO: values[1] is not a string, number or null");
+	          "t.json: params.NCCL_PROTO.values[1]: expected a string, a number or null, got a "
+	          "boolean");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_NTHREADS\": {\"values\": [\"64\", 128]}}}"),
-	          "t.json: params.NCCL_NTHREADS: values mix strings and numbers (strings are "
+	          "t.json: params.NCCL_NTHREADS.values: mixes strings and numbers (strings are "
 	          "categories, numbers ordered levels)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_PROTO\": {\"values\": [\"LL\", \"ll\"]}}}"),
-	          "t.json: params.NCCL_PROTO: values[1] repeats values[0]");
+	          "t.json: params.NCCL_PROTO.values[1]: repeats values[0]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_NTHREADS\": {\"values\": [null, 64, null]}}}"),
-	          "t.json: params.NCCL_NTHREADS: values[2] repeats values[0]");
+	          "t.json: params.NCCL_NTHREADS.values[2]: repeats values[0]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_NTHREADS\": {\"values\": [128, 64]}}}"),
-	          "t.json: params.NCCL_NTHREADS: values[1]: numbers must be in increasing order "
+	          "t.json: params.NCCL_NTHREADS.values[1]: numbers must be in increasing order "
 	          "(64 after 128)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_NTHREADS\": {\"values\": [64.5]}}}"),
-	          "t.json: params.NCCL_NTHREADS: values[0]: 64.5 is not an integer");
+	          "t.json: params.NCCL_NTHREADS.values[0]: expected an integer, got 64.5");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_MIN_NCHANNELS\": {\"int\": [32, 1]}}}"),
-	          "t.json: params.NCCL_MIN_NCHANNELS: inverted range [32, 1]");
+	          "t.json: params.NCCL_MIN_NCHANNELS.int: inverted range [32, 1]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_MIN_NCHANNELS\": {\"int\": [1]}}}"),
-	          "t.json: params.NCCL_MIN_NCHANNELS: int must be [lo, hi] with two integers");
+	          "t.json: params.NCCL_MIN_NCHANNELS.int: expected [lo, hi], two integers");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_BUFFSIZE\": {\"pow2\": [65537, 131071]}}}"),
-	          "t.json: params.NCCL_BUFFSIZE: no power of two in [65537, 131071]");
+	          "t.json: params.NCCL_BUFFSIZE.pow2: no power of two in [65537, 131071]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_BUFFSIZE\": {\"int\": [1, 5000]}}}"),
-	          "t.json: params.NCCL_BUFFSIZE: 5000 levels, at most 4096");
+	          "t.json: params.NCCL_BUFFSIZE.int: 5000 levels, at most 4096");
 
 	/* values NCCL cannot accept */
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_NTHREADS\": {\"values\": [64, 100]}}}"),
-	          "t.json: params.NCCL_NTHREADS: '100' is not a multiple of 32 in [64, 512]");
+	          "t.json: params.NCCL_NTHREADS.values[1]: '100' is not a multiple of 32 in [64, 512]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_NTHREADS\": {\"int\": [64, 96]}}}"),
-	          "t.json: params.NCCL_NTHREADS: int [64, 96]: '65' is not a multiple of 32 in "
-	          "[64, 512]");
+	          "t.json: params.NCCL_NTHREADS.int: '65' is not a multiple of 32 in [64, 512]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_MAX_NCHANNELS\": {\"int\": [1, 65]}}}"),
-	          "t.json: params.NCCL_MAX_NCHANNELS: int [1, 65]: '65' is not an integer in "
-	          "[1, 64]");
+	          "t.json: params.NCCL_MAX_NCHANNELS.int: '65' is not an integer in [1, 64]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_PROTO\": {\"values\": [\"LL\", \"LL256\"]}}}"),
-	          "t.json: params.NCCL_PROTO: 'LL256': unknown protocol 'LL256' (LL, LL128, Simple)");
+	          "t.json: params.NCCL_PROTO.values[1]: 'LL256': unknown protocol 'LL256' (LL, LL128, "
+	          "Simple)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring,Tree\", "
 	                      "\"^NVLS\", \"ring;allreduce:tree\", \"Ring,\"]}}}"),
-	          "t.json: params.NCCL_ALGO: 'Ring,': empty item in list");
+	          "t.json: params.NCCL_ALGO.values[3]: 'Ring,': empty item in list");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"allgather:Ring\", "
 	                      "\"scatter:Ring\"]}}}"),
-	          "t.json: params.NCCL_ALGO: 'scatter:Ring': unknown collective 'scatter'");
+	          "t.json: params.NCCL_ALGO.values[1]: 'scatter:Ring': unknown collective 'scatter' "
+	          "(Broadcast, Reduce, "
+	          "AllGather, ReduceScatter, AllReduce)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_P2P_LEVEL\": {\"values\": [\"SYS\", \"sys\"]}}}"),
-	          "t.json: params.NCCL_P2P_LEVEL: 'sys' is not a path level (LOC, NVL, NVB, C2C, "
+	          "t.json: params.NCCL_P2P_LEVEL.values[1]: 'sys' is not a path level (LOC, NVL, NVB, C2C, "
 	          "PIX, PXB, P2C, PXN, PHB, SYS, or legacy 0..5; case-sensitive)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_P2P_LEVEL\": {\"values\": [0, 5]}}}"), "(parsed)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_P2P_LEVEL\": {\"values\": [6]}}}"),
-	          "t.json: params.NCCL_P2P_LEVEL: '6' is not a path level (LOC, NVL, NVB, C2C, "
+	          "t.json: params.NCCL_P2P_LEVEL.values[0]: '6' is not a path level (LOC, NVL, NVB, C2C, "
 	          "PIX, PXB, P2C, PXN, PHB, SYS, or legacy 0..5; case-sensitive)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_NVLS_ENABLE\": {\"values\": [0, 3]}}}"),
-	          "t.json: params.NCCL_NVLS_ENABLE: '3' is not an integer in [0, 2]");
+	          "t.json: params.NCCL_NVLS_ENABLE.values[1]: '3' is not an integer in [0, 2]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_P2P_DISABLE\": {\"int\": [0, 2]}}}"),
-	          "t.json: params.NCCL_P2P_DISABLE: int [0, 2]: '2' is not an integer in [0, 1]");
+	          "t.json: params.NCCL_P2P_DISABLE.int: '2' is not an integer in [0, 1]");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_BUFFSIZE\": {\"values\": [0, 4096]}}}"),
-	          "t.json: params.NCCL_BUFFSIZE: '0' is not an integer in [1, 1099511627776]");
+	          "t.json: params.NCCL_BUFFSIZE.values[0]: '0' is not an integer in [1, 1099511627776]");
 
 	/* fixed */
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}}, "
@@ -144,8 +146,7 @@ static void test_errors(void)
 	          "t.json: fixed.NCCL_ALGO: also searched in params");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}}, "
 	                      "\"fixed\": {\"NCCL_NTHREADS\": null}}"),
-	          "t.json: fixed.NCCL_NTHREADS: must be a string or an integer (leave the "
-	          "variable out to keep NCCL's default)");
+	          "t.json: fixed.NCCL_NTHREADS: null: leave the variable out to keep NCCL's default");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}}, "
 	                      "\"fixed\": {\"NCCL_BUFSIZE\": 4096}}"),
 	          "t.json: fixed.NCCL_BUFSIZE: unknown NCCL variable (did you mean NCCL_BUFFSIZE?)");
@@ -158,26 +159,25 @@ static void test_errors(void)
 	"\"NCCL_MAX_NCHANNELS\": {\"int\": [1, 4]}, \"NCCL_PROTO\": {\"values\": [\"LL\"]}}, "
 	CHECK_STR(parse_error(TWO "\"constraints\": [\"NCCL_MIN_NCHANNEL <= NCCL_MAX_NCHANNELS\"]}"),
 	          "t.json: constraints[0]: unknown parameter NCCL_MIN_NCHANNEL (not in params or "
-	          "fixed) in \"NCCL_MIN_NCHANNEL <= NCCL_MAX_NCHANNELS\"");
+	          "fixed) in 'NCCL_MIN_NCHANNEL <= NCCL_MAX_NCHANNELS'");
 	CHECK_STR(parse_error(TWO "\"constraints\": [\"NCCL_MIN_NCHANNELS =< NCCL_MAX_NCHANNELS\"]}"),
 	          "t.json: constraints[0]: expected <, <=, ==, !=, >= or > at '=< "
-	          "NCCL_MAX_NCHANNELS' in \"NCCL_MIN_NCHANNELS =< NCCL_MAX_NCHANNELS\"");
+	          "NCCL_MAX_NCHANNELS' in 'NCCL_MIN_NCHANNELS =< NCCL_MAX_NCHANNELS'");
 	CHECK_STR(parse_error(TWO "\"constraints\": [\"NCCL_PROTO == 1\"]}"),
 	          "t.json: constraints[0]: NCCL_PROTO is categorical; constraints compare numbers "
-	          "in \"NCCL_PROTO == 1\"");
+	          "in 'NCCL_PROTO == 1'");
 	CHECK_STR(parse_error(TWO "\"constraints\": [\"NCCL_MIN_NCHANNELS < 3 x\"]}"),
 	          "t.json: constraints[0]: unexpected 'x' after the comparison in "
-	          "\"NCCL_MIN_NCHANNELS < 3 x\"");
+	          "'NCCL_MIN_NCHANNELS < 3 x'");
 	CHECK_STR(parse_error(TWO "\"constraints\": [\"1 < 3\"]}"),
 	          "t.json: constraints[0]: compares two numbers; name a searched parameter in "
-	          "\"1 < 3\"");
+	          "'1 < 3'");
 	CHECK_STR(parse_error(TWO "\"constraints\": [\"NCCL_MIN_NCHANNELS > 4\"]}"),
 	          "t.json: constraints: no point of the space satisfies them all");
 	CHECK_STR(parse_error(TWO "\"constraints\": [7]}"),
-	          "t.json: constraints[0]: must be a string such as \"NCCL_MIN_NCHANNELS <= "
-	          "NCCL_MAX_NCHANNELS\"");
+	          "t.json: constraints[0]: expected a string, got a number");
 	CHECK_STR(parse_error(TWO "\"constraints\": \"x\"}"),
-	          "t.json: constraints: must be a list of strings");
+	          "t.json: constraints: expected an array, got a string");
 }
 
 static void test_default(void)
@@ -370,42 +370,6 @@ static void test_round_trip(void)
 	space_destroy(sp);
 }
 
-static void test_value_check(void)
-{
-	char why[256];
-
-	CHECK_INT(space_value_check("NCCL_PROTO", "LL,Simple", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_PROTO", "^LL128", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_PROTO", "ll128", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_ALGO", "NVLSTree", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_ALGO", "ring;allreduce:tree", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_ALGO", "^", why, sizeof why), -1);
-	CHECK_STR(why, "'^': empty item in list");
-	CHECK_INT(space_value_check("NCCL_ALGO", "Ring;", why, sizeof why), -1);
-	CHECK_STR(why, "'Ring;': empty entry");
-	CHECK_INT(space_value_check("NCCL_P2P_LEVEL", "P2C", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_NET_GDR_LEVEL", "PHB", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_P2P_LEVEL", "3", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_NTHREADS", "512", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_NTHREADS", "544", why, sizeof why), -1);
-	CHECK_INT(space_value_check("NCCL_NTHREADS", "+64", why, sizeof why), -1);
-	CHECK_INT(space_value_check("NCCL_LL128_NTHREADS", "640", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_MAX_CTAS", "64", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_MIN_CTAS", "0", why, sizeof why), -1);
-	CHECK_INT(space_value_check("NCCL_GRAPH_MIXING_SUPPORT", "1", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_CUMEM_ENABLE", "yes", why, sizeof why), -1);
-	CHECK_STR(why, "'yes' is not an integer in [0, 1]");
-	CHECK_INT(space_value_check("NCCL_LAUNCH_MODE", "group", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_DEBUG", "LOUD", why, sizeof why), -1);
-	CHECK_STR(why, "'LOUD' is not one of VERSION, WARN, INFO, TRACE, ABORT");
-	CHECK_INT(space_value_check("NCCL_PROTO", "", why, sizeof why), -1);
-	CHECK_STR(why, "empty value");
-	CHECK_INT(space_value_check("NCCL_SOCKET_IFNAME", "eth0;rm -rf", why, sizeof why), -1);
-	CHECK_INT(space_value_check("NCCL_IB_TC", "106", why, sizeof why), 0);
-	CHECK_INT(space_value_check("NCCL_MAX_NCHANNEL", "2", why, sizeof why), -1);
-	CHECK_STR(why, "unknown NCCL variable (did you mean NCCL_MAX_NCHANNELS?)");
-}
-
 static void test_misc(void)
 {
 	char err[512];
@@ -446,7 +410,7 @@ static void test_misc(void)
 			                         "%s\"NCCL_KNOB_%c\": {\"values\": [\"a\"]}",
 			                         i ? "," : "", 'A' + i);
 		snprintf(big + used, sizeof big - used, "}}");
-		CHECK_STR(parse_error(big), "t.json: params: 17 parameters, at most 16");
+		CHECK_STR(parse_error(big), "t.json: params: more than 16 keys");
 	}
 	/* cardinality saturates */
 	{
@@ -471,7 +435,6 @@ int main(void)
 	test_default();
 	test_encoding();
 	test_round_trip();
-	test_value_check();
 	test_misc();
 	return check_status();
 }

@@ -35,7 +35,7 @@ expect 2 "--try 'NCCL_PROTO=Fast NCCL_ALGO=Ring': 'NCCL_PROTO=Fast': 'Fast': unk
 expect 2 "'NCCL_NTHREADS=100': '100' is not a multiple of 32" \
 	run --probe "$FAKE" --try "NCCL_PROTO=LL NCCL_NTHREADS=100"
 expect 2 "is not NAME=VALUE" run --probe "$FAKE" --try "LL"
-expect 2 "P2P_LEVEL is not an NCCL variable name" run --probe "$FAKE" --try "P2P_LEVEL=SYS"
+expect 2 "P2P_LEVEL: not an NCCL variable (names start with NCCL_)" run --probe "$FAKE" --try "P2P_LEVEL=SYS"
 expect 2 "option --try needs a value" run --try
 expect 2 "--resume takes no --try" run --resume "$tmp/x" --try "NCCL_PROTO=LL"
 expect 2 "--try-file: /nonexistent/tries" run --probe "$FAKE" --try-file /nonexistent/tries

@@ -37,7 +37,7 @@ static void test_parse(void)
 	CHECK_INT(tryconf_parse("NCCL_NTHREADS=100", "--try", &t, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "'NCCL_NTHREADS=100': '100' is not a multiple of 32");
 	CHECK_INT(tryconf_parse("PROTO=LL", "--try", &t, err, sizeof err), -1);
-	CHECK_CONTAINS(err, "PROTO is not an NCCL variable name");
+	CHECK_CONTAINS(err, "'PROTO=LL': PROTO: not an NCCL variable (names start with NCCL_)");
 	CHECK_INT(tryconf_parse("NCCL_PROTO", "--try", &t, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "'NCCL_PROTO' is not NAME=VALUE");
 	CHECK_INT(tryconf_parse("NCCL_PROTO=", "--try", &t, err, sizeof err), -1);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "ncclvars.h"
 #include "nccltune.h"
 #include "result/summary.h"
 
@@ -22,17 +23,22 @@ static const char *fixture(const char *name)
 	return buf;
 }
 
+/* The names and values an export accepts: common/ncclvars' strict check, which the
+ * loader applies to best.env and tries (tests/common/test_ncclvars.c has the rest). */
 static void test_names(void)
 {
-	CHECK(summary_name_ok("NCCL_PROTO"));
-	CHECK(summary_name_ok("NCCL_P2P_LEVEL"));
-	CHECK(!summary_name_ok("NCCL_"));
-	CHECK(!summary_name_ok("NCCL_proto"));
-	CHECK(!summary_name_ok("LD_PRELOAD"));
-	CHECK(!summary_name_ok("NCCL_X=1"));
-	CHECK(!summary_name_ok("NCCL_X Y"));
-	CHECK(!summary_name_ok(NULL));
-	CHECK(!summary_name_ok("NCCL_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
+	char why[256];
+
+	CHECK(ncclvars_name_check("NCCL_PROTO", why, sizeof(why)) == 0);
+	CHECK(ncclvars_name_check("NCCL_P2P_LEVEL", why, sizeof(why)) == 0);
+	CHECK(ncclvars_name_check("NCCL_", why, sizeof(why)) != 0);
+	CHECK(ncclvars_name_check("NCCL_proto", why, sizeof(why)) != 0);
+	CHECK(ncclvars_name_check("LD_PRELOAD", why, sizeof(why)) != 0);
+	CHECK(ncclvars_name_check("NCCL_X=1", why, sizeof(why)) != 0);
+	CHECK(ncclvars_name_check("NCCL_X Y", why, sizeof(why)) != 0);
+	CHECK(ncclvars_name_check(NULL, why, sizeof(why)) != 0);
+	CHECK(ncclvars_name_check("NCCL_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+	                          why, sizeof(why)) != 0);
 }
 
 struct vcase { const char *name, *value; bool ok; const char *why; };
@@ -49,7 +55,7 @@ static void test_values(void)
 		{ "NCCL_PROTO", "LL,", false, "empty item" },
 		{ "NCCL_PROTO", "LL;Simple", false, "needs a collective prefix" },
 		{ "NCCL_PROTO", "bogus:LL", false, "unknown collective 'bogus'" },
-		{ "NCCL_PROTO", "allreduce:LL:Simple", false, "unknown protocol 'LL:Simple'" },
+		{ "NCCL_PROTO", "allreduce:LL:Simple", false, "stray ':Simple'" },
 		{ "NCCL_ALGO", "Ring", true, NULL },
 		{ "NCCL_ALGO", "nvlstree", true, NULL },
 		{ "NCCL_ALGO", "ring;allreduce:tree,collnetdirect;broadcast:ring", true, NULL },
@@ -97,7 +103,7 @@ static void test_values(void)
 		bool ok;
 
 		why[0] = '\0';
-		ok = summary_value_ok(cases[i].name, cases[i].value, why, sizeof(why));
+		ok = ncclvars_check(cases[i].name, cases[i].value, why, sizeof(why)) == 0;
 		if (ok != cases[i].ok)
 			fprintf(stderr, "case %zu: %s=%s: got %d (%s)\n", i, cases[i].name, cases[i].value,
 			        ok, why);
@@ -110,7 +116,7 @@ static void test_values(void)
 
 		memset(big, 'a', sizeof(big) - 1);
 		big[sizeof(big) - 1] = '\0';
-		CHECK(!summary_value_ok("NCCL_SOCKET_IFNAME", big, why, sizeof(why)));
+		CHECK(ncclvars_check("NCCL_SOCKET_IFNAME", big, why, sizeof(why)) != 0);
 		CHECK_CONTAINS(why, "longer than");
 	}
 }
@@ -354,7 +360,7 @@ static void test_pruned_unset(void)
 		snprintf(text, 1 << 20, "%.*s\"NCCL_PROTO\": null%s", (int)(at - edited), edited,
 		         at + strlen(ll));
 		CHECK_INT(summary_parse(text, strlen(text), "edited.json", &s, err, sizeof(err)), -1);
-		CHECK_CONTAINS(err, "best.env.NCCL_PROTO: expected a string value, got null");
+		CHECK_CONTAINS(err, "best.env.NCCL_PROTO: expected a string, got null");
 		summary_destroy(s);
 	}
 out:
@@ -362,6 +368,55 @@ out:
 		fclose(f);
 	free(text);
 	free(edited);
+}
+
+/* A fingerprint read on its own (as check does): open to keys a probe may add, strict on
+ * the ones it reads, messages naming the element. */
+static void test_fingerprint(void)
+{
+	static const struct { const char *json, *err; } cases[] = {
+		{"{\"gpu_count\": 2, \"gpus\": [{\"name\": \"A\"}, {\"index\": 5}], \"topology\": "
+		 "[[\"X\", \"NV4\"], [\"NV4\", \"X\"]], \"future\": {\"any\": [1]}}", NULL},
+		{"{\"topology\": [[\"X\", \"NV4\"], [\"NV4\"]]}",
+		 "w: topology[1]: row has 1 cells; the matrix is 2 x 2"},
+		{"{\"topology\": [[\"X\", \"NV4\"], [\"NV4\", \"X\", \"X\"]]}",
+		 "w: topology[1]: more than 2 entries"},
+		{"{\"topology\": [[\"X\", \"a-link-word-far-too-long\"], [\"X\", \"X\"]]}",
+		 "w: topology[0][1]: expected a short link word (X, NV#, PIX, PXB, PHB, NODE, SYS)"},
+		{"{\"topology\": [[\"X\", 4], [\"X\", \"X\"]]}",
+		 "w: topology[0][1]: expected a short link word (X, NV#, PIX, PXB, PHB, NODE, SYS)"},
+		{"{\"gpus\": [{\"name\": \"A\", \"serial\": 1}]}",
+		 "w: gpus[0].serial: unknown key (expected index, name, bus_id, uuid)"},
+		{"{\"gpu_count\": 2, \"gpu_count\": 3}", "w: gpu_count: duplicate key"},
+		{"{\"schema\": \"nccltune-fingerprint/2\"}",
+		 "w: schema: expected \"nccltune-fingerprint/1\""},
+		{"{\"source\": \"guessed\"}", "w: source: expected \"measured\" or \"model\""},
+		{"{\"gpu_count\": 1025}", "w: gpu_count: 1025 is out of range [0, 1024]"},
+		{"[]", "w: expected an object, got an array"},
+	};
+	struct summary_fingerprint fp;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *o = cJSON_Parse(cases[i].json);
+		int rc = summary_fingerprint_parse(o, "w", &fp, err, sizeof(err));
+
+		CHECK_INT(rc, cases[i].err ? -1 : 0);
+		if (cases[i].err)
+			CHECK_STR(err, cases[i].err);
+		else {
+			CHECK(fp.present);
+			CHECK_INT(fp.gpu_count, 2);
+			CHECK_INT(fp.ngpus, 2);
+			CHECK_INT(fp.gpus[0].index, 0);
+			CHECK_INT(fp.gpus[1].index, 5);
+			CHECK_INT(fp.topo_n, 2);
+			CHECK_STR(fp.topology[1], "NV4");
+		}
+		CHECK(rc == 0 || (!fp.present && fp.gpus == NULL && fp.topology == NULL));
+		summary_fingerprint_clear(&fp);
+		cJSON_Delete(o);
+	}
 }
 
 struct hcase { const char *file, *want; };
@@ -383,11 +438,11 @@ static void test_hostile(void)
 		{ "value-threads-range.json", "multiple of 32 in [64, 512]" },
 		{ "value-channels-range.json", "'65' is not an integer in [1, 64]" },
 		{ "value-p2p-lowercase.json", "case-sensitive" },
-		{ "value-number.json", "best.env.NCCL_NTHREADS: expected a string value, got a number" },
-		{ "name-not-nccl.json", "best.env: 'LD_PRELOAD' is not an NCCL variable name" },
-		{ "name-lowercase.json", "'NCCL_proto' is not an NCCL variable name" },
-		{ "name-injection.json", "'NCCL_X=1 PATH' is not an NCCL variable name" },
-		{ "dup-key.json", "best.env: duplicate key 'NCCL_PROTO'" },
+		{ "value-number.json", "best.env.NCCL_NTHREADS: expected a string, got a number" },
+		{ "name-not-nccl.json", "best.env.LD_PRELOAD: not an NCCL variable (names start with NCCL_)" },
+		{ "name-lowercase.json", "best.env.NCCL_proto: not an NCCL variable name (A-Z, 0-9 and _ only)" },
+		{ "name-injection.json", "best.env.NCCL_X=1 PATH: not an NCCL variable name" },
+		{ "dup-key.json", "best.env.NCCL_PROTO: duplicate key" },
 		{ "wrong-type-objective.json", "best.objective_us: expected a number, got a string" },
 		{ "wrong-type-env.json", "best.env: expected an object, got an array" },
 		{ "wrong-type-evaluations.json", "evaluations: expected an integer, got 1.5" },
@@ -396,16 +451,16 @@ static void test_hostile(void)
 		{ "negative.json", "best.objective_us: -5 is out of range" },
 		{ "truncated.json", "not valid JSON (truncated or corrupt" },
 		{ "empty.json", "not valid JSON" },
-		{ "trailing.json", "trailing data after the JSON object" },
-		{ "not-object.json", "expected a JSON object at the top level" },
+		{ "trailing.json", "line 2: text after the JSON value (byte 424)" },
+		{ "not-object.json", "not-object.json: expected an object, got an array" },
 		{ "deep.json", "not valid JSON" },
-		{ "unknown-key.json", "unknown key 'exec'" },
+		{ "unknown-key.json", "unknown-key.json: exec: unknown key" },
 		{ "wrong-schema.json", "schema: expected \"nccltune-result/1\"" },
 		{ "model-without-name.json", "model: missing" },
-		{ "fp-control-char.json", "fingerprint: gpus[0].name: control character" },
+		{ "fp-control-char.json", "fingerprint.gpus[0].name: control character in the string" },
 		{ "workload-negative.json", "workload.collectives[0].bytes: -1 is out of range" },
 		{ "ci-inverted.json", "best.ci95_us: low 3000 is above high 2000" },
-		{ "many-keys.json", "best.env: more than 1024 keys" },
+		{ "many-keys.json", "best.env: more than 256 keys" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -455,5 +510,6 @@ int main(void)
 	test_partial();
 	test_pruned_unset();
 	test_hostile();
+	test_fingerprint();
 	return check_status();
 }

@@ -1,11 +1,13 @@
 /* summary.h - a session's outcome as one validated struct: results.json (and, when the
  * folder has one, journal.jsonl) loaded strictly, for export, install, check, report and
- * show. Also the checker of NCCL variable names and values that every export relies on.
+ * show. Implemented by load.c (results.json), runs.c (journal.jsonl), read.c (what both
+ * read: environments, the fingerprint) and text.c (the summary in words), over
+ * common/jsonread (the reader) and common/ncclvars (NCCL names and values).
  *
  * Nothing read from a results file reaches an export unless it passed these checks: the
  * loader refuses a wrong type, an unknown key, a non-finite or out-of-range number, an
  * environment name that is not NCCL_[A-Z0-9_]+ and a tuned value outside NCCL's syntax
- * for its variable, with a message "FILE: key.path: reason". */
+ * for its variable, with a message "FILE: key.path[i].key: reason". */
 #ifndef NCCLTUNE_SUMMARY_H
 #define NCCLTUNE_SUMMARY_H
 
@@ -14,8 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SUMMARY_NAME_MAX 64        /* longest NCCL variable name accepted */
-#define SUMMARY_VALUE_MAX 256      /* longest value accepted */
 #define SUMMARY_RESULTS_MAX (16u << 20)   /* results.json larger than this is refused */
 
 /* An environment: names and values borrowed from the loaded document (or, for journal
@@ -158,17 +158,6 @@ void summary_destroy(struct summary *s);   /* accepts NULL */
 int summary_fingerprint_parse(const cJSON *o, const char *where, struct summary_fingerprint *fp,
                               char *err, size_t errlen);
 void summary_fingerprint_clear(struct summary_fingerprint *fp);   /* accepts a zeroed one */
-
-/* Is `name` an NCCL variable name nccltune may set (NCCL_ followed by [A-Z0-9_], at most
- * SUMMARY_NAME_MAX - 1 bytes)? Can't fail. */
-bool summary_name_ok(const char *name);
-
-/* Check `value` against NCCL's syntax for `name`: NCCL_ALGO/NCCL_PROTO lists (with ^ and
- * func: prefixes, as NCCL parses them), integer variables and their ranges, P2P_LEVEL
- * words, on/off switches; any other NCCL_ variable gets a conservative character set
- * ([A-Za-z0-9_.,:;^+=/@%-]). Empty values and control characters are refused. Returns
- * true, or false with the reason (no file or key) in why. */
-bool summary_value_ok(const char *name, const char *value, char *why, size_t whylen);
 
 /* The value of `name` in env, or NULL. */
 const char *summary_env_get(const struct summary_env *env, const char *name);

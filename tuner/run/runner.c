@@ -183,118 +183,173 @@ fail:
 	_exit(127);
 }
 
-int runner_run(const struct runner_request *req, struct runner_result *res,
-               char *err, size_t errlen)
-{
-	char path[PATH_MAX];
-	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, statp[2] = {-1, -1};
-	size_t out_cap = req->stdout_cap ? req->stdout_cap : RUNNER_STDOUT_CAP;
-	size_t err_cap = req->stderr_cap ? req->stderr_cap : RUNNER_STDERR_CAP;
-	size_t out_alloc = 0;
-	double start, deadline, term_at = -1, exit_at = -1;
-	bool exited = false, killed = false;
-	pid_t pid = -1, parent;
-	int rc = -1, status = 0, child_errno = 0;
-	ssize_t n;
-	char *chunk = NULL;
+/* A child being run: its process (the group leader), the read ends of its pipes and
+ * what runner_run's steps share. */
+struct child {
+	pid_t pid;              /* > 0 until reaped */
+	int outp[2], errp[2], statp[2];   /* stdout, stderr, exec status; -1: closed */
+	char *chunk;            /* read buffer */
+	size_t out_cap, err_cap, out_alloc;
+	double start;           /* monotonic clock at the fork */
+	bool exited, killed;    /* exited: a zombie (waitid WNOWAIT) not yet reaped */
+	double exit_at, term_at;   /* when it exited / was sent SIGTERM; -1: not yet */
+};
 
-	memset(res, 0, sizeof *res);
-	res->exit_status = -1;
+/* The path to execute for req->argv[0]: as given when it has a '/', else from PATH.
+ * Returns 1 with the path, 0 with res->spawn_error when it is not in PATH, or -1 with
+ * a message in err. */
+static int command_path(const struct runner_request *req, struct runner_result *res,
+                        char *path, size_t len, char *err, size_t errlen)
+{
 	if (!req->argv || !req->argv[0] || !req->argv[0][0])
 		return fs_errf(err, errlen, "runner: empty command");
 	if (strchr(req->argv[0], '/')) {
-		if (snprintf(path, sizeof path, "%s", req->argv[0]) >= (int)sizeof path)
+		if (snprintf(path, len, "%s", req->argv[0]) >= (int)len)
 			return fs_errf(err, errlen, "runner: command path too long");
-	} else if (search_path(req->argv[0], path_of(req->envp), path, sizeof path) != 0) {
+	} else if (search_path(req->argv[0], path_of(req->envp), path, len) != 0) {
 		snprintf(res->spawn_error, sizeof res->spawn_error, "%s: command not found in PATH",
 		         req->argv[0]);
 		return 0;
 	}
-	chunk = malloc(65536);
-	if (!chunk)
-		return fs_errf(err, errlen, "runner: out of memory");
-	if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
-	    pipe2(statp, O_CLOEXEC) != 0) {
-		fs_errf(err, errlen, "runner: pipe failed: %s", strerror(errno));
-		goto out;
-	}
-	start = now_s();
+	return 1;
+}
+
+/* Fork and exec path. Returns 0 with the child running (res->spawned), 1 when it could
+ * not be executed (res->spawn_error; already reaped), or -1 with a message in err. */
+static int child_spawn(struct child *c, const char *path, const struct runner_request *req,
+                       struct runner_result *res, char *err, size_t errlen)
+{
+	int status = 0, child_errno = 0;
+	pid_t parent;
+	ssize_t n;
+
+	if (pipe2(c->outp, O_CLOEXEC) != 0 || pipe2(c->errp, O_CLOEXEC) != 0 ||
+	    pipe2(c->statp, O_CLOEXEC) != 0)
+		return fs_errf(err, errlen, "runner: pipe failed: %s", strerror(errno));
+	c->start = now_s();
 	parent = getpid();
-	pid = fork();
-	if (pid < 0) {
-		fs_errf(err, errlen, "runner: fork failed: %s", strerror(errno));
-		goto out;
-	}
-	if (pid == 0)
-		child_exec(path, req->argv, req->envp ? req->envp : (char *const[]){NULL}, outp[1],
-		           errp[1], statp[1], parent);
+	c->pid = fork();
+	if (c->pid < 0)
+		return fs_errf(err, errlen, "runner: fork failed: %s", strerror(errno));
+	if (c->pid == 0)
+		child_exec(path, req->argv, req->envp ? req->envp : (char *const[]){NULL}, c->outp[1],
+		           c->errp[1], c->statp[1], parent);
 	/* Also here, so the group exists before any killpg whatever the scheduling. */
-	if (setpgid(pid, pid) != 0 && errno != EACCES && errno != ESRCH) {
+	if (setpgid(c->pid, c->pid) != 0 && errno != EACCES && errno != ESRCH) {
 		/* EACCES: the child already exec'd, having made the group itself */
 	}
-	close(outp[1]);
-	close(errp[1]);
-	close(statp[1]);
-	outp[1] = errp[1] = statp[1] = -1;
+	close(c->outp[1]);
+	close(c->errp[1]);
+	close(c->statp[1]);
+	c->outp[1] = c->errp[1] = c->statp[1] = -1;
 	do {
-		n = read(statp[0], &child_errno, sizeof child_errno);
+		n = read(c->statp[0], &child_errno, sizeof child_errno);
 	} while (n < 0 && errno == EINTR);
 	if (n == (ssize_t)sizeof child_errno) {
 		res->spawned = false;
 		fs_errf(res->spawn_error, sizeof res->spawn_error, "%s: cannot execute: %s", path,
 		        strerror(child_errno));
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
 			;
-		pid = -1;
-		rc = 0;
-		goto out;
+		c->pid = -1;
+		return 1;
 	}
 	res->spawned = true;
-	deadline = req->timeout_s > 0 ? start + req->timeout_s : INFINITY;
+	return 0;
+}
+
+/* Keep n bytes just read from stdout (the head) or stderr (the tail). Returns -1 when
+ * out of memory. */
+static int child_keep(struct child *c, struct runner_result *res, bool is_out, size_t n)
+{
+	return is_out ? keep_head(&res->out, &res->out_len, &c->out_alloc, c->out_cap,
+	                          &res->out_truncated, c->chunk, n)
+	              : keep_tail(&res->err, &res->err_len, c->err_cap, c->chunk, n);
+}
+
+/* Note the child's exit (leaving it a zombie), and while it runs, kill its group on a
+ * cancel or at the deadline: SIGTERM, then SIGKILL after the grace period. */
+static void child_watch(struct child *c, const struct runner_request *req,
+                        struct runner_result *res, double t, double deadline)
+{
+	if (!c->exited) {
+		siginfo_t si;
+
+		memset(&si, 0, sizeof si);
+		/* WNOWAIT keeps the child a zombie, so its pid (the group id) can't be
+		 * reused before the group is killed below. */
+		if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == c->pid) {
+			c->exited = true;
+			c->exit_at = t;
+		}
+	}
+	if (c->exited)
+		return;
+	if (req->cancel && *req->cancel && c->term_at < 0) {
+		res->cancelled = true;
+		killpg(c->pid, SIGTERM);
+		c->term_at = t;
+	}
+	if (t >= deadline && c->term_at < 0) {
+		res->timed_out = true;
+		killpg(c->pid, SIGTERM);
+		c->term_at = t;
+	}
+	if (c->term_at >= 0 && !c->killed && t - c->term_at >= RUNNER_GRACE_S) {
+		killpg(c->pid, SIGKILL);
+		c->killed = true;
+	}
+}
+
+/* Read one ready pipe into res; a pipe at its end is closed. Returns -1 when out of
+ * memory. */
+static int child_read(struct child *c, const struct pollfd *fd, struct runner_result *res)
+{
+	bool is_out = fd->fd == c->outp[0];
+	ssize_t n;
+
+	if (!(fd->revents & (POLLIN | POLLHUP | POLLERR)))
+		return 0;
+	n = read(fd->fd, c->chunk, 65536);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		close(fd->fd);
+		if (is_out)
+			c->outp[0] = -1;
+		else
+			c->errp[0] = -1;
+		return 0;
+	}
+	return child_keep(c, res, is_out, (size_t)n);
+}
+
+/* Read stdout and stderr while the child runs, enforcing the deadline and the cancel
+ * flag, until it has exited and its pipes are closed (or RUNNER_LINGER_S after its exit,
+ * when a grandchild holds them). Returns 0, or -1 with a message in err. */
+static int child_pump(struct child *c, const struct runner_request *req,
+                      struct runner_result *res, char *err, size_t errlen)
+{
+	double deadline = req->timeout_s > 0 ? c->start + req->timeout_s : INFINITY;
+
 	for (;;) {
 		struct pollfd fds[2];
 		nfds_t nfds = 0;
 		double t = now_s();
 		int wait_ms;
 
-		if (!exited) {
-			siginfo_t si;
-
-			memset(&si, 0, sizeof si);
-			/* WNOWAIT keeps the child a zombie, so its pid (the group id) can't be
-			 * reused before the group is killed below. */
-			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid) {
-				exited = true;
-				exit_at = t;
-			}
-		}
-		if (exited && outp[0] < 0 && errp[0] < 0)
-			break;
-		if (exited && t - exit_at >= RUNNER_LINGER_S)
-			break;   /* a grandchild holds the pipes: the group is killed below */
-		if (!exited) {
-			if (req->cancel && *req->cancel && term_at < 0) {
-				res->cancelled = true;
-				killpg(pid, SIGTERM);
-				term_at = t;
-			}
-			if (t >= deadline && term_at < 0) {
-				res->timed_out = true;
-				killpg(pid, SIGTERM);
-				term_at = t;
-			}
-			if (term_at >= 0 && !killed && t - term_at >= RUNNER_GRACE_S) {
-				killpg(pid, SIGKILL);
-				killed = true;
-			}
-		}
-		if (outp[0] >= 0) {
-			fds[nfds].fd = outp[0];
+		child_watch(c, req, res, t, deadline);
+		if (c->exited && c->outp[0] < 0 && c->errp[0] < 0)
+			return 0;
+		if (c->exited && t - c->exit_at >= RUNNER_LINGER_S)
+			return 0;   /* a grandchild holds the pipes: the group is killed after */
+		if (c->outp[0] >= 0) {
+			fds[nfds].fd = c->outp[0];
 			fds[nfds++].events = POLLIN;
 		}
-		if (errp[0] >= 0) {
-			fds[nfds].fd = errp[0];
+		if (c->errp[0] >= 0) {
+			fds[nfds].fd = c->errp[0];
 			fds[nfds++].events = POLLIN;
 		}
 		wait_ms = nfds ? 50 : 2;
@@ -303,83 +358,104 @@ int runner_run(const struct runner_request *req, struct runner_result *res,
 		if (poll(nfds ? fds : NULL, nfds, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
-			fs_errf(err, errlen, "runner: poll failed: %s", strerror(errno));
-			goto out;
+			return fs_errf(err, errlen, "runner: poll failed: %s", strerror(errno));
 		}
-		for (nfds_t i = 0; i < nfds; i++) {
-			bool is_out = fds[i].fd == outp[0];
+		for (nfds_t i = 0; i < nfds; i++)
+			if (child_read(c, &fds[i], res) != 0)
+				return fs_errf(err, errlen,
+				               "runner: out of memory reading the probe's output");
+	}
+}
 
-			if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			n = read(fds[i].fd, chunk, 65536);
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (n <= 0) {
-				close(fds[i].fd);
-				if (is_out)
-					outp[0] = -1;
-				else
-					errp[0] = -1;
-				continue;
-			}
-			if ((is_out ? keep_head(&res->out, &res->out_len, &out_alloc, out_cap,
-			                        &res->out_truncated, chunk, (size_t)n)
-			            : keep_tail(&res->err, &res->err_len, err_cap, chunk, (size_t)n)) != 0) {
-				fs_errf(err, errlen, "runner: out of memory reading the probe's output");
-				goto out;
-			}
+/* Kill whatever is left of the group (grandchildren, or everything on an error path)
+ * and reap the child, so nothing outlives runner_run; record its wall time and how it
+ * ended. Nothing to do when there is no child. */
+static void child_reap(struct child *c, struct runner_result *res)
+{
+	int status = 0;
+
+	if (c->pid <= 0)
+		return;
+	killpg(c->pid, SIGKILL);
+	while (waitpid(c->pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			status = -1;
+			break;
 		}
 	}
-	rc = 0;
-out:
-	if (pid > 0) {
-		/* Whatever is left of the group (grandchildren, or everything on an error
-		 * path) goes now; then the child is reaped, so nothing outlives this call. */
-		killpg(pid, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0) {
-			if (errno != EINTR) {
-				status = -1;
+	res->wall_s = now_s() - c->start;
+	if (status != -1 && WIFEXITED(status)) {
+		res->exit_status = WEXITSTATUS(status);
+	} else if (status != -1 && WIFSIGNALED(status)) {
+		res->signal = WTERMSIG(status);
+		res->exit_status = -1;
+	}
+}
+
+/* Output written just before the end is still in the pipes: keep it (what does not fit
+ * in memory is dropped). */
+static void child_drain(struct child *c, struct runner_result *res)
+{
+	for (int i = 0; i < 2; i++) {
+		int fd = i == 0 ? c->outp[0] : c->errp[0], fl;
+
+		if (fd < 0)
+			continue;
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+			continue;
+		for (;;) {
+			ssize_t n = read(fd, c->chunk, 65536);
+
+			if (n <= 0)
 				break;
-			}
-		}
-		res->wall_s = now_s() - start;
-		if (status != -1 && WIFEXITED(status)) {
-			res->exit_status = WEXITSTATUS(status);
-		} else if (status != -1 && WIFSIGNALED(status)) {
-			res->signal = WTERMSIG(status);
-			res->exit_status = -1;
+			child_keep(c, res, i == 0, (size_t)n);
 		}
 	}
-	for (int i = 0; i < 2; i++) {
-		int fd = i == 0 ? outp[0] : errp[0];
+}
 
-		/* Output written just before the end is still in the pipe: keep it. */
-		if (fd >= 0 && rc == 0) {
-			int fl = fcntl(fd, F_GETFL);
-
-			if (fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0) {
-				for (;;) {
-					n = read(fd, chunk, 65536);
-					if (n <= 0)
-						break;
-					if (i == 0)
-						keep_head(&res->out, &res->out_len, &out_alloc, out_cap,
-						          &res->out_truncated, chunk, (size_t)n);
-					else
-						keep_tail(&res->err, &res->err_len, err_cap, chunk, (size_t)n);
-				}
-			}
-		}
-	}
+static void child_close(struct child *c)
+{
 	for (int i = 0; i < 2; i++) {
-		if (outp[i] >= 0)
-			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-		if (statp[i] >= 0)
-			close(statp[i]);
+		if (c->outp[i] >= 0)
+			close(c->outp[i]);
+		if (c->errp[i] >= 0)
+			close(c->errp[i]);
+		if (c->statp[i] >= 0)
+			close(c->statp[i]);
 	}
-	free(chunk);
+}
+
+int runner_run(const struct runner_request *req, struct runner_result *res,
+               char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct child c = {
+		.pid = -1, .outp = {-1, -1}, .errp = {-1, -1}, .statp = {-1, -1},
+		.out_cap = req->stdout_cap ? req->stdout_cap : RUNNER_STDOUT_CAP,
+		.err_cap = req->stderr_cap ? req->stderr_cap : RUNNER_STDERR_CAP,
+		.exit_at = -1, .term_at = -1,
+	};
+	int rc;
+
+	memset(res, 0, sizeof *res);
+	res->exit_status = -1;
+	rc = command_path(req, res, path, sizeof path, err, errlen);
+	if (rc <= 0)
+		return rc;
+	c.chunk = malloc(65536);
+	if (!c.chunk)
+		return fs_errf(err, errlen, "runner: out of memory");
+	rc = child_spawn(&c, path, req, res, err, errlen);
+	if (rc == 0)
+		rc = child_pump(&c, req, res, err, errlen);
+	else if (rc == 1)
+		rc = 0;   /* not executable: res->spawned is false, not a failure of the tuner */
+	child_reap(&c, res);
+	if (rc == 0)
+		child_drain(&c, res);
+	child_close(&c);
+	free(c.chunk);
 	if (rc == 0) {
 		/* Callers may rely on both buffers existing. */
 		if (!res->out)

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 
 #define NVLS_VAR "NCCL_NVLS_ENABLE"
 
@@ -24,29 +25,18 @@ void tryconf_clear(struct tryconf *t)
 	memset(t, 0, sizeof *t);
 }
 
-static bool name_ok(const char *name)
-{
-	if (strncmp(name, "NCCL_", 5) != 0 || !name[5])
-		return false;
-	for (const char *c = name; *c; c++)
-		if (!(isupper((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_'))
-			return false;
-	return true;
-}
-
 /* Validate and append NAME=VALUE. Returns 0 or -1 with a message naming the item. */
 static int add_var(struct tryconf *t, const char *name, const char *value, const char *origin,
                    const char *item, char *err, size_t errlen)
 {
 	char why[512];
 
-	if (!name_ok(name) || strlen(name) > 64)
-		return fs_errf(err, errlen, "%s: '%s': %s is not an NCCL variable name (NCCL_ "
-		               "followed by A-Z, 0-9, _)", origin, item, name);
+	if (ncclvars_name_check(name, why, sizeof why) != 0)
+		return fs_errf(err, errlen, "%s: '%s': %s: %s", origin, item, name, why);
 	for (size_t i = 0; i < t->n; i++)
 		if (strcmp(t->name[i], name) == 0)
 			return fs_errf(err, errlen, "%s: '%s': %s is set twice", origin, item, name);
-	if (space_value_check(name, value, why, sizeof why) != 0)
+	if (ncclvars_check(name, value, why, sizeof why) != 0)
 		return fs_errf(err, errlen, "%s: '%s': %s", origin, item, why);
 	if (t->n == TRYCONF_VARS)
 		return fs_errf(err, errlen, "%s: more than %d variables", origin, TRYCONF_VARS);

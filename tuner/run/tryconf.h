@@ -34,7 +34,7 @@ struct tryconf {
 };
 
 /* Parse one configuration: whitespace-separated NAME=VALUE items, each name NCCL_...,
- * each value checked with space_value_check, no name twice. `origin` ("--try",
+ * each checked with ncclvars_check (common/ncclvars.h), no name twice. `origin` ("--try",
  * "FILE:3") starts every message, which names the bad item and why. Returns 0 with *t
  * filled (free with tryconf_clear), or -1 with a message in err. */
 int tryconf_parse(const char *text, const char *origin, struct tryconf *t, char *err,

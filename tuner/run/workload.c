@@ -3,11 +3,13 @@
 #include "run/workload.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
 
 #define WORKLOAD_MAX_BYTES ((size_t)1 << 34)   /* as the protocol's --bytes accepts */
 #define WORKLOAD_MAX_ITERS 10000000
@@ -41,159 +43,103 @@ static int add_entry(struct workload *w, size_t bytes, long count)
 	return 0;
 }
 
-/* An integral JSON number in [lo, hi]. */
-static int json_integer(const cJSON *it, double lo, double hi, double *out)
-{
-	double v;
+/* ---- the workload file, through common/jsonread ---- */
 
-	if (!cJSON_IsNumber(it))
+static const char *const schema_words[] = {WORKLOAD_SCHEMA, NULL};
+static const char *const dtype_words[] = {"bf16", "f16", "f32", NULL};
+static const char *const op_words[] = {"allreduce", NULL};
+
+struct entry { size_t bytes; long count; };
+
+static const struct jr_field entry_fields[] = {
+	{"op", JR_STRING, JR_REQUIRED, 0, 0, op_words, JR_KEEP, 0, 0, NULL},
+	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, (double)WORKLOAD_MAX_BYTES, NULL,
+	 JR_SIZE, offsetof(struct entry, bytes), 0, NULL},
+	{"count", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, (double)WORKLOAD_MAX_COUNT, NULL,
+	 JR_LONG, offsetof(struct entry, count), 0, NULL},
+	JR_END,
+};
+
+/* One entry, merged into w; the limits are of the whole list, named at the entry that
+ * crosses them. */
+static int take_entry(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct workload *w = ctx;
+	struct entry e = {0, 0};
+
+	(void)i;
+	if (jr_dispatch(r, v, entry_fields, false, &e, NULL) < 0)
 		return -1;
-	v = it->valuedouble;
-	if (!isfinite(v) || v != floor(v) || v < lo || v > hi)
-		return -1;
-	*out = v;
+	if (add_entry(w, e.bytes, e.count) != 0)
+		return jr_fail(r, "more than %d distinct sizes", WORKLOAD_MAX_ENTRIES);
+	for (size_t k = 0; k < w->n; k++)
+		if (w->e[k].count > WORKLOAD_MAX_COUNT)
+			return jr_fail(r, "more than %ld all-reduces of %zu bytes", WORKLOAD_MAX_COUNT,
+			               w->e[k].bytes);
 	return 0;
 }
 
-static int parse_entry(const cJSON *o, size_t idx, const char *origin, struct workload *w,
-                       char *err, size_t errlen)
+static int take_collectives(struct jr *r, const cJSON *v, void *dst)
 {
-	const cJSON *it;
-	double bytes = 0, count = 0;
-	bool have_bytes = false, have_count = false, have_op = false;
-
-	if (!cJSON_IsObject(o))
-		return fs_errf(err, errlen, "%s: collectives[%zu]: must be an object", origin, idx);
-	cJSON_ArrayForEach(it, o) {
-		if (strcmp(it->string, "op") == 0) {
-			if (!cJSON_IsString(it) || strcmp(it->valuestring, "allreduce") != 0)
-				return fs_errf(err, errlen,
-				               "%s: collectives[%zu].op: only \"allreduce\" is supported",
-				               origin, idx);
-			have_op = true;
-		} else if (strcmp(it->string, "bytes") == 0) {
-			if (json_integer(it, 1, (double)WORKLOAD_MAX_BYTES, &bytes) != 0)
-				return fs_errf(err, errlen,
-				               "%s: collectives[%zu].bytes: must be an integer in 1..%zu",
-				               origin, idx, WORKLOAD_MAX_BYTES);
-			have_bytes = true;
-		} else if (strcmp(it->string, "count") == 0) {
-			if (json_integer(it, 1, (double)WORKLOAD_MAX_COUNT, &count) != 0)
-				return fs_errf(err, errlen,
-				               "%s: collectives[%zu].count: must be an integer in 1..%ld",
-				               origin, idx, WORKLOAD_MAX_COUNT);
-			have_count = true;
-		} else {
-			return fs_errf(err, errlen, "%s: collectives[%zu].%s: unknown key", origin, idx,
-			               it->string);
-		}
-	}
-	if (!have_op)
-		return fs_errf(err, errlen, "%s: collectives[%zu]: missing \"op\"", origin, idx);
-	if (!have_bytes)
-		return fs_errf(err, errlen, "%s: collectives[%zu]: missing \"bytes\"", origin, idx);
-	if (!have_count)
-		return fs_errf(err, errlen, "%s: collectives[%zu]: missing \"count\"", origin, idx);
-	if (add_entry(w, (size_t)bytes, (long)count) != 0)
-		return fs_errf(err, errlen, "%s: collectives: more than %d distinct sizes", origin,
-		               WORKLOAD_MAX_ENTRIES);
-	for (size_t i = 0; i < w->n; i++)
-		if (w->e[i].count > WORKLOAD_MAX_COUNT)
-			return fs_errf(err, errlen, "%s: collectives: more than %ld all-reduces of %zu bytes",
-			               origin, WORKLOAD_MAX_COUNT, w->e[i].bytes);
-	return 0;
+	/* entries of one size merge, so only the totals bound the list */
+	if (!v->child)
+		return jr_fail(r, "empty");
+	return jr_each(r, v, (size_t)WORKLOAD_MAX_ENTRIES * WORKLOAD_MAX_COUNT, take_entry, dst);
 }
+
+static int take_dtype(struct jr *r, const cJSON *v, void *dst)
+{
+	struct workload *w = dst;
+
+	(void)r;
+	return proto_dtype_parse(v->valuestring, &w->dtype);
+}
+
+static const struct jr_field workload_fields[] = {
+	{"schema", JR_STRING, JR_REQUIRED, 0, 0, schema_words, JR_KEEP, 0, 0, NULL},
+	{"dtype", JR_STRING, JR_REQUIRED, 0, 0, dtype_words, JR_KEEP, 0, 0, take_dtype},
+	{"iters", JR_NUMBER, JR_INTEGER, 1, WORKLOAD_MAX_ITERS, NULL, JR_INT,
+	 offsetof(struct workload, iters), 0, NULL},
+	{"warmup", JR_NUMBER, JR_INTEGER, 0, WORKLOAD_MAX_ITERS, NULL, JR_INT,
+	 offsetof(struct workload, warmup), 0, NULL},
+	/* free text for people, never used: control characters pass */
+	{"description", JR_STRING, JR_CONTROL, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	{"collectives", JR_ARRAY, JR_REQUIRED, 0, (double)WORKLOAD_MAX_ENTRIES * WORKLOAD_MAX_COUNT,
+	 NULL, JR_KEEP, 0, 0, take_collectives},
+	JR_END,
+};
 
 int workload_from_json(const cJSON *root, const char *origin, struct workload *w, char *err,
                        size_t errlen)
 {
-	const cJSON *it;
-	bool have_schema = false, have_dtype = false, have_coll = false;
-	double v;
+	struct jr r;
 
 	workload_default(w);
 	w->n = 0;
-	if (!cJSON_IsObject(root))
-		return fs_errf(err, errlen, "%s: not a JSON object", origin);
-	for (it = root->child; it; it = it->next)
-		for (const cJSON *b = it->next; b; b = b->next)
-			if (strcmp(it->string, b->string) == 0)
-				return fs_errf(err, errlen, "%s: %s: key appears twice", origin, it->string);
-	cJSON_ArrayForEach(it, root) {
-		const char *k = it->string;
-
-		if (strcmp(k, "schema") == 0) {
-			if (!cJSON_IsString(it) || strcmp(it->valuestring, WORKLOAD_SCHEMA) != 0)
-				return fs_errf(err, errlen, "%s: schema: must be \"%s\"", origin,
-				               WORKLOAD_SCHEMA);
-			have_schema = true;
-		} else if (strcmp(k, "dtype") == 0) {
-			if (!cJSON_IsString(it) || proto_dtype_parse(it->valuestring, &w->dtype) != 0)
-				return fs_errf(err, errlen, "%s: dtype: must be one of \"bf16\", \"f16\", \"f32\"",
-				               origin);
-			have_dtype = true;
-		} else if (strcmp(k, "iters") == 0) {
-			if (json_integer(it, 1, WORKLOAD_MAX_ITERS, &v) != 0)
-				return fs_errf(err, errlen, "%s: iters: must be an integer in 1..%d", origin,
-				               WORKLOAD_MAX_ITERS);
-			w->iters = (int)v;
-		} else if (strcmp(k, "warmup") == 0) {
-			if (json_integer(it, 0, WORKLOAD_MAX_ITERS, &v) != 0)
-				return fs_errf(err, errlen, "%s: warmup: must be an integer in 0..%d", origin,
-				               WORKLOAD_MAX_ITERS);
-			w->warmup = (int)v;
-		} else if (strcmp(k, "description") == 0) {
-			if (!cJSON_IsString(it))
-				return fs_errf(err, errlen, "%s: description: must be a string", origin);
-		} else if (strcmp(k, "collectives") == 0) {
-			const cJSON *e;
-			size_t i = 0;
-
-			if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0)
-				return fs_errf(err, errlen, "%s: collectives: must be a non-empty array", origin);
-			cJSON_ArrayForEach(e, it) {
-				if (parse_entry(e, i, origin, w, err, errlen) != 0)
-					return -1;
-				i++;
-			}
-			have_coll = true;
-		} else {
-			return fs_errf(err, errlen, "%s: %s: unknown key", origin, k);
+	jr_init(&r, origin, err, errlen);
+	if (jr_dispatch(&r, root, workload_fields, false, w, NULL) < 0)
+		return -1;
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->e[i].bytes % proto_dtype_size(w->dtype) != 0) {
+			jr_push_key(&r, "collectives");
+			return jr_fail(&r, "%zu bytes is not a whole number of %s elements",
+			               w->e[i].bytes, proto_dtype_name(w->dtype));
 		}
 	}
-	if (!have_schema)
-		return fs_errf(err, errlen, "%s: missing \"schema\" (\"%s\")", origin, WORKLOAD_SCHEMA);
-	if (!have_dtype)
-		return fs_errf(err, errlen, "%s: missing \"dtype\"", origin);
-	if (!have_coll)
-		return fs_errf(err, errlen, "%s: missing \"collectives\"", origin);
-	for (size_t i = 0; i < w->n; i++)
-		if (w->e[i].bytes % proto_dtype_size(w->dtype) != 0)
-			return fs_errf(err, errlen, "%s: collectives: %zu bytes is not a whole number of %s elements",
-			               origin, w->e[i].bytes, proto_dtype_name(w->dtype));
 	return 0;
 }
 
 int workload_parse(const char *text, size_t len, const char *origin, struct workload *w,
                    char *err, size_t errlen)
 {
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	struct jr r;
+	cJSON *root;
 	int rc;
 
-	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-		size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : 0;
-
-		return fs_errf(err, errlen, "%s: not valid JSON (error near byte %zu)", origin, off);
-	}
-	for (; end && end < text + len; end++) {
-		if (*end != ' ' && *end != '\n' && *end != '\t' && *end != '\r') {
-			cJSON_Delete(root);
-			return fs_errf(err, errlen, "%s: text after the JSON object (byte %zu)", origin,
-			               (size_t)(end - text));
-		}
-	}
+	jr_init(&r, origin, err, errlen);
+	root = jr_parse(&r, text, len);
+	if (!root)
+		return -1;
 	rc = workload_from_json(root, origin, w, err, errlen);
 	cJSON_Delete(root);
 	return rc;

@@ -1,6 +1,10 @@
-/* session_priv.h - the inside of a tuning session, shared by session.c (the loop),
- * session_record.c (journal records and resume) and session_progress.c (what the user
- * sees while it runs and at the end). Not part of the public API. */
+/* session_priv.h - the inside of a tuning session: the handle (what the setters set,
+ * the session as it runs, where its output goes) and what the files of session/ call of
+ * each other, from the bottom up: runs.h and notes.h (the vocabulary, notes), progress.h
+ * (the printer, which sees none of this), then session_record.c (journal records,
+ * resume, warm start), execute.c (one probe run), prepare.c (a new or resumed session),
+ * final.h (the final rounds), results.c, exports.c, loop.c and session.c (the API).
+ * A file calls only files before it (tests/layout/test_layers.py). Not public. */
 #ifndef NCCLTUNE_SESSION_PRIV_H
 #define NCCLTUNE_SESSION_PRIV_H
 
@@ -20,6 +24,8 @@
 #include "search/strategy.h"
 #include "run/tryconf.h"
 #include "run/workload.h"
+#include "session/notes.h"
+#include "session/runs.h"
 
 #define SESSION_JOURNAL_SCHEMA "nccltune-journal/1"
 #define SESSION_BASELINE_TIMEOUT_S 300.0   /* before anything is known about the probe */
@@ -33,30 +39,12 @@
 #define SESSION_TOP_MAX 5
 #define SESSION_TRY_ROUNDS 3               /* final runs reserved per --try */
 
-/* PHASE_TRY: a --try configuration, measured right after the baseline. */
-enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
-                     PHASE_TRY };
-
-/* One probe run. */
-struct session_run {
-	enum session_phase phase;
-	bool has_point;          /* false for the baseline and off-space tries */
-	struct point p;
-	size_t try_no;           /* a run of s->tries[try_no - 1] (any phase); 0: not a try */
-	struct outcome o;
-	double t_s;              /* session time when it ended (summed over resumes) */
-};
-
-/* Why the search ended. */
-enum session_stop { STOP_NONE, STOP_BUDGET, STOP_TIME, STOP_EXHAUSTED, STOP_STUCK };
-
-struct nccltune_session {
-	char err[2048];
-
-	/* What to tune (setters; the journal header on resume). */
+/* What to tune: what the setters set (on resume, the journal's header). */
+struct session_config {
 	char *probe_cmd;             /* --probe */
-	char *model;                 /* --model */
+	char *model;                 /* --model (or the model standing in for GPUs) */
 	char *space_file;
+	space *space_full;           /* as given (before pinned variables were dropped) */
 	bool workload_set;
 	struct workload wl;
 	int budget;
@@ -66,17 +54,15 @@ struct nccltune_session {
 	double timeout_opt_s;        /* --timeout; 0: derived from the baseline */
 	char *out_dir_opt;
 	char *warm_dir;
-	FILE *progress;
-	FILE *warnings;             /* warnings, also with progress off (default stderr) */
-	bool progress_tty;
-	bool resumed;
-	bool started;
+	struct tryconf *tries;       /* --try / --try-file, in command-line order */
+	size_t ntries;
+};
 
-	/* The session as it runs. */
+/* The session as it runs: what it searches with, the runs so far, the journal. */
+struct session_state {
 	char dir[PATH_MAX];
 	char **probe_argv;
 	bool auto_model;             /* no GPU visible: the default model stands in */
-	space *space_full;           /* as given (before pinned variables were dropped) */
 	space *sp;                   /* what is searched */
 	struct env_pins pins;
 	char *const *user_env;
@@ -86,8 +72,6 @@ struct nccltune_session {
 	journal *jr;
 	cJSON *fingerprint;          /* NULL: the probe gave none */
 	cJSON *warm;                 /* the header's warm_start object, or NULL */
-	struct tryconf *tries;       /* --try / --try-file, in command-line order */
-	size_t ntries;
 	char created[32];
 
 	struct session_run *runs;
@@ -105,58 +89,72 @@ struct nccltune_session {
 	enum session_stop stop;
 	int duplicates;
 	bool interrupted;
-	bool line_active;            /* a TTY progress line is on screen without its newline */
-	const volatile sig_atomic_t *cancel;
+	const volatile sig_atomic_t *cancel;   /* set by nccltune_session_run */
+};
+
+struct nccltune_session {
+	char err[2048];
+	bool resumed;
+	bool started;
+	struct session_config cfg;
+	struct session_state run;
+	struct session_output out;
 };
 
 /* ---- session_record.c ---- */
-/* "baseline", "search", "retry", "warm", "final", "try"; can't fail. */
-const char *session_phase_name(enum session_phase ph);
-/* Returns 0 with *out, or -1 for an unknown name. */
-int session_phase_parse(const char *s, enum session_phase *out);
 /* The journal header of s (docs/formats.md); NULL when out of memory. Caller deletes. */
 cJSON *session_header_json(const nccltune_session *s);
 /* The journal record of run r, the index-th of the session, with the probe's raw stdout
  * (for its report object); NULL when out of memory. Caller deletes. */
 cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, size_t index,
                         const char *raw_stdout, size_t raw_len);
-/* Load dir/journal.jsonl into s: the settings from the header, the runs into s->queue.
- * Returns an nccltune_status with a message naming file:line in s->err. */
+/* Load dir/journal.jsonl into s: the settings from the header, the runs into
+ * s->run.queue. Returns an nccltune_status with a message naming file:line in s->err. */
 int session_load_journal(nccltune_session *s, const char *dir);
-/* Read s->warm_dir's journal for --warm-start and build s->warm (the header's
- * warm_start object). Needs s->sp and s->fingerprint. Returns an nccltune_status. */
+/* Read s->cfg.warm_dir's journal for --warm-start and build s->run.warm (the header's
+ * warm_start object). Needs s->run.sp and s->run.fingerprint. Returns an
+ * nccltune_status. */
 int session_warm_prepare(nccltune_session *s);
 
-/* ---- session_progress.c (all silent when s->progress is NULL; can't fail) ---- */
-/* One line per run, or the updating line on a terminal. */
-void session_progress_run(nccltune_session *s, const struct session_run *r);
-/* A note on its own line ("nccltune: ..."). */
-void session_progress_note(nccltune_session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* ---- execute.c ---- */
+/* The probe's command line for one run: its argv, then the workload's options, or
+ * `extra` instead of them ("--fingerprint"). NULL when out of memory; free with
+ * runner_free_argv. */
+char **session_probe_argv(const nccltune_session *s, const char *extra);
+/* Is the loop still replaying the journal of a resumed session? */
+bool session_replaying(const nccltune_session *s);
+/* Run p (NULL: the baseline, or the off-space try try_no) once in `phase`, or take the
+ * journal's record of it when resuming; try_no (1-based, 0: none) marks a try's runs.
+ * Returns 0 with *o, NCCLTUNE_INTERRUPTED when interrupted (nothing recorded), or
+ * NCCLTUNE_ERROR on a failure of the tuner itself, message in s->err. */
+int session_execute(nccltune_session *s, enum session_phase phase, const struct point *p,
+                    size_t try_no, struct outcome *o);
+/* Tell the pruner and the strategy what p gave. Can't fail. */
+void session_observe(nccltune_session *s, const struct point *p, const struct outcome *o);
+/* The journal's runs no longer match what the loop asks for: take the rest as they
+ * are, learning from each, and run live from here on. Returns an nccltune_status. */
+int session_diverge(nccltune_session *s);
 
-/* A warning ("nccltune: warning: ..."): to the progress stream, and to the warnings
- * stream when that is another one, so turning progress off never hides a warning. */
-void session_warn(nccltune_session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* End the updating line, if one is on screen. */
-void session_progress_end(nccltune_session *s);
-/* The end-of-session summary from the results document. */
-void session_print_summary(nccltune_session *s, const cJSON *results);
+/* ---- prepare.c ---- */
+/* A new session: its probe, space, pins, tries, folder, fingerprint, warm start and
+ * journal header. Returns an nccltune_status (NCCLTUNE_OK with s->run.interrupted set
+ * when a signal came first). */
+int session_prepare_new(nccltune_session *s);
+/* What new and resumed sessions both need: the rng, the pruner, the strategy. Returns
+ * an nccltune_status. */
+int session_prepare_common(nccltune_session *s);
 
-/* ---- session.c, for the others ---- */
-/* Session time in seconds, summed over resumes; can't fail. */
-double session_elapsed(const nccltune_session *s);
-/* What run r sets, as "NCCL_A=1 NCCL_B=2" ("" for the baseline); returns buf. */
-char *session_run_describe(const nccltune_session *s, const struct session_run *r, char *buf,
-                           size_t len);
-/* Did the probe say its figures come from a model? */
-bool session_is_model(const nccltune_session *s);
-/* Is run r of the configuration (p, try_no)? p NULL: the baseline (try_no 0) or the
- * off-space try try_no. Can't fail. */
-bool session_same_config(const struct session_run *r, const struct point *p, size_t try_no,
-                         size_t dims);
-/* The best objective measured so far in the search (not the final phase), with its
- * point when p is non-NULL. Returns 1 when there is one, else 0. */
-int session_point_best(const nccltune_session *s, double *best_us, struct point *p);
+/* ---- results.c, exports.c, loop.c ---- */
+struct final_state;
+/* Score the final rounds, build results.json and write it into the session folder;
+ * *doc_out is the document (caller deletes). Returns NCCLTUNE_OK, NCCLTUNE_NO_CONFIG
+ * when nothing worked (written too), or NCCLTUNE_ERROR with a message in s->err. */
+int session_results_write(nccltune_session *s, struct final_state *f, cJSON **doc_out);
+/* Write the session's exports/ and report.html through the workflows' API; what fails
+ * is a warning. Can't fail. */
+void session_exports_write(nccltune_session *s);
+/* The loop of a prepared session: baseline, tries, warm start, search, final rounds,
+ * results, exports and the summary. Returns an nccltune_status. */
+int session_loop(nccltune_session *s);
 
 #endif

@@ -13,27 +13,6 @@
 #include "nccltune_config.h"
 #include "session/session_priv.h"
 
-static const char *const phase_names[] = {
-	[PHASE_BASELINE] = "baseline", [PHASE_SEARCH] = "search", [PHASE_RETRY] = "retry",
-	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final", [PHASE_TRY] = "try",
-};
-
-const char *session_phase_name(enum session_phase ph)
-{
-	return (unsigned)ph <= PHASE_TRY ? phase_names[ph] : "?";
-}
-
-int session_phase_parse(const char *s, enum session_phase *out)
-{
-	for (int i = 0; i <= PHASE_TRY; i++) {
-		if (strcmp(s, phase_names[i]) == 0) {
-			*out = (enum session_phase)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* Add item under key, deleting it if that fails. */
 static bool add(cJSON *o, const char *key, cJSON *item)
 {
@@ -58,7 +37,7 @@ static cJSON *space_json_object(const space *sp)
 cJSON *session_header_json(const nccltune_session *s)
 {
 	cJSON *h = cJSON_CreateObject(), *argv;
-	cJSON *wl = workload_to_json(&s->wl);
+	cJSON *wl = workload_to_json(&s->cfg.wl);
 
 	if (!h || !wl)
 		goto fail;
@@ -69,39 +48,40 @@ cJSON *session_header_json(const nccltune_session *s)
 	if (!cJSON_AddStringToObject(h, "schema", SESSION_JOURNAL_SCHEMA) ||
 	    !cJSON_AddStringToObject(h, "type", "session") ||
 	    !cJSON_AddStringToObject(h, "version", NCCLTUNE_VERSION) ||
-	    !cJSON_AddStringToObject(h, "created", s->created) ||
-	    !cJSON_AddNumberToObject(h, "seed", (double)s->seed) ||
-	    !cJSON_AddStringToObject(h, "strategy", s->strategy_name) ||
-	    !cJSON_AddNumberToObject(h, "budget", s->budget) ||
-	    !cJSON_AddNumberToObject(h, "time_limit_s", s->time_limit_s) ||
-	    !cJSON_AddNumberToObject(h, "timeout_s", s->timeout_opt_s))
+	    !cJSON_AddStringToObject(h, "created", s->run.created) ||
+	    !cJSON_AddNumberToObject(h, "seed", (double)s->cfg.seed) ||
+	    !cJSON_AddStringToObject(h, "strategy", s->cfg.strategy_name) ||
+	    !cJSON_AddNumberToObject(h, "budget", s->cfg.budget) ||
+	    !cJSON_AddNumberToObject(h, "time_limit_s", s->cfg.time_limit_s) ||
+	    !cJSON_AddNumberToObject(h, "timeout_s", s->cfg.timeout_opt_s))
 		goto fail;
 	argv = cJSON_AddArrayToObject(h, "probe");
 	if (!argv)
 		goto fail;
-	for (size_t i = 0; s->probe_argv[i]; i++)
-		if (!cJSON_AddItemToArray(argv, cJSON_CreateString(s->probe_argv[i])))
+	for (size_t i = 0; s->run.probe_argv[i]; i++)
+		if (!cJSON_AddItemToArray(argv, cJSON_CreateString(s->run.probe_argv[i])))
 			goto fail;
-	if (!add(h, "space", space_json_object(s->sp)))
+	if (!add(h, "space", space_json_object(s->run.sp)))
 		goto fail;
 	if (!add(h, "workload", wl))
 		goto fail_nowl;
 	wl = NULL;
-	if (!cJSON_AddNumberToObject(h, "iters", s->wl.iters) ||
-	    !cJSON_AddNumberToObject(h, "warmup", s->wl.warmup) ||
-	    !add(h, "pinned", env_pins_to_json(&s->pins)) ||
-	    !add(h, "fingerprint", s->fingerprint ? cJSON_Duplicate(s->fingerprint, true)
-	                                          : cJSON_CreateNull()) ||
-	    !add(h, "warm_start", s->warm ? cJSON_Duplicate(s->warm, true) : cJSON_CreateNull()) ||
-	    !cJSON_AddBoolToObject(h, "auto_model", s->auto_model))
+	if (!cJSON_AddNumberToObject(h, "iters", s->cfg.wl.iters) ||
+	    !cJSON_AddNumberToObject(h, "warmup", s->cfg.wl.warmup) ||
+	    !add(h, "pinned", env_pins_to_json(&s->run.pins)) ||
+	    !add(h, "fingerprint", s->run.fingerprint ? cJSON_Duplicate(s->run.fingerprint, true)
+	                                              : cJSON_CreateNull()) ||
+	    !add(h, "warm_start", s->run.warm ? cJSON_Duplicate(s->run.warm, true)
+	                                      : cJSON_CreateNull()) ||
+	    !cJSON_AddBoolToObject(h, "auto_model", s->run.auto_model))
 		goto fail;
-	if (s->ntries > 0) {
+	if (s->cfg.ntries > 0) {
 		cJSON *tries = cJSON_AddArrayToObject(h, "tries");
 
 		if (!tries)
 			goto fail;
-		for (size_t i = 0; i < s->ntries; i++) {
-			cJSON *t = tryconf_to_json(&s->tries[i]);
+		for (size_t i = 0; i < s->cfg.ntries; i++) {
+			cJSON *t = tryconf_to_json(&s->cfg.tries[i]);
 
 			if (!t || !cJSON_AddItemToArray(tries, t)) {
 				cJSON_Delete(t);
@@ -142,10 +122,10 @@ cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, 
 	if (!cJSON_AddStringToObject(j, "type", "run") ||
 	    !cJSON_AddNumberToObject(j, "run", (double)(index + 1)) ||
 	    !cJSON_AddStringToObject(j, "phase", session_phase_name(r->phase)) ||
-	    !add(j, "point", r->has_point ? env_point_levels_to_json(s->sp, &r->p)
+	    !add(j, "point", r->has_point ? env_point_levels_to_json(s->run.sp, &r->p)
 	                                  : cJSON_CreateNull()) ||
-	    !add(j, "env", r->try_no ? tryconf_env_json(&s->tries[r->try_no - 1], s->sp)
-	                             : env_point_to_json(s->sp, r->has_point ? &r->p : NULL)) ||
+	    !add(j, "env", r->try_no ? tryconf_env_json(&s->cfg.tries[r->try_no - 1], s->run.sp)
+	                             : env_point_to_json(s->run.sp, r->has_point ? &r->p : NULL)) ||
 	    (r->try_no && !cJSON_AddNumberToObject(j, "try", (double)r->try_no)) ||
 	    !cJSON_AddStringToObject(j, "outcome", outcome_class_name(o->cls)) ||
 	    !add(j, "objective_us", isfinite(o->objective_us) ? cJSON_CreateNumber(o->objective_us)
@@ -231,40 +211,40 @@ static int load_header(struct loader *L, const cJSON *h, size_t line)
 	it = need(L, h, "seed", cJSON_Number, "a number", line);
 	if (!it)
 		return -1;
-	s->seed = (unsigned long)it->valuedouble;
+	s->cfg.seed = (unsigned long)it->valuedouble;
 	it = need(L, h, "strategy", cJSON_String, "a string", line);
 	if (!it)
 		return -1;
-	snprintf(s->strategy_name, sizeof s->strategy_name, "%s", it->valuestring);
+	snprintf(s->cfg.strategy_name, sizeof s->cfg.strategy_name, "%s", it->valuestring);
 	it = need(L, h, "budget", cJSON_Number, "a number", line);
 	if (!it)
 		return -1;
 	if (it->valuedouble < 1 || it->valuedouble > 1e6)
 		return lfail(L, line, "budget: %g is out of range", it->valuedouble);
-	s->budget = (int)it->valuedouble;
+	s->cfg.budget = (int)it->valuedouble;
 	it = need(L, h, "time_limit_s", cJSON_Number, "a number", line);
 	if (!it)
 		return -1;
-	s->time_limit_s = it->valuedouble;
+	s->cfg.time_limit_s = it->valuedouble;
 	it = need(L, h, "timeout_s", cJSON_Number, "a number", line);
 	if (!it)
 		return -1;
-	s->timeout_opt_s = it->valuedouble;
+	s->cfg.timeout_opt_s = it->valuedouble;
 	it = need(L, h, "created", cJSON_String, "a string", line);
 	if (!it)
 		return -1;
-	snprintf(s->created, sizeof s->created, "%s", it->valuestring);
+	snprintf(s->run.created, sizeof s->run.created, "%s", it->valuestring);
 	a = need(L, h, "probe", cJSON_Array, "an array of strings", line);
 	if (!a)
 		return -1;
-	s->probe_argv = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *s->probe_argv);
-	if (!s->probe_argv)
+	s->run.probe_argv = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *s->run.probe_argv);
+	if (!s->run.probe_argv)
 		return lfail(L, line, "out of memory");
 	cJSON_ArrayForEach(it, a) {
 		if (!cJSON_IsString(it))
 			return lfail(L, line, "probe[%zu]: must be a string", n);
-		s->probe_argv[n] = strdup(it->valuestring);
-		if (!s->probe_argv[n])
+		s->run.probe_argv[n] = strdup(it->valuestring);
+		if (!s->run.probe_argv[n])
 			return lfail(L, line, "out of memory");
 		n++;
 	}
@@ -276,57 +256,57 @@ static int load_header(struct loader *L, const cJSON *h, size_t line)
 	text = cJSON_PrintUnformatted(it);
 	if (!text)
 		return lfail(L, line, "out of memory");
-	rc = space_parse(text, strlen(text), "space", &s->sp, perr, sizeof perr);
+	rc = space_parse(text, strlen(text), "space", &s->run.sp, perr, sizeof perr);
 	free(text);
 	if (rc != 0)
 		return lfail(L, line, "%s", perr);
 	it = need(L, h, "workload", cJSON_Object, "an object", line);
 	if (!it)
 		return -1;
-	if (workload_from_json(it, "workload", &s->wl, perr, sizeof perr) != 0)
+	if (workload_from_json(it, "workload", &s->cfg.wl, perr, sizeof perr) != 0)
 		return lfail(L, line, "%s", perr);
 	it = cJSON_GetObjectItemCaseSensitive(h, "iters");
 	if (cJSON_IsNumber(it) && it->valuedouble >= 1)
-		s->wl.iters = (int)it->valuedouble;
+		s->cfg.wl.iters = (int)it->valuedouble;
 	it = cJSON_GetObjectItemCaseSensitive(h, "warmup");
 	if (cJSON_IsNumber(it) && it->valuedouble >= 0)
-		s->wl.warmup = (int)it->valuedouble;
-	s->workload_set = true;
+		s->cfg.wl.warmup = (int)it->valuedouble;
+	s->cfg.workload_set = true;
 	it = need(L, h, "pinned", cJSON_Object, "an object", line);
 	if (!it)
 		return -1;
-	if (env_pins_from_json(it, "pinned", &s->pins, perr, sizeof perr) != 0)
+	if (env_pins_from_json(it, "pinned", &s->run.pins, perr, sizeof perr) != 0)
 		return lfail(L, line, "%s", perr);
 	it = cJSON_GetObjectItemCaseSensitive(h, "fingerprint");
 	if (cJSON_IsObject(it)) {
-		s->fingerprint = cJSON_Duplicate(it, true);
-		if (!s->fingerprint)
+		s->run.fingerprint = cJSON_Duplicate(it, true);
+		if (!s->run.fingerprint)
 			return lfail(L, line, "out of memory");
 	}
 	it = cJSON_GetObjectItemCaseSensitive(h, "warm_start");
 	if (cJSON_IsObject(it)) {
-		s->warm = cJSON_Duplicate(it, true);
-		if (!s->warm)
+		s->run.warm = cJSON_Duplicate(it, true);
+		if (!s->run.warm)
 			return lfail(L, line, "out of memory");
 	}
 	it = cJSON_GetObjectItemCaseSensitive(h, "auto_model");
-	s->auto_model = cJSON_IsTrue(it);
+	s->run.auto_model = cJSON_IsTrue(it);
 	it = cJSON_GetObjectItemCaseSensitive(h, "tries");
 	if (it) {
 		const cJSON *t;
 
 		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) > TRYCONF_MAX)
 			return lfail(L, line, "tries: must be an array of at most %d objects", TRYCONF_MAX);
-		s->tries = calloc((size_t)cJSON_GetArraySize(it) + 1, sizeof *s->tries);
-		if (!s->tries)
+		s->cfg.tries = calloc((size_t)cJSON_GetArraySize(it) + 1, sizeof *s->cfg.tries);
+		if (!s->cfg.tries)
 			return lfail(L, line, "out of memory");
 		cJSON_ArrayForEach(t, it) {
 			char origin[64];
 
-			snprintf(origin, sizeof origin, "tries[%zu]", s->ntries);
-			if (tryconf_from_json(t, origin, &s->tries[s->ntries], perr, sizeof perr) != 0)
+			snprintf(origin, sizeof origin, "tries[%zu]", s->cfg.ntries);
+			if (tryconf_from_json(t, origin, &s->cfg.tries[s->cfg.ntries], perr, sizeof perr) != 0)
 				return lfail(L, line, "%s", perr);
-			s->ntries++;
+			s->cfg.ntries++;
 		}
 	}
 	return 0;
@@ -389,16 +369,16 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 	struct session_run *r;
 	const cJSON *it;
 
-	if (s->nqueue == L->cap) {
+	if (s->run.nqueue == L->cap) {
 		size_t ncap = L->cap ? L->cap * 2 : 64;
-		struct session_run *nq = realloc(s->queue, ncap * sizeof *nq);
+		struct session_run *nq = realloc(s->run.queue, ncap * sizeof *nq);
 
 		if (!nq)
 			return lfail(L, line, "out of memory");
-		s->queue = nq;
+		s->run.queue = nq;
 		L->cap = ncap;
 	}
-	r = &s->queue[s->nqueue];
+	r = &s->run.queue[s->run.nqueue];
 	memset(r, 0, sizeof *r);
 	it = need(L, rec, "phase", cJSON_String, "a string", line);
 	if (!it)
@@ -407,10 +387,10 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 		return lfail(L, line, "phase: unknown phase '%s'", it->valuestring);
 	it = cJSON_GetObjectItemCaseSensitive(rec, "try");
 	if (it) {
-		if (!cJSON_IsNumber(it) || it->valuedouble < 1 || it->valuedouble > (double)s->ntries ||
+		if (!cJSON_IsNumber(it) || it->valuedouble < 1 || it->valuedouble > (double)s->cfg.ntries ||
 		    it->valuedouble != (double)(size_t)it->valuedouble)
 			return lfail(L, line, "try: not the number of one of the header's %zu tries",
-			             s->ntries);
+			             s->cfg.ntries);
 		r->try_no = (size_t)it->valuedouble;
 	} else if (r->phase == PHASE_TRY) {
 		return lfail(L, line, "try: missing (a run of phase try says which try)");
@@ -428,7 +408,7 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 		if (it && !cJSON_IsNull(it))
 			return lfail(L, line, "point: the baseline has no point");
 	} else {
-		if (env_point_levels_from_json(s->sp, it, &r->p) != 0)
+		if (env_point_levels_from_json(s->run.sp, it, &r->p) != 0)
 			return lfail(L, line, "point: not a point of the session's space");
 		r->has_point = true;
 	}
@@ -436,7 +416,7 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 		return -1;
 	it = cJSON_GetObjectItemCaseSensitive(rec, "t_s");
 	r->t_s = cJSON_IsNumber(it) ? it->valuedouble : 0;
-	s->nqueue++;
+	s->run.nqueue++;
 	return 0;
 }
 
@@ -489,7 +469,7 @@ int session_load_journal(nccltune_session *s, const char *dir)
 		return NCCLTUNE_USAGE;
 	}
 	if (torn)
-		session_warn(s, "%s", warn);
+		session_warn(&s->out, "%s", warn);
 	return NCCLTUNE_OK;
 }
 
@@ -555,7 +535,7 @@ static int warm_visit(void *ctx, const cJSON *rec, size_t line)
 	}
 	if (strcmp(ph->valuestring, "baseline") == 0)
 		return 0;
-	if (env_point_from_json(W->s->sp, env, &p) != 0 || !space_allows(W->s->sp, &p)) {
+	if (env_point_from_json(W->s->run.sp, env, &p) != 0 || !space_allows(W->s->run.sp, &p)) {
 		W->unmapped++;
 		return 0;
 	}
@@ -644,7 +624,7 @@ int session_warm_prepare(nccltune_session *s)
 
 	memset(&W, 0, sizeof W);
 	W.s = s;
-	snprintf(W.path, sizeof W.path, "%s/journal.jsonl", s->warm_dir);
+	snprintf(W.path, sizeof W.path, "%s/journal.jsonl", s->cfg.warm_dir);
 	rc = journal_replay(W.path, warm_visit, &W, NULL, NULL, 0, jerr, sizeof jerr);
 	if (rc != 0) {
 		if (W.status == 0) {
@@ -654,9 +634,9 @@ int session_warm_prepare(nccltune_session *s)
 		status = W.status;
 		goto out;
 	}
-	comparable = fingerprints_comparable(W.fingerprint, s->fingerprint);
+	comparable = fingerprints_comparable(W.fingerprint, s->run.fingerprint);
 	warm = cJSON_CreateObject();
-	if (!warm || !cJSON_AddStringToObject(warm, "from", s->warm_dir) ||
+	if (!warm || !cJSON_AddStringToObject(warm, "from", s->cfg.warm_dir) ||
 	    !cJSON_AddBoolToObject(warm, "comparable", comparable))
 		goto oom;
 	configs = cJSON_AddArrayToObject(warm, "configs");
@@ -675,7 +655,7 @@ int session_warm_prepare(nccltune_session *s)
 	}
 	qsort(W.c, nok, sizeof *W.c, cmp_old);
 	for (size_t i = 0; i < nok && taken < SESSION_WARM_MAX; i++, taken++)
-		if (!cJSON_AddItemToArray(configs, env_point_levels_to_json(s->sp, &W.c[i].p)))
+		if (!cJSON_AddItemToArray(configs, env_point_levels_to_json(s->run.sp, &W.c[i].p)))
 			goto oom;
 	/* Deterministic failures of the same GPUs are worth knowing before spending runs
 	 * on them; flaky ones (crash, hang) and those of other machines are not. */
@@ -690,24 +670,24 @@ int session_warm_prepare(nccltune_session *s)
 			cJSON_Delete(f);
 			goto oom;
 		}
-		if (!add(f, "point", env_point_levels_to_json(s->sp, &c->p)) ||
+		if (!add(f, "point", env_point_levels_to_json(s->run.sp, &c->p)) ||
 		    !cJSON_AddStringToObject(f, "outcome", outcome_class_name(
 		        c->failed_verify ? OUTCOME_VERIFY : c->fail_cls)))
 			goto oom;
 	}
 	if (!comparable)
-		session_warn(s, "--warm-start %s: %s; only its best "
-		                      "configurations are reused (re-measured first)", s->warm_dir,
-		                      W.fingerprint && s->fingerprint
+		session_warn(&s->out, "--warm-start %s: %s; only its best "
+		                      "configurations are reused (re-measured first)", s->cfg.warm_dir,
+		                      W.fingerprint && s->run.fingerprint
 		                          ? "different GPUs than this machine"
 		                          : "no fingerprint to compare with this machine");
-	session_progress_note(s, "warm start from %s: %zu configuration(s) to re-measure first%s%s",
-	                      s->warm_dir, taken, comparable ? ", " : "",
-	                      comparable ? "its failures known in advance" : "");
+	session_note(&s->out, "warm start from %s: %zu configuration(s) to re-measure first%s%s",
+	             s->cfg.warm_dir, taken, comparable ? ", " : "",
+	             comparable ? "its failures known in advance" : "");
 	if (W.unmapped)
-		session_progress_note(s, "warm start: %zu old run(s) are outside this space; ignored",
-		                      W.unmapped);
-	s->warm = warm;
+		session_note(&s->out, "warm start: %zu old run(s) are outside this space; ignored",
+		             W.unmapped);
+	s->run.warm = warm;
 	warm = NULL;
 	status = NCCLTUNE_OK;
 	goto out;

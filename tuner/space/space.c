@@ -1,14 +1,13 @@
-/* space.c - the search space (nccltune-space/1): parsing and validation, the table of
- * NCCL variables nccltune knows with the value syntax of each, constraints, encoding
- * of levels for the surrogate, enumeration and rounding.
+/* space.c - the search space (nccltune-space/1): parsing and validation, constraints,
+ * encoding of levels for the surrogate, enumeration and rounding.
  *
- * Variable names. Every name must look like NCCL_[A-Z0-9_]+. Names in the table
- * below are checked with their own value syntax. NCCL has a couple of hundred
- * variables and adds some in every release, so other names are accepted with a
- * generic rule (1..255 characters from [A-Za-z0-9_.,:;^=+/@%-]) - except names within
- * two edits (insert, delete, substitute, swap) of a known one, which are rejected as
- * typos ("did you mean NCCL_NTHREADS?"): a misspelt variable is silently ignored by
- * NCCL, which would make a whole session measure nothing.
+ * Variable names and values are checked against common/ncclvars (the one table of NCCL
+ * variables): every name must look like NCCL_[A-Z0-9_]+; names in the table are
+ * checked with their own value syntax; other names get a generic rule (1..255
+ * characters from [A-Za-z0-9_.,:;^=+/@%-]) - except names within two edits of a known
+ * one, which are rejected as typos ("did you mean NCCL_NTHREADS?"): a misspelt
+ * variable is silently ignored by NCCL, which would make a whole session measure
+ * nothing.
  *
  * A candidate sets only what the space names (params and fixed): NCCL_NVLS_ENABLE, for
  * one, is never set unless the user names it, and the default space does not. */
@@ -18,16 +17,18 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
+#include "ncclvars.h"
 
 #define SPACE_SCHEMA "nccltune-space/1"
-#define NAME_MAX_LEN 64
-#define VALUE_MAX_LEN 255
+#define NAME_MAX_LEN NCCLVARS_NAME_MAX
 /* Integers beyond 2^53 do not survive a JSON double. */
 #define INT_LIMIT 9007199254740992.0
 /* Spaces up to this many points are checked for "no point satisfies the constraints". */
@@ -35,127 +36,13 @@
 /* Ordinal levels spanning at least this factor get a log scale (see param_coords). */
 #define LOG_SCALE_RATIO 4.0
 
-/* ---- the NCCL variables nccltune knows ---- */
-
-enum value_rule {
-	RULE_INT,        /* decimal integer in [lo, hi], a multiple of step */
-	RULE_ALGO,       /* algorithm list, case-insensitive */
-	RULE_PROTO,      /* protocol list, case-insensitive */
-	RULE_PATH,       /* topology path level, case-sensitive words or legacy 0..5 */
-	RULE_WORD,       /* one of `words`, case-insensitive */
-	RULE_GENERIC,    /* safe characters only */
-};
-
-struct nccl_var {
-	const char *name;
-	enum value_rule rule;
-	long long lo, hi, step;
-	const char *const *words;
-};
-
-static const char *const algo_words[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
-	"NVLS", "NVLSTree", "PAT", NULL};
-static const char *const proto_words[] = {"LL", "LL128", "Simple", NULL};
-/* Order of topoPathTypeStr in NCCL 2.28 (graph/topo.cc), up to SYS. */
-static const char *const path_words[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C",
-	"PXN", "PHB", "SYS", NULL};
-static const char *const func_words[] = {"broadcast", "reduce", "allgather",
-	"reducescatter", "allreduce", "sendrecv", NULL};
-static const char *const launch_words[] = {"PARALLEL", "GROUP", NULL};
-static const char *const debug_words[] = {"VERSION", "WARN", "INFO", "TRACE", "ABORT", NULL};
-
-#define BOOL01(n) {n, RULE_INT, 0, 1, 1, NULL}
-#define POSITIVE(n) {n, RULE_INT, 1, 1LL << 40, 1, NULL}
-#define GENERIC(n) {n, RULE_GENERIC, 0, 0, 0, NULL}
-
-/* Ranges from NCCL 2.28: NTHREADS via getNthreads (multiple of WARP_SIZE in
- * [2*WARP_SIZE, NCCL_SIMPLE_MAX_NTHREADS]), LL128_NTHREADS in [640/4, 640], channels
- * and CTAs up to MAXCHANNELS (64); docs/nccl-facts.md. */
-static const struct nccl_var nccl_vars[] = {
-	{"NCCL_ALGO", RULE_ALGO, 0, 0, 0, algo_words},
-	{"NCCL_PROTO", RULE_PROTO, 0, 0, 0, proto_words},
-	{"NCCL_P2P_LEVEL", RULE_PATH, 0, 5, 1, path_words},
-	{"NCCL_NET_GDR_LEVEL", RULE_PATH, 0, 5, 1, path_words},
-	{"NCCL_NTHREADS", RULE_INT, 64, 512, 32, NULL},
-	{"NCCL_LL128_NTHREADS", RULE_INT, 160, 640, 32, NULL},
-	{"NCCL_MIN_NCHANNELS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MAX_NCHANNELS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MIN_NRINGS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MAX_NRINGS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MIN_CTAS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_MAX_CTAS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_NVLS_NCHANNELS", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_NCHANNELS_PER_NET_PEER", RULE_INT, 1, 64, 1, NULL},
-	{"NCCL_NVLS_ENABLE", RULE_INT, 0, 2, 1, NULL},
-	{"NCCL_CROSS_NIC", RULE_INT, 0, 2, 1, NULL},
-	POSITIVE("NCCL_BUFFSIZE"),
-	POSITIVE("NCCL_LL_BUFFSIZE"),
-	POSITIVE("NCCL_LL128_BUFFSIZE"),
-	POSITIVE("NCCL_P2P_NVL_CHUNKSIZE"),
-	POSITIVE("NCCL_P2P_PCI_CHUNKSIZE"),
-	POSITIVE("NCCL_P2P_NET_CHUNKSIZE"),
-	POSITIVE("NCCL_NVLS_CHUNKSIZE"),
-	POSITIVE("NCCL_WORK_FIFO_BYTES"),
-	POSITIVE("NCCL_PROXY_APPEND_BATCH_SIZE"),
-	BOOL01("NCCL_P2P_DISABLE"),
-	BOOL01("NCCL_SHM_DISABLE"),
-	BOOL01("NCCL_NET_DISABLE_INTRA"),
-	BOOL01("NCCL_P2P_USE_CUDA_MEMCPY"),
-	BOOL01("NCCL_SHM_USE_CUDA_MEMCPY"),
-	BOOL01("NCCL_P2P_READ_ENABLE"),
-	BOOL01("NCCL_P2P_DIRECT_DISABLE"),
-	BOOL01("NCCL_CUMEM_ENABLE"),
-	BOOL01("NCCL_CUMEM_HOST_ENABLE"),
-	BOOL01("NCCL_GRAPH_MIXING_SUPPORT"),
-	BOOL01("NCCL_GRAPH_REGISTER"),
-	BOOL01("NCCL_LOCAL_REGISTER"),
-	BOOL01("NCCL_NVB_DISABLE"),
-	BOOL01("NCCL_PXN_DISABLE"),
-	BOOL01("NCCL_IB_DISABLE"),
-	BOOL01("NCCL_NET_GDR_READ"),
-	BOOL01("NCCL_COLLNET_ENABLE"),
-	BOOL01("NCCL_DMABUF_ENABLE"),
-	BOOL01("NCCL_RUNTIME_CONNECT"),
-	BOOL01("NCCL_NET_SHARED_BUFFERS"),
-	BOOL01("NCCL_NET_SHARED_COMMS"),
-	BOOL01("NCCL_ALLOC_P2P_NET_LL_BUFFERS"),
-	BOOL01("NCCL_IGNORE_CPU_AFFINITY"),
-	BOOL01("NCCL_CHECK_POINTERS"),
-	BOOL01("NCCL_SET_THREAD_NAME"),
-	{"NCCL_LAUNCH_MODE", RULE_WORD, 0, 0, 0, launch_words},
-	{"NCCL_DEBUG", RULE_WORD, 0, 0, 0, debug_words},
-	GENERIC("NCCL_DEBUG_SUBSYS"),
-	GENERIC("NCCL_DEBUG_FILE"),
-	GENERIC("NCCL_SOCKET_IFNAME"),
-	GENERIC("NCCL_IB_HCA"),
-	GENERIC("NCCL_IB_TC"),
-	GENERIC("NCCL_IB_SL"),
-	GENERIC("NCCL_IB_GID_INDEX"),
-	GENERIC("NCCL_IB_TIMEOUT"),
-	GENERIC("NCCL_IB_RETRY_CNT"),
-	GENERIC("NCCL_IB_QPS_PER_CONNECTION"),
-	GENERIC("NCCL_SOCKET_NTHREADS"),
-	GENERIC("NCCL_NSOCKS_PERTHREAD"),
-	GENERIC("NCCL_TOPO_FILE"),
-	GENERIC("NCCL_GRAPH_FILE"),
-	GENERIC("NCCL_TUNER_PLUGIN"),
-	GENERIC("NCCL_TUNER_CONFIG_FILE"),
-	GENERIC("NCCL_NET_PLUGIN"),
-	GENERIC("NCCL_NET"),
-	GENERIC("NCCL_THREAD_THRESHOLDS"),
-};
-
-#define NVARS (sizeof nccl_vars / sizeof nccl_vars[0])
-
-static const struct nccl_var generic_var = GENERIC("");
-
 /* ---- the space ---- */
 
 enum param_kind { KIND_VALUES, KIND_INT, KIND_POW2 };
 
 struct param {
 	char name[NAME_MAX_LEN];
-	const struct nccl_var *var;
+	const struct ncclvar *var;
 	enum param_kind kind;
 	long long lo, hi;          /* KIND_INT / KIND_POW2 as written */
 	bool categorical;
@@ -199,236 +86,6 @@ static const char default_space_json[] =
 	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
 	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
 	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
-
-/* ---- value syntax ---- */
-
-/* Optimal string alignment distance, capped: returns cap+1 as soon as it is exceeded. */
-static size_t edit_distance(const char *a, const char *b, size_t cap)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t d[NAME_MAX_LEN + 1][NAME_MAX_LEN + 1];
-
-	if (la > NAME_MAX_LEN || lb > NAME_MAX_LEN)
-		return cap + 1;
-	if ((la > lb ? la - lb : lb - la) > cap)
-		return cap + 1;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			size_t best = d[i - 1][j] + 1;
-
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < best)
-				best = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	}
-	return d[la][lb];
-}
-
-/* Find the table entry for `name`, the generic rule for an unknown but plausible
- * name, or NULL with the reason in why. */
-static const struct nccl_var *var_lookup(const char *name, char *why, size_t whylen)
-{
-	size_t len = strlen(name);
-
-	if (len <= 5 || strncmp(name, "NCCL_", 5) != 0) {
-		fs_errf(why, whylen, "not an NCCL variable (names start with NCCL_)");
-		return NULL;
-	}
-	if (len >= NAME_MAX_LEN) {
-		fs_errf(why, whylen, "name longer than %d characters", NAME_MAX_LEN - 1);
-		return NULL;
-	}
-	for (const char *c = name; *c; c++) {
-		if (!(isupper((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_')) {
-			fs_errf(why, whylen, "not an NCCL variable name (A-Z, 0-9 and _ only)");
-			return NULL;
-		}
-	}
-	for (size_t i = 0; i < NVARS; i++) {
-		if (strcmp(name, nccl_vars[i].name) == 0)
-			return &nccl_vars[i];
-	}
-	for (size_t i = 0; i < NVARS; i++) {
-		if (edit_distance(name, nccl_vars[i].name, 2) <= 2) {
-			fs_errf(why, whylen, "unknown NCCL variable (did you mean %s?)", nccl_vars[i].name);
-			return NULL;
-		}
-	}
-	return &generic_var;
-}
-
-/* Parse a plain decimal integer (optional '-', no leading zeros, no spaces). */
-static bool parse_decimal(const char *s, long long *out)
-{
-	const char *p = s;
-	long long v = 0;
-	bool neg = false;
-
-	if (*p == '-') {
-		neg = true;
-		p++;
-	}
-	if (!isdigit((unsigned char)*p) || (p[0] == '0' && p[1] != '\0'))
-		return false;
-	for (; *p; p++) {
-		if (!isdigit((unsigned char)*p) || v > (INT_LIMIT - 9) / 10)
-			return false;
-		v = v * 10 + (*p - '0');
-	}
-	*out = neg ? -v : v;
-	return !(neg && v == 0);
-}
-
-static void words_list(const char *const *words, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; words[i] && used < len; i++) {
-		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", words[i]);
-
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-}
-
-/* One algorithm or protocol list: entries separated by ';', each optionally
- * "function:" and '^', then comma-separated names (NCCL's enqueue/tuning parsers). */
-static int check_token_list(const char *value, const char *const *words, const char *what,
-                            char *why, size_t whylen)
-{
-	char entry[VALUE_MAX_LEN + 1], allowed[160];
-	const char *p = value;
-
-	words_list(words, allowed, sizeof allowed);
-	for (bool first = true;; first = false) {
-		const char *end = strchr(p, ';');
-		size_t elen = end ? (size_t)(end - p) : strlen(p);
-		char *q, *colon;
-
-		if (elen == 0)
-			return fs_errf(why, whylen, "'%s': empty entry", value);
-		memcpy(entry, p, elen);
-		entry[elen] = '\0';
-		q = entry;
-		colon = strchr(q, ':');
-		if (colon) {
-			bool known = false;
-
-			*colon = '\0';
-			for (size_t i = 0; func_words[i]; i++)
-				known = known || strcasecmp(q, func_words[i]) == 0;
-			if (!known)
-				return fs_errf(why, whylen, "'%s': unknown collective '%s'", value, q);
-			q = colon + 1;
-		} else if (!first) {
-			/* NCCL's parseList: only the first list may go without a "func:" prefix */
-			return fs_errf(why, whylen, "'%s': entry '%s' after ';' needs a collective prefix "
-			            "(e.g. allreduce:)", value, entry);
-		}
-		if (*q == '^')
-			q++;
-		for (;;) {
-			char *comma = strchr(q, ',');
-			bool known = false;
-
-			if (comma)
-				*comma = '\0';
-			if (*q == '\0')
-				return fs_errf(why, whylen, "'%s': empty item in list", value);
-			for (size_t i = 0; words[i]; i++)
-				known = known || strcasecmp(q, words[i]) == 0;
-			if (!known)
-				return fs_errf(why, whylen, "'%s': unknown %s '%s' (%s)", value, what, q,
-				            allowed);
-			if (!comma)
-				break;
-			q = comma + 1;
-		}
-		if (!end)
-			return 0;
-		p = end + 1;
-	}
-}
-
-static int check_value(const struct nccl_var *v, const char *value, char *why, size_t whylen)
-{
-	char allowed[160];
-	long long n;
-
-	if (value[0] == '\0')
-		return fs_errf(why, whylen, "empty value");
-	if (strlen(value) > VALUE_MAX_LEN)
-		return fs_errf(why, whylen, "value longer than %d characters", VALUE_MAX_LEN);
-	switch (v->rule) {
-	case RULE_INT:
-		if (!parse_decimal(value, &n) || n < v->lo || n > v->hi || (n - v->lo) % v->step)
-			return v->step > 1
-			       ? fs_errf(why, whylen, "'%s' is not a multiple of %lld in [%lld, %lld]",
-			              value, v->step, v->lo, v->hi)
-			       : fs_errf(why, whylen, "'%s' is not an integer in [%lld, %lld]", value,
-			              v->lo, v->hi);
-		return 0;
-	case RULE_ALGO:
-		return check_token_list(value, v->words, "algorithm", why, whylen);
-	case RULE_PROTO:
-		return check_token_list(value, v->words, "protocol", why, whylen);
-	case RULE_PATH:
-		for (size_t i = 0; v->words[i]; i++) {
-			if (strcmp(value, v->words[i]) == 0)
-				return 0;
-		}
-		if (parse_decimal(value, &n) && n >= v->lo && n <= v->hi)
-			return 0;
-		words_list(v->words, allowed, sizeof allowed);
-		return fs_errf(why, whylen, "'%s' is not a path level (%s, or legacy %lld..%lld; "
-		            "case-sensitive)", value, allowed, v->lo, v->hi);
-	case RULE_WORD:
-		for (size_t i = 0; v->words[i]; i++) {
-			if (strcasecmp(value, v->words[i]) == 0)
-				return 0;
-		}
-		words_list(v->words, allowed, sizeof allowed);
-		return fs_errf(why, whylen, "'%s' is not one of %s", value, allowed);
-	case RULE_GENERIC:
-		for (const char *c = value; *c; c++) {
-			if (!isalnum((unsigned char)*c) && !strchr("_.,:;^=+/@%-", *c))
-				return fs_errf(why, whylen, "'%s': character '%c' is not allowed "
-				            "(letters, digits and _.,:;^=+/@%%- only)", value, *c);
-		}
-		return 0;
-	}
-	return fs_errf(why, whylen, "internal: unknown rule");
-}
-
-int space_value_check(const char *name, const char *value, char *why, size_t whylen)
-{
-	const struct nccl_var *v = var_lookup(name, why, whylen);
-
-	return v ? check_value(v, value, why, whylen) : -1;
-}
-
-/* Two levels name the same value (NCCL reads algorithm/protocol names and words
- * case-insensitively). */
-static bool same_text(const struct nccl_var *v, const char *a, const char *b)
-{
-	if (!a || !b)
-		return a == b;
-	if (v->rule == RULE_ALGO || v->rule == RULE_PROTO || v->rule == RULE_WORD)
-		return strcasecmp(a, b) == 0;
-	return strcmp(a, b) == 0;
-}
 
 /* ---- parsing ---- */
 
@@ -507,130 +164,122 @@ static void param_coords(struct param *p)
 	}
 }
 
-static bool json_integer(const cJSON *j, long long *out)
+/* A level given as a JSON number: an integer a double holds exactly. */
+static const struct jr_field level_field = {
+	"", JR_STRING | JR_NUMBER | JR_NULL, JR_INTEGER, -INT_LIMIT, INT_LIMIT, NULL, JR_KEEP,
+	0, 0, NULL,
+};
+
+struct level_count { size_t nstr, nnum; };
+
+static int count_level(struct jr *r, const cJSON *v, size_t i, void *ctx)
 {
-	double v;
+	struct level_count *c = ctx;
 
-	if (!cJSON_IsNumber(j))
-		return false;
-	v = j->valuedouble;
-	if (!isfinite(v) || v != floor(v) || fabs(v) > INT_LIMIT)
-		return false;
-	*out = (long long)v;
-	return true;
-}
-
-/* Duplicate keys in an object: cJSON keeps both; a strict parser refuses them. */
-static const char *duplicate_key(const cJSON *obj)
-{
-	for (const cJSON *a = obj->child; a; a = a->next) {
-		for (const cJSON *b = a->next; b; b = b->next) {
-			if (a->string && b->string && strcmp(a->string, b->string) == 0)
-				return a->string;
-		}
-	}
-	return NULL;
-}
-
-static int parse_values(struct param *p, const cJSON *list, const char *at, char *err,
-                        size_t errlen)
-{
-	size_t n = (size_t)cJSON_GetArraySize(list), l = 0, nstr = 0, nnum = 0, idx = 0;
-	char why[512], buf[32];
-	const cJSON *it;
-
-	if (!cJSON_IsArray(list))
-		return fs_errf(err, errlen, "%s: values must be a list", at);
-	if (n == 0)
-		return fs_errf(err, errlen, "%s: empty values list", at);
-	if (n > SPACE_MAX_LEVELS)
-		return fs_errf(err, errlen, "%s: %zu levels, at most %d", at, n, SPACE_MAX_LEVELS);
-	cJSON_ArrayForEach(it, list) {
-		if (cJSON_IsString(it))
-			nstr++;
-		else if (cJSON_IsNumber(it))
-			nnum++;
-		else if (!cJSON_IsNull(it))
-			return fs_errf(err, errlen, "%s: values[%zu] is not a string, number or null",
-			            at, idx);
-		idx++;
-	}
-	if (nstr && nnum)
-		return fs_errf(err, errlen, "%s: values mix strings and numbers (strings are "
-		            "categories, numbers ordered levels)", at);
-	if (nstr + nnum == 0)
-		return fs_errf(err, errlen, "%s: values hold only null (nothing to search)", at);
-	if (param_alloc(p, n) < 0)
-		return fs_errf(err, errlen, "%s: out of memory", at);
-	p->kind = KIND_VALUES;
-	p->categorical = nstr > 0;
-	cJSON_ArrayForEach(it, list) {
-		const char *text = NULL;
-		long long v;
-
-		p->num[l] = NAN;
-		if (cJSON_IsString(it)) {
-			text = it->valuestring;
-		} else if (cJSON_IsNumber(it)) {
-			if (!json_integer(it, &v))
-				return fs_errf(err, errlen, "%s: values[%zu]: %g is not an integer", at, l,
-				            it->valuedouble);
-			if (l > 0) {
-				double prev = NAN;
-
-				for (size_t k = l; k-- > 0 && isnan(prev);)
-					prev = p->num[k];
-				if (!isnan(prev) && (double)v <= prev)
-					return fs_errf(err, errlen, "%s: values[%zu]: numbers must be in "
-					            "increasing order (%lld after %.0f)", at, l, v, prev);
-			}
-			p->num[l] = (double)v;
-			snprintf(buf, sizeof buf, "%lld", v);
-			text = buf;
-		}
-		if (text) {
-			if (check_value(p->var, text, why, sizeof why) < 0)
-				return fs_errf(err, errlen, "%s: %s", at, why);
-			p->text[l] = strdup(text);
-			if (!p->text[l])
-				return fs_errf(err, errlen, "%s: out of memory", at);
-		}
-		for (size_t k = 0; k < l; k++) {
-			if (same_text(p->var, p->text[k], p->text[l]))
-				return fs_errf(err, errlen, "%s: values[%zu] repeats values[%zu]", at, l, k);
-		}
-		l++;
-	}
+	(void)i;
+	if (jr_check(r, v, &level_field, NULL) < 0)
+		return -1;
+	c->nstr += cJSON_IsString(v);
+	c->nnum += cJSON_IsNumber(v);
 	return 0;
 }
 
-static int parse_range(struct param *p, const cJSON *range, bool pow2, const char *at,
-                       char *err, size_t errlen)
+/* One level of a values list, after count_level checked every type. */
+static int take_level(struct jr *r, const cJSON *v, size_t l, void *ctx)
 {
-	const char *key = pow2 ? "pow2" : "int";
+	struct param *p = ctx;
+	char why[512], buf[32];
+	const char *text = NULL;
+
+	p->num[l] = NAN;
+	if (cJSON_IsString(v)) {
+		text = v->valuestring;
+	} else if (cJSON_IsNumber(v)) {
+		long long n = (long long)v->valuedouble;
+		double prev = NAN;
+
+		for (size_t k = l; k-- > 0 && isnan(prev);)
+			prev = p->num[k];
+		if (!isnan(prev) && (double)n <= prev)
+			return jr_fail(r, "numbers must be in increasing order (%lld after %.0f)", n,
+			               prev);
+		p->num[l] = (double)n;
+		snprintf(buf, sizeof buf, "%lld", n);
+		text = buf;
+	}
+	if (text) {
+		if (ncclvars_value_check(p->var, text, why, sizeof why) < 0)
+			return jr_fail(r, "%s", why);
+		p->text[l] = strdup(text);
+		if (!p->text[l])
+			return jr_fail(r, "out of memory");
+	}
+	for (size_t k = 0; k < l; k++)
+		if (ncclvars_same_value(p->var, p->text[k], p->text[l]))
+			return jr_fail(r, "repeats values[%zu]", k);
+	return 0;
+}
+
+static int parse_values(struct jr *r, struct param *p, const cJSON *list)
+{
+	struct level_count c = {0, 0};
+	size_t n = (size_t)cJSON_GetArraySize(list);
+
+	if (n == 0)
+		return jr_fail(r, "empty list");
+	if (jr_each(r, list, SPACE_MAX_LEVELS, count_level, &c) < 0)
+		return -1;
+	if (c.nstr && c.nnum)
+		return jr_fail(r, "mixes strings and numbers (strings are categories, numbers "
+		               "ordered levels)");
+	if (c.nstr + c.nnum == 0)
+		return jr_fail(r, "only null (nothing to search)");
+	if (param_alloc(p, n) < 0)
+		return jr_fail(r, "out of memory");
+	p->kind = KIND_VALUES;
+	p->categorical = c.nstr > 0;
+	return jr_each(r, list, SPACE_MAX_LEVELS, take_level, p);
+}
+
+static const struct jr_field bound_field = {
+	"", JR_NUMBER, JR_INTEGER, -INT_LIMIT, INT_LIMIT, NULL, JR_KEEP, 0, 0, NULL,
+};
+
+static int check_bound(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	(void)i;
+	(void)ctx;
+	return jr_check(r, v, &bound_field, NULL) < 0 ? -1 : 0;
+}
+
+/* "int": [lo, hi] every integer; "pow2": [lo, hi] the powers of two. */
+static int parse_range(struct jr *r, struct param *p, const cJSON *range, bool pow2)
+{
 	long long lo, hi;
 	size_t n = 0, l = 0;
 	char why[512], buf[32];
 
-	if (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
-	    !json_integer(cJSON_GetArrayItem(range, 0), &lo) ||
-	    !json_integer(cJSON_GetArrayItem(range, 1), &hi))
-		return fs_errf(err, errlen, "%s: %s must be [lo, hi] with two integers", at, key);
+	if (jr_each(r, range, 2, check_bound, NULL) < 0)
+		return -1;
+	if (cJSON_GetArraySize(range) != 2)
+		return jr_fail(r, "expected [lo, hi], two integers");
+	lo = (long long)range->child->valuedouble;
+	hi = (long long)range->child->next->valuedouble;
 	if (lo > hi)
-		return fs_errf(err, errlen, "%s: inverted range [%lld, %lld]", at, lo, hi);
+		return jr_fail(r, "inverted range [%lld, %lld]", lo, hi);
 	if (pow2) {
 		for (long long v = 1; v <= hi && v > 0; v *= 2)
 			n += v >= lo;
 		if (n == 0)
-			return fs_errf(err, errlen, "%s: no power of two in [%lld, %lld]", at, lo, hi);
+			return jr_fail(r, "no power of two in [%lld, %lld]", lo, hi);
 	} else {
 		if ((double)hi - (double)lo + 1 > SPACE_MAX_LEVELS)
-			return fs_errf(err, errlen, "%s: %.0f levels, at most %d", at,
-			            (double)hi - (double)lo + 1, SPACE_MAX_LEVELS);
+			return jr_fail(r, "%.0f levels, at most %d", (double)hi - (double)lo + 1,
+			               SPACE_MAX_LEVELS);
 		n = (size_t)(hi - lo + 1);
 	}
 	if (param_alloc(p, n) < 0)
-		return fs_errf(err, errlen, "%s: out of memory", at);
+		return jr_fail(r, "out of memory");
 	p->kind = pow2 ? KIND_POW2 : KIND_INT;
 	p->lo = lo;
 	p->hi = hi;
@@ -638,12 +287,12 @@ static int parse_range(struct param *p, const cJSON *range, bool pow2, const cha
 		if (pow2 && v < lo)
 			continue;
 		snprintf(buf, sizeof buf, "%lld", v);
-		if (check_value(p->var, buf, why, sizeof why) < 0)
-			return fs_errf(err, errlen, "%s: %s [%lld, %lld]: %s", at, key, lo, hi, why);
+		if (ncclvars_value_check(p->var, buf, why, sizeof why) < 0)
+			return jr_fail(r, "%s", why);
 		p->num[l] = (double)v;
 		p->text[l] = strdup(buf);
 		if (!p->text[l])
-			return fs_errf(err, errlen, "%s: out of memory", at);
+			return jr_fail(r, "out of memory");
 		l++;
 		if (pow2 && v > hi / 2)
 			break;
@@ -651,41 +300,38 @@ static int parse_range(struct param *p, const cJSON *range, bool pow2, const cha
 	return 0;
 }
 
-static int parse_param(struct param *p, const cJSON *spec, const char *origin, char *err,
-                       size_t errlen)
-{
-	char at[NAME_MAX_LEN + 600], why[256];
-	const cJSON *values = NULL, *range = NULL, *pow2 = NULL, *it;
-	int kinds = 0;
+struct spec { const cJSON *values, *range, *pow2; };
 
-	snprintf(at, sizeof at, "%s: params.%s", origin, spec->string);
-	p->var = var_lookup(spec->string, why, sizeof why);
-	if (!p->var)
-		return fs_errf(err, errlen, "%s: %s", at, why);
-	snprintf(p->name, sizeof p->name, "%s", spec->string);
-	if (!cJSON_IsObject(spec))
-		return fs_errf(err, errlen, "%s: must be an object such as {\"values\": [...]}", at);
-	if (duplicate_key(spec))
-		return fs_errf(err, errlen, "%s: duplicate key \"%s\"", at, duplicate_key(spec));
-	cJSON_ArrayForEach(it, spec) {
-		if (strcmp(it->string, "values") == 0)
-			values = it;
-		else if (strcmp(it->string, "int") == 0)
-			range = it;
-		else if (strcmp(it->string, "pow2") == 0)
-			pow2 = it;
+static const struct jr_field spec_fields[] = {
+	{"values", JR_ARRAY, 0, 0, SPACE_MAX_LEVELS, NULL, JR_ITEM, offsetof(struct spec, values),
+	 0, NULL},
+	{"int", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct spec, range), 0, NULL},
+	{"pow2", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct spec, pow2), 0, NULL},
+	JR_END,
+};
+
+static int parse_param(struct jr *r, struct param *p, const char *name, const cJSON *v)
+{
+	struct spec sp = {NULL, NULL, NULL};
+	char why[256];
+	int rc;
+
+	if (ncclvars_name_lookup(name, &p->var, why, sizeof why) < 0)
+		return jr_fail(r, "%s", why);
+	snprintf(p->name, sizeof p->name, "%s", name);
+	if (jr_dispatch(r, v, spec_fields, false, &sp, NULL) < 0)
+		return -1;
+	if ((sp.values != NULL) + (sp.range != NULL) + (sp.pow2 != NULL) != 1)
+		return jr_fail(r, "needs exactly one of values, int or pow2");
+	rc = jr_push_key(r, sp.values ? "values" : sp.range ? "int" : "pow2");
+	if (rc == 0) {
+		if (sp.values)
+			rc = parse_values(r, p, sp.values);
 		else
-			return fs_errf(err, errlen, "%s: unknown key \"%s\" (expected values, int or pow2)",
-			            at, it->string);
-		kinds++;
+			rc = parse_range(r, p, sp.range ? sp.range : sp.pow2, sp.pow2 != NULL);
+		jr_pop(r);
 	}
-	if (kinds != 1)
-		return fs_errf(err, errlen, "%s: needs exactly one of values, int or pow2", at);
-	if (values && parse_values(p, values, at, err, errlen) < 0)
-		return -1;
-	if (range && parse_range(p, range, false, at, err, errlen) < 0)
-		return -1;
-	if (pow2 && parse_range(p, pow2, true, at, err, errlen) < 0)
+	if (rc < 0)
 		return -1;
 	param_coords(p);
 	return 0;
@@ -713,50 +359,52 @@ static int find_fixed(const space *sp, const char *name, size_t *i)
 	return -1;
 }
 
-static int parse_fixed(space *sp, const cJSON *fixed, const char *origin, char *err,
-                       size_t errlen)
-{
-	size_t n = (size_t)cJSON_GetArraySize(fixed), i = 0, d;
-	char why[512], buf[32];
-	const cJSON *it;
+/* A fixed value: a string, or an integer a double holds exactly. */
+static const struct jr_field fixed_field = {
+	"", JR_STRING | JR_NUMBER, JR_INTEGER, -INT_LIMIT, INT_LIMIT, NULL, JR_KEEP, 0, 0, NULL,
+};
 
-	if (!cJSON_IsObject(fixed))
-		return fs_errf(err, errlen, "%s: fixed: must be an object of NCCL_X: value", origin);
-	if (duplicate_key(fixed))
-		return fs_errf(err, errlen, "%s: fixed: duplicate key \"%s\"", origin,
-		            duplicate_key(fixed));
+static int take_fixed(struct jr *r, const char *name, const cJSON *v, void *ctx)
+{
+	space *sp = ctx;
+	const struct ncclvar *var;
+	char why[512], buf[32];
+	const char *text;
+	size_t d, i = sp->nfixed;
+
+	if (ncclvars_name_lookup(name, &var, why, sizeof why) < 0)
+		return jr_fail(r, "%s", why);
+	if (find_dim(sp, name, &d) == 0)
+		return jr_fail(r, "also searched in params");
+	if (cJSON_IsNull(v))
+		return jr_fail(r, "null: leave the variable out to keep NCCL's default");
+	if (jr_check(r, v, &fixed_field, NULL) < 0)
+		return -1;
+	if (cJSON_IsString(v)) {
+		text = v->valuestring;
+	} else {
+		snprintf(buf, sizeof buf, "%lld", (long long)v->valuedouble);
+		text = buf;
+	}
+	if (ncclvars_value_check(var, text, why, sizeof why) < 0)
+		return jr_fail(r, "%s", why);
+	sp->fixed_name[i] = strdup(name);
+	sp->fixed_value[i] = strdup(text);
+	sp->nfixed = i + 1;
+	if (!sp->fixed_name[i] || !sp->fixed_value[i])
+		return jr_fail(r, "out of memory");
+	return 0;
+}
+
+static int parse_fixed(struct jr *r, space *sp, const cJSON *fixed)
+{
+	size_t n = (size_t)cJSON_GetArraySize(fixed);
+
 	sp->fixed_name = calloc(n ? n : 1, sizeof *sp->fixed_name);
 	sp->fixed_value = calloc(n ? n : 1, sizeof *sp->fixed_value);
 	if (!sp->fixed_name || !sp->fixed_value)
-		return fs_errf(err, errlen, "%s: fixed: out of memory", origin);
-	cJSON_ArrayForEach(it, fixed) {
-		const struct nccl_var *v = var_lookup(it->string, why, sizeof why);
-		const char *text;
-		long long num;
-
-		if (!v)
-			return fs_errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
-		if (find_dim(sp, it->string, &d) == 0)
-			return fs_errf(err, errlen, "%s: fixed.%s: also searched in params", origin,
-			            it->string);
-		if (cJSON_IsString(it)) {
-			text = it->valuestring;
-		} else if (json_integer(it, &num)) {
-			snprintf(buf, sizeof buf, "%lld", num);
-			text = buf;
-		} else {
-			return fs_errf(err, errlen, "%s: fixed.%s: must be a string or an integer "
-			            "(leave the variable out to keep NCCL's default)", origin, it->string);
-		}
-		if (check_value(v, text, why, sizeof why) < 0)
-			return fs_errf(err, errlen, "%s: fixed.%s: %s", origin, it->string, why);
-		sp->fixed_name[i] = strdup(it->string);
-		sp->fixed_value[i] = strdup(text);
-		sp->nfixed = ++i;
-		if (!sp->fixed_name[i - 1] || !sp->fixed_value[i - 1])
-			return fs_errf(err, errlen, "%s: fixed: out of memory", origin);
-	}
-	return 0;
+		return jr_fail(r, "out of memory");
+	return jr_map(r, fixed, 0, take_fixed, sp);
 }
 
 static const char *skip_space(const char *s)
@@ -793,7 +441,7 @@ static int parse_operand(const space *sp, const char **s, struct operand *o, cha
 			return 0;
 		}
 		if (find_fixed(sp, name, &i) == 0) {
-			if (!parse_decimal(sp->fixed_value[i], &num))
+			if (!ncclvars_parse_decimal(sp->fixed_value[i], &num))
 				return fs_errf(why, whylen, "%s is fixed to '%s', not a number", name,
 				            sp->fixed_value[i]);
 			o->is_param = false;
@@ -864,28 +512,31 @@ static int parse_constraint(const space *sp, const char *text, struct constraint
 	return 0;
 }
 
-static int parse_constraints(space *sp, const cJSON *list, const char *origin, char *err,
-                             size_t errlen)
-{
-	size_t n = (size_t)cJSON_GetArraySize(list), i = 0;
-	char why[512];
-	const cJSON *it;
+static const struct jr_field constraint_field = {
+	"", JR_STRING, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL,
+};
 
-	if (!cJSON_IsArray(list))
-		return fs_errf(err, errlen, "%s: constraints: must be a list of strings", origin);
+static int take_constraint(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	space *sp = ctx;
+	char why[512], q[80];
+
+	if (jr_check(r, v, &constraint_field, NULL) < 0)
+		return -1;
+	if (parse_constraint(sp, v->valuestring, &sp->cons[i], why, sizeof why) < 0)
+		return jr_fail(r, "%s in %s", why, jr_quote(v->valuestring, q, sizeof q));
+	sp->ncons = i + 1;
+	return 0;
+}
+
+static int parse_constraints(struct jr *r, space *sp, const cJSON *list)
+{
+	size_t n = (size_t)cJSON_GetArraySize(list);
+
 	sp->cons = calloc(n ? n : 1, sizeof *sp->cons);
 	if (!sp->cons)
-		return fs_errf(err, errlen, "%s: constraints: out of memory", origin);
-	cJSON_ArrayForEach(it, list) {
-		if (!cJSON_IsString(it))
-			return fs_errf(err, errlen, "%s: constraints[%zu]: must be a string such as "
-			            "\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"", origin, i);
-		if (parse_constraint(sp, it->valuestring, &sp->cons[i], why, sizeof why) < 0)
-			return fs_errf(err, errlen, "%s: constraints[%zu]: %s in \"%s\"", origin, i, why,
-			            it->valuestring);
-		sp->ncons = ++i;
-	}
-	return 0;
+		return jr_fail(r, "out of memory");
+	return jr_each(r, list, 0, take_constraint, sp);
 }
 
 /* Is there at least one allowed point? Checked exhaustively for spaces small enough. */
@@ -904,107 +555,80 @@ static bool space_nonempty(const space *sp)
 	return false;
 }
 
-static size_t line_of(const char *text, size_t len, const char *at)
-{
-	size_t line = 1;
+struct space_doc { const cJSON *params, *fixed, *cons; };
 
-	for (const char *c = text; c < at && c < text + len; c++)
-		line += *c == '\n';
-	return line;
+static const char *const space_schema[] = {SPACE_SCHEMA, NULL};
+
+static const struct jr_field space_fields[] = {
+	{"schema", JR_STRING, JR_REQUIRED, 0, 0, space_schema, JR_KEEP, 0, 0, NULL},
+	{"params", JR_OBJECT, JR_REQUIRED, 0, SPACE_MAX_DIMS, NULL, JR_ITEM,
+	 offsetof(struct space_doc, params), 0, NULL},
+	{"fixed", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, fixed), 0, NULL},
+	{"constraints", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, cons), 0,
+	 NULL},
+	JR_END,
+};
+
+static int take_param(struct jr *r, const char *name, const cJSON *v, void *ctx)
+{
+	space *sp = ctx;
+
+	if (parse_param(r, &sp->p[sp->dims], name, v) < 0) {
+		param_free(&sp->p[sp->dims]);
+		return -1;
+	}
+	sp->dims++;
+	return 0;
+}
+
+/* Run one part of the document (params, fixed, constraints) with its key on the path. */
+static int part(struct jr *r, const char *key, space *sp, const cJSON *v,
+                int (*fn)(struct jr *r, space *sp, const cJSON *v))
+{
+	int rc = jr_push_key(r, key);
+
+	if (rc == 0) {
+		rc = fn(r, sp, v);
+		jr_pop(r);
+	}
+	return rc;
+}
+
+static int parse_params(struct jr *r, space *sp, const cJSON *params)
+{
+	if (!params->child)
+		return jr_fail(r, "empty (nothing to search)");
+	return jr_map(r, params, SPACE_MAX_DIMS, take_param, sp);
 }
 
 int space_parse(const char *text, size_t len, const char *origin, space **out, char *err,
                 size_t errlen)
 {
-	const char *end = NULL;
-	cJSON *root = NULL, *it;
-	const cJSON *params = NULL, *fixed = NULL, *cons = NULL, *schema = NULL;
+	struct space_doc doc = {NULL, NULL, NULL};
+	struct jr r;
+	cJSON *root = NULL;
 	space *sp = NULL;
 	int rc = -1;
 
 	*out = NULL;
-	if (!origin)
-		origin = "space";
-	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (!root) {
-		fs_errf(err, errlen, "%s: line %zu: not valid JSON", origin,
-		     line_of(text, len, end ? end : text));
+	jr_init(&r, origin ? origin : "space", err, errlen);
+	root = jr_parse(&r, text, len);
+	if (!root || jr_dispatch(&r, root, space_fields, false, &doc, NULL) < 0)
 		goto out;
-	}
-	for (const char *c = end; c && c < text + len; c++) {
-		if (!isspace((unsigned char)*c) && *c != '\0') {
-			fs_errf(err, errlen, "%s: line %zu: text after the JSON object", origin,
-			     line_of(text, len, c));
-			goto out;
-		}
-	}
-	if (!cJSON_IsObject(root)) {
-		fs_errf(err, errlen, "%s: not a JSON object", origin);
-		goto out;
-	}
-	if (duplicate_key(root)) {
-		fs_errf(err, errlen, "%s: duplicate key \"%s\"", origin, duplicate_key(root));
-		goto out;
-	}
-	cJSON_ArrayForEach(it, root) {
-		if (strcmp(it->string, "schema") == 0) {
-			schema = it;
-		} else if (strcmp(it->string, "params") == 0) {
-			params = it;
-		} else if (strcmp(it->string, "fixed") == 0) {
-			fixed = it;
-		} else if (strcmp(it->string, "constraints") == 0) {
-			cons = it;
-		} else {
-			fs_errf(err, errlen, "%s: %s: unknown key (expected schema, params, fixed, "
-			     "constraints)", origin, it->string);
-			goto out;
-		}
-	}
-	if (!schema) {
-		fs_errf(err, errlen, "%s: schema: missing (expected \"%s\")", origin, SPACE_SCHEMA);
-		goto out;
-	}
-	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, SPACE_SCHEMA) != 0) {
-		fs_errf(err, errlen, "%s: schema: not \"%s\"", origin, SPACE_SCHEMA);
-		goto out;
-	}
-	if (!params || !cJSON_IsObject(params)) {
-		fs_errf(err, errlen, "%s: params: %s", origin, params ? "must be an object" : "missing");
-		goto out;
-	}
-	if (!params->child) {
-		fs_errf(err, errlen, "%s: params: empty (nothing to search)", origin);
-		goto out;
-	}
-	if (duplicate_key(params)) {
-		fs_errf(err, errlen, "%s: params.%s: appears twice", origin, duplicate_key(params));
-		goto out;
-	}
-	if (cJSON_GetArraySize(params) > SPACE_MAX_DIMS) {
-		fs_errf(err, errlen, "%s: params: %d parameters, at most %d", origin,
-		     cJSON_GetArraySize(params), SPACE_MAX_DIMS);
-		goto out;
-	}
 	sp = calloc(1, sizeof *sp);
 	if (!sp) {
-		fs_errf(err, errlen, "%s: out of memory", origin);
+		jr_fail(&r, "out of memory");
 		goto out;
 	}
-	cJSON_ArrayForEach(it, params) {
-		if (parse_param(&sp->p[sp->dims], it, origin, err, errlen) < 0) {
-			param_free(&sp->p[sp->dims]);
-			goto out;
-		}
-		sp->dims++;
-	}
-	if (fixed && parse_fixed(sp, fixed, origin, err, errlen) < 0)
+	if (part(&r, "params", sp, doc.params, parse_params) < 0)
 		goto out;
-	if (cons && parse_constraints(sp, cons, origin, err, errlen) < 0)
+	if (doc.fixed && part(&r, "fixed", sp, doc.fixed, parse_fixed) < 0)
+		goto out;
+	if (doc.cons && part(&r, "constraints", sp, doc.cons, parse_constraints) < 0)
 		goto out;
 	if (!space_nonempty(sp)) {
-		fs_errf(err, errlen, "%s: constraints: no point of the space satisfies them all",
-		     origin);
+		jr_push_key(&r, "constraints");
+		jr_fail(&r, "no point of the space satisfies them all");
 		goto out;
 	}
 	*out = sp;

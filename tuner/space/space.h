@@ -56,12 +56,6 @@ bool space_mentions(const space *sp, const char *name);
 size_t space_constraint_count(const space *sp);
 const char *space_constraint_text(const space *sp, size_t i);
 
-/* Check one NCCL variable's value with the rules space_parse applies (the same table
- * of known variables and typo check): 0, or -1 with the reason (no file or key) in
- * why, e.g. "'100' is not a multiple of 32 in [64, 512]". For exports and warm starts
- * that take values from files. */
-int space_value_check(const char *name, const char *value, char *why, size_t whylen);
-
 /* Coordinate of level l on dimension d for the surrogate: for ordinal dimensions a
  * value in [0, 1] (log-scaled where the set levels are positive and span a factor of
  * 4 or more: buffer sizes, channel and thread counts), with an unset

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 #include "nccltune.h"
 
 const char *const nccltune_export_formats[] = {
@@ -116,12 +117,14 @@ static int check_env(const struct summary *s, const char *format, char *err, siz
 	for (size_t i = 0; i < s->best.env.n; i++) {
 		const struct summary_var *v = &s->best.env.v[i];
 
-		if (!summary_name_ok(v->name)) {
-			fs_errf(err, errlen, "%s: best.env: '%s' is not an NCCL variable name", s->origin,
-			        summary_sanitize(v->name, why, sizeof(why)));
+		if (ncclvars_name_check(v->name, why, sizeof(why)) != 0) {
+			char q[80];
+
+			fs_errf(err, errlen, "%s: best.env: '%s': %s", s->origin,
+			        summary_sanitize(v->name, q, sizeof(q)), why);
 			return NCCLTUNE_USAGE;
 		}
-		if (!summary_value_ok(v->name, v->value, why, sizeof(why)))
+		if (ncclvars_check(v->name, v->value, why, sizeof(why)) != 0)
 			return refuse(s, v, format, why, err, errlen);
 	}
 	return NCCLTUNE_OK;
@@ -349,23 +352,27 @@ int export_json(const struct summary *s, FILE *out, char *err, size_t errlen)
 
 /* ---- NVIDIA example tuner plugin CSV ---- */
 
-/* NCCL's names (case-insensitive, as NCCL_ALGO/NCCL_PROTO take them) to the example
- * plugin's lower-case ones; the plugin silently maps an unknown name to ring/simple. */
-static const char *const csv_algos[][2] = {
-	{ "Tree", "tree" }, { "Ring", "ring" }, { "CollNetDirect", "collnet_direct" },
-	{ "CollNetChain", "collnet_chain" }, { "NVLS", "nvls" }, { "NVLSTree", "nvls_tree" },
-	{ "PAT", "pat" },
+/* The example plugin's lower-case names, by NCCL's index (common/ncclvars.h); the
+ * plugin silently maps an unknown name to ring/simple. */
+static const char *const csv_algos[NCCLVARS_NALGOS] = {
+	[NCCLVARS_ALGO_TREE] = "tree", [NCCLVARS_ALGO_RING] = "ring",
+	[NCCLVARS_ALGO_COLLNET_DIRECT] = "collnet_direct",
+	[NCCLVARS_ALGO_COLLNET_CHAIN] = "collnet_chain", [NCCLVARS_ALGO_NVLS] = "nvls",
+	[NCCLVARS_ALGO_NVLS_TREE] = "nvls_tree", [NCCLVARS_ALGO_PAT] = "pat",
 };
-static const char *const csv_protos[][2] = {
-	{ "LL", "ll" }, { "LL128", "ll128" }, { "Simple", "simple" },
+static const char *const csv_protos[NCCLVARS_NPROTOS] = {
+	[NCCLVARS_PROTO_LL] = "ll", [NCCLVARS_PROTO_LL128] = "ll128",
+	[NCCLVARS_PROTO_SIMPLE] = "simple",
 };
 
-static const char *csv_name(const char *value, const char *const (*map)[2], size_t n)
+/* The plugin's name of `value` when it is one word of list w (compared as NCCL
+ * compares it), else NULL: a list or an exclusion cannot be a row. */
+static const char *csv_name(const char *value, enum ncclvars_wordlist w,
+                            const char *const *names)
 {
-	for (size_t i = 0; value && i < n; i++)
-		if (strcasecmp(value, map[i][0]) == 0)
-			return map[i][1];
-	return NULL;
+	int i = value ? ncclvars_word_find(w, value, strlen(value)) : -1;
+
+	return i < 0 ? NULL : names[i];
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -396,8 +403,8 @@ int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errle
 	algo_v = summary_env_get(&s->best.env, "NCCL_ALGO");
 	proto_v = summary_env_get(&s->best.env, "NCCL_PROTO");
 	chan_v = summary_env_get(&s->best.env, "NCCL_MAX_NCHANNELS");
-	algo = csv_name(algo_v, csv_algos, sizeof(csv_algos) / sizeof(csv_algos[0]));
-	proto = csv_name(proto_v, csv_protos, sizeof(csv_protos) / sizeof(csv_protos[0]));
+	algo = csv_name(algo_v, NCCLVARS_ALGOS, csv_algos);
+	proto = csv_name(proto_v, NCCLVARS_PROTOS, csv_protos);
 	header(s, out);
 	comment(out, "Rows for NVIDIA's example tuner plugin (NCCL ext-tuner/example):");
 	comment(out, "  NCCL_TUNER_PLUGIN=/path/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=this-file");

@@ -261,6 +261,57 @@ static int conf_conflicts(const char *target, const char *old, size_t len, size_
 	return 0;
 }
 
+/* Read the install target, through a symlink: its real path into real (PATH_MAX), and
+ * when it exists its text (*old, malloc'd), its mode and *existed; a missing target is
+ * fine when its folder exists. Returns NCCLTUNE_OK, NCCLTUNE_USAGE for a file that is
+ * not text, or NCCLTUNE_ERROR, with a message naming target. */
+static int read_target(const char *target, bool conf, char *real, char **old, size_t *olen,
+                       int *mode, bool *existed, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(target, &st) == 0) {
+		/* Write through a symlink (Ubuntu links /usr/lib/python3.X/sitecustomize.py to
+		 * /etc): renaming over the link would replace it with a copy. */
+		if (!realpath(target, real)) {
+			fs_errf(err, errlen, "%s: cannot resolve it: %s", target, strerror(errno));
+			return NCCLTUNE_ERROR;
+		}
+		if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
+			fs_errf(err, errlen, "%s: not a regular file", target);
+			return NCCLTUNE_ERROR;
+		}
+		*existed = true;
+		*mode = (int)(st.st_mode & 07777);
+		*old = fs_read_file(real, SITE_MAX, olen, err, errlen);
+		if (!*old)
+			return NCCLTUNE_ERROR;
+		if (memchr(*old, '\0', *olen)) {
+			fs_errf(err, errlen, "%s: contains NUL bytes: not a %s", real,
+			        conf ? "configuration file" : "Python source file");
+			return NCCLTUNE_USAGE;
+		}
+	} else if (errno == ENOENT) {
+		char dir[PATH_MAX];
+		struct stat dst;
+
+		if (strlen(target) >= PATH_MAX) {
+			fs_errf(err, errlen, "%s: path too long", target);
+			return NCCLTUNE_ERROR;
+		}
+		snprintf(real, PATH_MAX, "%s", target);
+		snprintf(dir, sizeof(dir), "%s", target);
+		if (stat(dirname(dir), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
+			fs_errf(err, errlen, "%s: its folder does not exist", target);
+			return NCCLTUNE_ERROR;
+		}
+	} else {
+		fs_errf(err, errlen, "%s: %s", target, strerror(errno));
+		return NCCLTUNE_ERROR;
+	}
+	return NCCLTUNE_OK;
+}
+
 int nccltune_install(const char *path, const char *format, const char *target,
                      const char *python, char *written, size_t written_len, char *err,
                      size_t errlen)
@@ -269,7 +320,6 @@ int nccltune_install(const char *path, const char *format, const char *target,
 	char *block = NULL, *old = NULL, *merged = NULL;
 	size_t blen = 0, olen = 0, mlen = 0, begin = 0, end = 0;
 	char found_path[PATH_MAX], real[PATH_MAX], bak[PATH_MAX + 32];
-	struct stat st;
 	bool existed = false, conf;
 	int mode = 0644, rc, found;
 
@@ -299,47 +349,10 @@ int nccltune_install(const char *path, const char *format, const char *target,
 			goto out;
 		target = found_path;
 	}
-	rc = NCCLTUNE_ERROR;
-	if (lstat(target, &st) == 0) {
-		/* Write through a symlink (Ubuntu links /usr/lib/python3.X/sitecustomize.py to
-		 * /etc): renaming over the link would replace it with a copy. */
-		if (!realpath(target, real)) {
-			fs_errf(err, errlen, "%s: cannot resolve it: %s", target, strerror(errno));
-			goto out;
-		}
-		if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
-			fs_errf(err, errlen, "%s: not a regular file", target);
-			goto out;
-		}
-		existed = true;
-		mode = (int)(st.st_mode & 07777);
-		old = fs_read_file(real, SITE_MAX, &olen, err, errlen);
-		if (!old)
-			goto out;
-		if (memchr(old, '\0', olen)) {
-			fs_errf(err, errlen, "%s: contains NUL bytes: not a %s", real,
-			        conf ? "configuration file" : "Python source file");
-			rc = NCCLTUNE_USAGE;
-			goto out;
-		}
-	} else if (errno == ENOENT) {
-		char dir[PATH_MAX];
-		struct stat dst;
-
-		if (strlen(target) >= sizeof(real)) {
-			fs_errf(err, errlen, "%s: path too long", target);
-			goto out;
-		}
-		snprintf(real, sizeof(real), "%s", target);
-		snprintf(dir, sizeof(dir), "%s", target);
-		if (stat(dirname(dir), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
-			fs_errf(err, errlen, "%s: its folder does not exist", target);
-			goto out;
-		}
-	} else {
-		fs_errf(err, errlen, "%s: %s", target, strerror(errno));
+	rc = read_target(target, conf, real, &old, &olen, &mode, &existed, err, errlen);
+	if (rc != NCCLTUNE_OK)
 		goto out;
-	}
+	rc = NCCLTUNE_ERROR;
 	found = find_block(real, old ? old : "", olen, &begin, &end, err, errlen);
 	if (found < 0 || (conf && conf_conflicts(real, old ? old : "", olen, found ? begin : olen, s,
 	                                         err, errlen) != 0)) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 #include "nccltune.h"
 #include "result/summary.h"
 
@@ -97,7 +98,7 @@ static size_t name_width(const struct summary_env *env, size_t min)
 
 static void tuned_env(FILE *o, const struct summary *s)
 {
-	char a[SUMMARY_NAME_MAX], b[SUMMARY_VALUE_MAX];
+	char a[NCCLVARS_NAME_MAX], b[NCCLVARS_VALUE_MAX + 1];
 	int w = (int)name_width(&s->best.env, 8);
 
 	fputs("\ntuned environment\n", o);

@@ -21,8 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	text = proto_report_format(&r);
-	if (!text)
+	if (!text) {
+		proto_report_clear(&r);
 		return 0;
+	}
 	/* a parsed report re-renders to something the parser accepts again */
 	if (proto_report_parse(text, strlen(text), &back, err, sizeof err) != 0)
 		abort();
@@ -30,6 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r.ok ? back.nresults != r.nresults : back.stage != r.stage)
 		abort();
+	if (back.nsweep != r.nsweep || back.has_in_flight != r.has_in_flight)
+		abort();
+	proto_report_clear(&back);
+	proto_report_clear(&r);
 	free(text);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "ncclvars.h"
 #include "result/summary.h"
 
 static void check_env(const struct summary_env *env)
@@ -12,9 +13,9 @@ static void check_env(const struct summary_env *env)
 	char why[256];
 
 	for (size_t i = 0; i < env->n; i++) {
-		if (!summary_name_ok(env->v[i].name))
+		if (ncclvars_name_check(env->v[i].name, why, sizeof why) != 0)
 			abort();
-		if (!summary_value_ok(env->v[i].name, env->v[i].value, why, sizeof why))
+		if (ncclvars_check(env->v[i].name, env->v[i].value, why, sizeof why) != 0)
 			abort();
 	}
 }

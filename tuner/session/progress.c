@@ -1,13 +1,14 @@
-/* session_progress.c - what a session tells the user: a line per run (or one updating
- * line on a terminal), notes, and the summary at the end. Everything a model produced
- * is labelled MODEL, so a modelled figure is never read as a measurement. */
+/* progress.c - what a session shows the user (progress.h): a line per run (or one
+ * updating line on a terminal) and the summary at the end, from the figures the caller
+ * hands over. Everything a model produced is labelled MODEL, so a modelled figure is
+ * never read as a measurement. Calls nothing of session/ but the vocabulary (runs.h)
+ * and the output's line (notes.h). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "session/session_priv.h"
 #include "result/summary.h"
+#include "session/progress.h"
 
 static char *fmt_duration(double s, char *buf, size_t len)
 {
@@ -20,116 +21,50 @@ static char *fmt_duration(double s, char *buf, size_t len)
 	return buf;
 }
 
-static void clear_line(nccltune_session *s)
+/* "[MODEL name] " when the figures are modelled, else "". */
+static const char *label(const char *model, char *buf, size_t len)
 {
-	if (s->line_active) {
-		fputs("\r\033[K", s->progress);
-		s->line_active = false;
-	}
-}
-
-void session_progress_note(nccltune_session *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!s->progress)
-		return;
-	clear_line(s);
-	fputs("nccltune: ", s->progress);
-	va_start(ap, fmt);
-	vfprintf(s->progress, fmt, ap);
-	va_end(ap);
-	fputc('\n', s->progress);
-	fflush(s->progress);
-}
-
-void session_warn(nccltune_session *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (s->progress) {
-		clear_line(s);
-		fputs("nccltune: warning: ", s->progress);
-		va_start(ap, fmt);
-		vfprintf(s->progress, fmt, ap);
-		va_end(ap);
-		fputc('\n', s->progress);
-		fflush(s->progress);
-	}
-	if (s->warnings && s->warnings != s->progress) {
-		fputs("nccltune: warning: ", s->warnings);
-		va_start(ap, fmt);
-		vfprintf(s->warnings, fmt, ap);
-		va_end(ap);
-		fputc('\n', s->warnings);
-		fflush(s->warnings);
-	}
-}
-
-static const char *label(const nccltune_session *s, char *buf, size_t len)
-{
-	if (session_is_model(s))
-		snprintf(buf, len, "[MODEL %s] ", s->model_name[0] ? s->model_name : "?");
+	if (model)
+		snprintf(buf, len, "[MODEL %s] ", model[0] ? model : "?");
 	else
 		buf[0] = '\0';
 	return buf;
 }
 
-void session_progress_run(nccltune_session *s, const struct session_run *r)
+void session_progress_run(struct session_output *out, const struct session_run *r,
+                          const struct session_figures *fig)
 {
-	char lab[96], a[32], b[32], eta[32], env[512];
-	double best = NAN, base = NAN, wall = 0;
-	size_t failures = 0, left = s->nruns < (size_t)s->budget ? (size_t)s->budget - s->nruns : 0;
+	char lab[96], a[32], b[32], eta[32];
+	double best = fig->best_us, base = fig->base_us;
+	FILE *f = out->progress;
 
-	if (!s->progress)
+	if (!f)
 		return;
-	for (size_t i = 0; i < s->nruns; i++) {
-		const struct session_run *q = &s->runs[i];
-
-		wall += q->o.wall_s;
-		if (q->o.cls != OUTCOME_OK)
-			failures++;
-		else if (!q->has_point && q->phase == PHASE_BASELINE)
-			base = q->o.objective_us;
-	}
-	session_point_best(s, &best, NULL);
-	fmt_duration(s->nruns ? wall / (double)s->nruns * (double)left : 0, eta, sizeof eta);
-	label(s, lab, sizeof lab);
-	if (s->progress_tty) {
-		clear_line(s);
-		fprintf(s->progress, "%srun %zu/%d  best %s", lab, s->nruns, s->budget,
+	fmt_duration(fig->eta_s, eta, sizeof eta);
+	label(fig->model, lab, sizeof lab);
+	if (out->tty) {
+		session_line_clear(out);
+		fprintf(f, "%srun %zu/%d  best %s", lab, fig->runs, fig->budget,
 		        summary_format_us(best, a, sizeof a));
 		if (isfinite(best) && isfinite(base) && best > 0)
-			fprintf(s->progress, " (%.2fx)", base / best);
-		fprintf(s->progress, "  failures %zu  ETA %s", failures, eta);
-		fflush(s->progress);
-		s->line_active = true;
+			fprintf(f, " (%.2fx)", base / best);
+		fprintf(f, "  failures %zu  ETA %s", fig->failures, eta);
+		fflush(f);
+		out->line_active = true;
 		return;
 	}
-	if (r->has_point || r->try_no)
-		session_run_describe(s, r, env, sizeof env);
-	else
-		snprintf(env, sizeof env, "(NCCL defaults)");
-	fprintf(s->progress, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, s->nruns, s->budget,
+	fprintf(f, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, fig->runs, fig->budget,
 	        session_phase_name(r->phase), outcome_class_name(r->o.cls),
 	        r->o.cls == OUTCOME_OK ? summary_format_us(r->o.objective_us, a, sizeof a) : "",
-	        env[0] ? env : "(all searched variables unset)");
+	        !fig->env ? "(NCCL defaults)"
+	        : fig->env[0] ? fig->env : "(all searched variables unset)");
 	if (r->o.cls != OUTCOME_OK)
-		fprintf(s->progress, " (%.80s)", r->o.error);
-	fprintf(s->progress, " | best %s", summary_format_us(best, b, sizeof b));
+		fprintf(f, " (%.80s)", r->o.error);
+	fprintf(f, " | best %s", summary_format_us(best, b, sizeof b));
 	if (isfinite(best) && isfinite(base) && best > 0)
-		fprintf(s->progress, " (%.2fx)", base / best);
-	fprintf(s->progress, " | %zu failed | ETA %s\n", failures, eta);
-	fflush(s->progress);
-}
-
-void session_progress_end(nccltune_session *s)
-{
-	if (s->progress && s->line_active) {
-		fputc('\n', s->progress);
-		fflush(s->progress);
-		s->line_active = false;
-	}
+		fprintf(f, " (%.2fx)", base / best);
+	fprintf(f, " | %zu failed | ETA %s\n", fig->failures, eta);
+	fflush(f);
 }
 
 /* "NCCL_A=1 NCCL_B=2" from an env object, or "(NCCL defaults)". */
@@ -196,9 +131,8 @@ static const char *phrase_of(const char *name)
 
 /* One line per --try: its time, its ratio to the baseline and the tuned best's to it,
  * all from the same session. */
-static void print_tries(nccltune_session *s, const cJSON *doc)
+static void print_tries(FILE *f, const cJSON *doc)
 {
-	FILE *f = s->progress;
 	const cJSON *tries = cJSON_GetObjectItemCaseSensitive(doc, "tries"), *it;
 	char a[32], ci[96], env[1024];
 	int n = 0;
@@ -244,9 +178,8 @@ static void print_tries(nccltune_session *s, const cJSON *doc)
 /* How much one run varies (results.json "noise", from the final repeats), and, when
  * the next finalist's time lies inside the best's 95% interval, that this session does
  * not tell the two apart. Nothing when the result has no noise figure. */
-static void print_noise(nccltune_session *s, const cJSON *doc)
+static void print_noise(FILE *f, const cJSON *doc)
 {
-	FILE *f = s->progress;
 	const cJSON *nz = cJSON_GetObjectItemCaseSensitive(doc, "noise");
 	const cJSON *top = cJSON_GetObjectItemCaseSensitive(doc, "top");
 	const cJSON *t0 = cJSON_GetArrayItem(top, 0), *t1 = cJSON_GetArrayItem(top, 1);
@@ -265,32 +198,70 @@ static void print_noise(nccltune_session *s, const cJSON *doc)
 		        "larger --budget re-measures them more)\n");
 }
 
-void session_print_summary(nccltune_session *s, const cJSON *doc)
+/* The rules learned, how many runs of the budget, why the search ended, and the
+ * failures by class. */
+static void print_runs(FILE *f, const struct session_ending *end)
 {
-	FILE *f = s->progress;
-	const cJSON *base, *best, *gain, *top, *it;
-	char a[32], ci[96], env[1024], desc[256];
-	int counts[OUTCOME_COUNT_] = {0}, nfail = 0, n = 0;
+	int counts[OUTCOME_COUNT_] = {0}, nfail = 0;
 	static const char *const stop_words[] = {
 		[STOP_NONE] = "", [STOP_BUDGET] = "budget spent",
 		[STOP_TIME] = "time limit reached", [STOP_EXHAUSTED] = "every allowed configuration tried",
 		[STOP_STUCK] = "the strategy kept proposing measured configurations",
 	};
 
+	for (size_t i = 0; i < prune_rule_count(end->pr); i++)
+		fprintf(f, "%s %s\n", i ? "         " : "pruned:  ",
+		        prune_rule_at(end->pr, i)->text);
+	for (size_t i = 0; i < end->nruns; i++) {
+		if (end->runs[i].o.cls != OUTCOME_OK) {
+			counts[end->runs[i].o.cls]++;
+			nfail++;
+		}
+	}
+	fprintf(f, "runs:     %zu of a budget of %d", end->nruns, end->budget);
+	if (end->stop != STOP_NONE)
+		fprintf(f, " (search ended: %s)", stop_words[end->stop]);
+	if (end->stop == STOP_BUDGET && end->nruns < (size_t)end->budget)
+		fprintf(f, "; %zu run(s) kept for the final rounds were not needed",
+		        (size_t)end->budget - end->nruns);
+	fputc('\n', f);
+	if (nfail) {
+		bool first = true;
+
+		fprintf(f, "failures: %d:", nfail);
+		for (int c = 0; c < OUTCOME_COUNT_; c++) {
+			if (!counts[c])
+				continue;
+			fprintf(f, "%s %d %s", first ? "" : ",", counts[c],
+			        outcome_class_phrase((enum outcome_class)c));
+			first = false;
+		}
+		fputc('\n', f);
+	}
+}
+
+void session_print_summary(struct session_output *out, const struct session_ending *end,
+                           const cJSON *doc)
+{
+	FILE *f = out->progress;
+	const cJSON *base, *best, *gain, *top, *it;
+	char a[32], ci[96], env[1024], desc[256];
+	int n = 0;
+
 	if (!f || !doc)
 		return;
-	clear_line(s);
+	session_line_clear(out);
 	base = cJSON_GetObjectItemCaseSensitive(doc, "baseline");
 	best = cJSON_GetObjectItemCaseSensitive(doc, "best");
 	gain = cJSON_GetObjectItemCaseSensitive(doc, "gain");
 	top = cJSON_GetObjectItemCaseSensitive(doc, "top");
 	fputc('\n', f);
-	if (session_is_model(s))
+	if (end->model)
 		fprintf(f, "MODEL %s: every figure below comes from a machine model, not a "
-		        "measurement%s\n", s->model_name[0] ? s->model_name : "",
-		        s->auto_model ? " (no GPU was visible)" : "");
-	fprintf(f, "session:  %s\n", s->dir);
-	fprintf(f, "workload: %s per step\n", workload_describe(&s->wl, desc, sizeof desc));
+		        "measurement%s\n", end->model,
+		        end->auto_model ? " (no GPU was visible)" : "");
+	fprintf(f, "session:  %s\n", end->dir);
+	fprintf(f, "workload: %s per step\n", workload_describe(end->wl, desc, sizeof desc));
 	if (cJSON_IsObject(base))
 		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
 		        summary_format_us(num(base, "objective_us"), a, sizeof a),
@@ -298,7 +269,8 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 	else
 		fprintf(f, "baseline: failed (NCCL's defaults did not run; see the journal)\n");
 	if (cJSON_IsObject(best)) {
-		fprintf(f, "best:     %s per step%s  %s\n", summary_format_us(num(best, "objective_us"), a, sizeof a),
+		fprintf(f, "best:     %s per step%s  %s\n",
+		        summary_format_us(num(best, "objective_us"), a, sizeof a),
 		        ci_text(best, "ci95_us", true, ci, sizeof ci),
 		        env_text(cJSON_GetObjectItemCaseSensitive(best, "env"), env, sizeof env));
 		if (cJSON_IsObject(gain))
@@ -314,52 +286,28 @@ void session_print_summary(nccltune_session *s, const cJSON *doc)
 	} else {
 		fprintf(f, "best:     none: no configuration worked\n");
 	}
-	print_tries(s, doc);
+	print_tries(f, doc);
 	if (cJSON_GetArraySize(top) > 0) {
 		fprintf(f, "top %d:\n", cJSON_GetArraySize(top));
 		cJSON_ArrayForEach(it, top) {
 			int rep = (int)num(it, "repeats");
 
-			fprintf(f, "  %d. %-10s%-27s  %s%s\n", ++n, summary_format_us(num(it, "objective_us"), a, sizeof a),
+			fprintf(f, "  %d. %-10s%-27s  %s%s\n", ++n,
+			        summary_format_us(num(it, "objective_us"), a, sizeof a),
 			        ci_text(it, "ci95_us", true, ci, sizeof ci),
 			        env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env),
 			        rep > 1 ? "" : "  (measured once)");
 		}
 	}
-	print_noise(s, doc);
-	for (size_t i = 0; i < prune_rule_count(s->pr); i++)
-		fprintf(f, "%s %s\n", i ? "         " : "pruned:  ", prune_rule_at(s->pr, i)->text);
-	for (size_t i = 0; i < s->nruns; i++) {
-		if (s->runs[i].o.cls != OUTCOME_OK) {
-			counts[s->runs[i].o.cls]++;
-			nfail++;
-		}
-	}
-	fprintf(f, "runs:     %zu of a budget of %d", s->nruns, s->budget);
-	if (s->stop != STOP_NONE)
-		fprintf(f, " (search ended: %s)", stop_words[s->stop]);
-	if (s->stop == STOP_BUDGET && s->nruns < (size_t)s->budget)
-		fprintf(f, "; %zu run(s) kept for the final rounds were not needed",
-		        (size_t)s->budget - s->nruns);
-	fputc('\n', f);
-	if (nfail) {
-		bool first = true;
-
-		fprintf(f, "failures: %d:", nfail);
-		for (int c = 0; c < OUTCOME_COUNT_; c++) {
-			if (!counts[c])
-				continue;
-			fprintf(f, "%s %d %s", first ? "" : ",", counts[c], outcome_class_phrase((enum outcome_class)c));
-			first = false;
-		}
-		fputc('\n', f);
-	}
+	print_noise(f, doc);
+	print_runs(f, end);
 	if (cJSON_IsObject(best)) {
-		fprintf(f, "use it:   nccltune export --format shell %s\n", s->dir);
-		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", s->dir);
-		fprintf(f, "          nccltune export --format nccl-conf --install %s   (NCCL's own file)\n",
-		        s->dir);
-		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", s->dir, s->dir);
+		fprintf(f, "use it:   nccltune export --format shell %s\n", end->dir);
+		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", end->dir);
+		fprintf(f, "          nccltune export --format nccl-conf --install %s   (NCCL's own "
+		        "file)\n", end->dir);
+		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", end->dir,
+		        end->dir);
 	}
 	fflush(f);
 }

@@ -1,0 +1,262 @@
+/* execute.c - one probe run of a session: its command line and environment, the
+ * runner, the objective from the report, the journal record, the progress line and what
+ * the pruner and the strategy learn; or, while a resumed session replays its journal,
+ * the recorded run instead, until the journal and the loop part ways. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "run/runner.h"
+#include "session/progress.h"
+#include "session/session_priv.h"
+
+char **session_probe_argv(const nccltune_session *s, const char *extra)
+{
+	size_t n = 0;
+	char **argv;
+	int k;
+
+	while (s->run.probe_argv[n])
+		n++;
+	argv = calloc(n + 12, sizeof *argv);
+	if (!argv)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		argv[i] = strdup(s->run.probe_argv[i]);
+		if (!argv[i])
+			goto fail;
+	}
+	if (extra) {
+		argv[n] = strdup(extra);
+		if (!argv[n])
+			goto fail;
+		return argv;
+	}
+	k = workload_probe_args(&s->cfg.wl, argv + n, 11);
+	if (k < 0)
+		goto fail;
+	return argv;
+fail:
+	runner_free_argv(argv);
+	return NULL;
+}
+
+/* Append r to the session's runs. Returns an nccltune_status. */
+static int push_run(nccltune_session *s, const struct session_run *r)
+{
+	if (s->run.nruns == s->run.runs_cap) {
+		size_t ncap = s->run.runs_cap ? s->run.runs_cap * 2 : 64;
+		struct session_run *nr = realloc(s->run.runs, ncap * sizeof *nr);
+
+		if (!nr)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		s->run.runs = nr;
+		s->run.runs_cap = ncap;
+	}
+	s->run.runs[s->run.nruns++] = *r;
+	return NCCLTUNE_OK;
+}
+
+void session_observe(nccltune_session *s, const struct point *p, const struct outcome *o)
+{
+	prune_observe(s->run.pr, p, o);
+	strategy_observe(s->run.st, p, o);
+}
+
+/* The recorded runs no longer match what the loop asks for (a changed strategy, or a
+ * journal edited by hand): take the rest as they are, learning from each final
+ * outcome (a run followed by its retry teaches nothing), and run live from here on. */
+int session_diverge(nccltune_session *s)
+{
+	size_t left = s->run.nqueue - s->run.qpos;
+
+	session_warn(&s->out, "the journal's run %zu is not what this session would run next; "
+	             "the %zu remaining recorded run(s) are taken as they are", s->run.nruns + 1,
+	             left);
+	for (size_t i = s->run.qpos; i < s->run.nqueue; i++) {
+		const struct session_run *r = &s->run.queue[i], *next = r + 1;
+		bool superseded = i + 1 < s->run.nqueue && next->phase == PHASE_RETRY &&
+		                  next->has_point == r->has_point &&
+		                  (!r->has_point || point_equal(&next->p, &r->p,
+		                                                space_dims(s->run.sp)));
+
+		if (push_run(s, r) != NCCLTUNE_OK)
+			return NCCLTUNE_ERROR;
+		if (r->has_point && !superseded &&
+		    (r->phase == PHASE_SEARCH || r->phase == PHASE_WARM ||
+		     r->phase == PHASE_RETRY || r->phase == PHASE_TRY))
+			session_observe(s, &r->p, &r->o);
+	}
+	s->run.qpos = s->run.nqueue;
+	return NCCLTUNE_OK;
+}
+
+bool session_replaying(const nccltune_session *s)
+{
+	return s->run.qpos < s->run.nqueue;
+}
+
+/* While replaying, the journal's next run: taken when it is the run asked for (1, with
+ * *o), else the journal and the loop part ways (0). Returns -1 on an error of the tuner,
+ * message in s->err. */
+static int replay_next(nccltune_session *s, enum session_phase phase, const struct point *p,
+                       size_t try_no, struct outcome *o)
+{
+	const struct session_run *r = &s->run.queue[s->run.qpos];
+
+	if (r->phase == phase && r->try_no == try_no &&
+	    session_same_config(r, p, try_no, space_dims(s->run.sp))) {
+		*o = r->o;
+		s->run.qpos++;
+		return push_run(s, r) == NCCLTUNE_OK ? 1 : -1;
+	}
+	return session_diverge(s) == NCCLTUNE_OK ? 0 : -1;
+}
+
+/* Start the probe on p (or the baseline, or try try_no) in the run's environment and
+ * wait for it: 0 with *res (res->cancelled: stopped by a signal), or NCCLTUNE_ERROR
+ * with a message in s->err. */
+static int run_probe(nccltune_session *s, const struct point *p, size_t try_no,
+                     struct runner_result *res)
+{
+	struct runner_request req;
+	char **argv = session_probe_argv(s, NULL), **env, e[1024];
+	int status = 0;
+
+	env = try_no ? tryconf_env_build(&s->cfg.tries[try_no - 1], s->run.user_env, s->run.sp,
+	                                 &s->run.pins, e, sizeof e)
+	             : env_build(s->run.user_env, s->run.sp, &s->run.pins, p, e, sizeof e);
+	if (!argv || !env || env_add_run(&env, s->run.nruns) != 0) {
+		status = session_fail(s, NCCLTUNE_ERROR, "out of memory building a probe run");
+		goto out;
+	}
+	memset(&req, 0, sizeof req);
+	req.argv = argv;
+	req.envp = env;
+	req.timeout_s = s->run.timeout_s > 0 ? s->run.timeout_s
+	              : s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s
+	              : SESSION_BASELINE_TIMEOUT_S;
+	req.cancel = s->run.cancel;
+	if (runner_run(&req, res, e, sizeof e) != 0)
+		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+out:
+	runner_free_argv(argv);
+	env_free(env);
+	return status;
+}
+
+/* What a finished probe run came to: its class, and for a good report the objective
+ * of the session's workload (a report that does not give it is garbage); a report
+ * also says whether its figures are measured or modelled. */
+static void take_outcome(nccltune_session *s, const struct runner_result *res,
+                         struct outcome *o)
+{
+	char e[1024];
+	double obj;
+
+	runner_classify(res, o);
+	if (o->cls != OUTCOME_OK)
+		return;
+	if (workload_objective(&s->cfg.wl, &o->report, &obj, e, sizeof e) != 0) {
+		o->cls = OUTCOME_GARBAGE;
+		fs_errf(o->error, sizeof o->error, "report: %s", e);
+		return;
+	}
+	o->objective_us = obj;
+	snprintf(s->run.source, sizeof s->run.source, "%s", o->report.source);
+	if (o->report.model[0])
+		snprintf(s->run.model_name, sizeof s->run.model_name, "%s", o->report.model);
+}
+
+/* The progress line of run r, the last of the session's runs, with the figures of the
+ * runs so far. */
+static void show_run(nccltune_session *s, const struct session_run *r)
+{
+	struct session_figures fig;
+	char env[512];
+	double wall = 0;
+	size_t n = s->run.nruns, budget = (size_t)s->cfg.budget, left = n < budget ? budget - n : 0;
+
+	memset(&fig, 0, sizeof fig);
+	fig.runs = n;
+	fig.budget = s->cfg.budget;
+	fig.model = session_is_model(s) ? s->run.model_name : NULL;
+	fig.best_us = fig.base_us = NAN;
+	for (size_t i = 0; i < n; i++) {
+		const struct session_run *q = &s->run.runs[i];
+
+		wall += q->o.wall_s;
+		if (q->o.cls != OUTCOME_OK)
+			fig.failures++;
+		else if (!q->has_point && q->phase == PHASE_BASELINE)
+			fig.base_us = q->o.objective_us;
+	}
+	session_point_best(s, &fig.best_us, NULL);
+	fig.eta_s = n ? wall / (double)n * (double)left : 0;
+	fig.env = r->has_point || r->try_no ? session_run_describe(s, r, env, sizeof env) : NULL;
+	session_progress_run(&s->out, r, &fig);
+}
+
+/* Journal run r with the probe's output, add it to the session's runs and show it.
+ * Returns 0, or NCCLTUNE_ERROR with a message in s->err. */
+static int record_run(nccltune_session *s, const struct session_run *r,
+                      const struct runner_result *res)
+{
+	char e[1024];
+	cJSON *rec = session_run_json(s, r, s->run.nruns, res->out, res->out_len);
+	int status = 0;
+
+	if (!rec)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory recording a run");
+	if (journal_append(s->run.jr, rec, e, sizeof e) != 0)
+		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	else if (push_run(s, r) != NCCLTUNE_OK)
+		status = NCCLTUNE_ERROR;
+	else
+		show_run(s, &s->run.runs[s->run.nruns - 1]);
+	cJSON_Delete(rec);
+	return status;
+}
+
+int session_execute(nccltune_session *s, enum session_phase phase, const struct point *p,
+                    size_t try_no, struct outcome *o)
+{
+	struct runner_result res;
+	struct session_run run;
+	int status;
+
+	if (session_replaying(s)) {
+		status = replay_next(s, phase, p, try_no, o);
+		if (status != 0)
+			return status > 0 ? 0 : NCCLTUNE_ERROR;
+	}
+	/* the flag of nccltune_session_run's signal handler */
+	if (s->run.cancel && *s->run.cancel) {
+		s->run.interrupted = true;
+		return NCCLTUNE_INTERRUPTED;
+	}
+	memset(&res, 0, sizeof res);
+	status = run_probe(s, p, try_no, &res);
+	if (status == 0 && res.cancelled) {
+		/* Killed by us, not a property of the configuration: never recorded, so a
+		 * resumed session simply runs it again. */
+		s->run.interrupted = true;
+		status = NCCLTUNE_INTERRUPTED;
+	}
+	if (status == 0) {
+		take_outcome(s, &res, o);
+		memset(&run, 0, sizeof run);
+		run.phase = phase;
+		run.try_no = try_no;
+		run.has_point = p != NULL;
+		if (p)
+			run.p = *p;
+		run.o = *o;
+		run.t_s = session_elapsed(s);
+		status = record_run(s, &run, &res);
+	}
+	runner_result_free(&res);
+	return status;
+}

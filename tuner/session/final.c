@@ -1,0 +1,370 @@
+/* final.c - the final phase of a session (final.h): the candidates ranked (the
+ * strategy's ranking first), the finalists and the tries re-measured in rounds
+ * interleaved with the baseline, and each one's mean, interval and paired gain. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result/result.h"
+#include "session/final.h"
+#include "session/session_priv.h"
+
+/* Runs reserved for the final re-measurement: min(12, budget / 5), plus three rounds'
+ * worth for each try, but never so many that the baseline and the tries cannot run. */
+int session_final_reserve(const nccltune_session *s)
+{
+	int r = s->cfg.budget / SESSION_FINAL_RESERVE_DIV;
+	int cap = s->cfg.budget - 1 - (int)s->cfg.ntries;
+
+	if (r > SESSION_FINAL_RESERVE_MAX)
+		r = SESSION_FINAL_RESERVE_MAX;
+	r += SESSION_TRY_ROUNDS * (int)s->cfg.ntries;
+	if (r > cap)
+		r = cap;
+	return r > 0 ? r : 0;
+}
+
+/* Runs the baseline, warm start and search may use. */
+size_t session_search_limit(const nccltune_session *s)
+{
+	return (size_t)(s->cfg.budget - session_final_reserve(s));
+}
+
+void session_final_free(struct final_state *f)
+{
+	for (size_t i = 0; i < f->nc; i++)
+		free(f->c[i].us);
+	for (size_t i = 0; i < f->nt; i++)
+		free(f->t[i].us);
+	free(f->c);
+	free(f->t);
+	free(f->of_try);
+	free(f->base_us);
+	memset(f, 0, sizeof *f);
+}
+
+static int cmp_search(const void *a, const void *b)
+{
+	const struct finalist *x = a, *y = b;
+
+	return (x->search_us > y->search_us) - (x->search_us < y->search_us);
+}
+
+/* Put the candidates the strategy ranks first, in its order, the rest after them in
+ * measured order. bo ranks by the GP's posterior mean, which weighs one lucky
+ * measurement against its neighbours and repeats: finalists chosen that way suffer less
+ * from the winner's curse than the best single runs (results/bench-2026-11-29.md). */
+static int order_by_strategy(nccltune_session *s, struct final_state *f)
+{
+	size_t dims = space_dims(s->run.sp), count = 0, n = 0;
+	struct point *pts = NULL;
+	double *est = NULL;
+	struct finalist *sorted = NULL;
+	bool *moved = NULL;
+	int rc = NCCLTUNE_OK;
+
+	if (f->nc < 2)
+		return NCCLTUNE_OK;
+	pts = calloc(f->nc, sizeof *pts);
+	est = calloc(f->nc, sizeof *est);
+	sorted = calloc(f->nc, sizeof *sorted);
+	moved = calloc(f->nc, sizeof *moved);
+	if (!pts || !est || !sorted || !moved ||
+	    strategy_rank(s->run.st, pts, est, f->nc, &count) != 0) {
+		rc = session_fail(s, NCCLTUNE_ERROR, "out of memory ranking the finalists");
+		goto out;
+	}
+	for (size_t i = 0; i < count; i++) {
+		for (size_t j = 0; j < f->nc; j++) {
+			if (!moved[j] && point_equal(&f->c[j].p, &pts[i], dims)) {
+				sorted[n++] = f->c[j];
+				moved[j] = true;
+				break;
+			}
+		}
+	}
+	for (size_t j = 0; j < f->nc; j++)
+		if (!moved[j])
+			sorted[n++] = f->c[j];
+	memcpy(f->c, sorted, f->nc * sizeof *f->c);
+out:
+	free(pts);
+	free(est);
+	free(sorted);
+	free(moved);
+	return rc;
+}
+
+/* The configurations that may be recommended, best measured first, then in the
+ * strategy's order (order_by_strategy). */
+int session_final_rank(nccltune_session *s, struct final_state *f)
+{
+	struct point base;
+	bool has_base = session_baseline_point(s, &base);
+	size_t dims = space_dims(s->run.sp);
+
+	f->c = calloc(s->run.nruns + 1, sizeof *f->c);
+	if (!f->c)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+		const struct outcome *last;
+		bool seen = false;
+
+		if (!r->has_point || r->phase == PHASE_FINAL)
+			continue;
+		for (size_t j = 0; j < f->nc && !seen; j++)
+			seen = point_equal(&f->c[j].p, &r->p, dims);
+		if (seen || (has_base && point_equal(&base, &r->p, dims)))
+			continue;
+		last = session_known_outcome(s, &r->p);
+		if (!last || last->cls != OUTCOME_OK || session_ever_wrong(s, &r->p) ||
+		    prune_suspect(s->run.pr, &r->p) || prune_rejects(s->run.pr, &r->p))
+			continue;
+		f->c[f->nc].p = r->p;
+		f->c[f->nc].has_point = true;
+		f->c[f->nc].search_us = last->objective_us;
+		f->nc++;
+	}
+	/* qsort is not stable; candidates enter in run order and equal objectives are
+	 * rare, but make the order total anyway by comparing run order last. */
+	qsort(f->c, f->nc, sizeof *f->c, cmp_search);
+	return order_by_strategy(s, f);
+}
+
+/* Did try try_no run ok (its last own outcome), without ever giving a wrong sum? */
+static const struct outcome *try_ok(const nccltune_session *s, size_t try_no)
+{
+	const struct tryconf *t = &s->cfg.tries[try_no - 1];
+	const struct outcome *o = session_try_outcome(s, try_no);
+
+	if (!o || o->cls != OUTCOME_OK ||
+	    session_config_ever_wrong(s, t->in_space ? &t->p : NULL, try_no))
+		return NULL;
+	return o;
+}
+
+/* Give every try that ran ok a place in the final rounds: the finalist it is, when it
+ * is one of the first k candidates, else a slot of its own. */
+static int place_tries(nccltune_session *s, struct final_state *f)
+{
+	f->of_try = calloc(s->cfg.ntries + 1, sizeof *f->of_try);
+	f->t = calloc(s->cfg.ntries + 1, sizeof *f->t);
+	if (!f->of_try || !f->t)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	for (size_t i = 0; i < s->cfg.ntries; i++) {
+		const struct tryconf *t = &s->cfg.tries[i];
+		const struct outcome *o = try_ok(s, i + 1);
+		struct finalist *x;
+
+		if (!o)
+			continue;
+		for (size_t j = 0; j < f->k && t->in_space && !f->of_try[i]; j++)
+			if (point_equal(&f->c[j].p, &t->p, space_dims(s->run.sp)))
+				f->of_try[i] = &f->c[j];
+		if (f->of_try[i])
+			continue;
+		x = &f->t[f->nt++];
+		x->has_point = t->in_space;
+		x->p = t->p;
+		x->try_no = i + 1;
+		x->search_us = o->objective_us;
+		f->of_try[i] = x;
+	}
+	return NCCLTUNE_OK;
+}
+
+/* The finalist or try slot at rotation position j. */
+struct finalist *session_final_entry(struct final_state *f, size_t j)
+{
+	return j < f->k ? &f->c[j] : &f->t[j - f->k];
+}
+
+/* How many finalists and rounds the final reserve allows (f->k, f->rounds; 0 rounds:
+ * nothing to re-measure), with the tries placed: *per runs make a round, *ne entries
+ * (finalists and try slots) are re-measured. Returns an nccltune_status. */
+static int plan_rounds(nccltune_session *s, struct final_state *f, size_t *per, size_t *ne)
+{
+	size_t budget = (size_t)s->cfg.budget;
+	size_t remaining = s->run.nruns < budget ? budget - s->run.nruns : 0;
+	size_t R = (size_t)session_final_reserve(s), tries_ok = 0;
+	const struct outcome *b = session_baseline_outcome(s);
+	int rc;
+
+	if (R > remaining)
+		R = remaining;
+	f->base_ok = b && b->cls == OUTCOME_OK;
+	f->k = f->nc < SESSION_FINALISTS ? f->nc : SESSION_FINALISTS;
+	for (size_t i = 0; i < s->cfg.ntries; i++)
+		tries_ok += try_ok(s, i + 1) != NULL;
+	*per = f->k + tries_ok + (size_t)f->base_ok;
+	f->rounds = *per ? R / *per : 0;
+	if (f->rounds < 2 && f->k > 1) {
+		/* Two rounds of fewer finalists beat one round of more: an interval needs two.
+		 * The user's tries always stay. */
+		size_t fixed = (size_t)f->base_ok + tries_ok;
+		size_t k = R / 2 > fixed ? R / 2 - fixed : 1;
+
+		f->k = k < f->k ? k : f->k;
+	}
+	rc = place_tries(s, f);
+	if (rc)
+		return rc;
+	*ne = f->k + f->nt;
+	if (*ne == 0) {
+		/* nothing to re-measure: no rounds, so nothing reads the per-round arrays */
+		f->rounds = 0;
+		return 0;
+	}
+	*per = *ne + (size_t)f->base_ok;
+	f->rounds = R / *per;
+	return 0;
+}
+
+/* The per-round figures of the baseline and of the ne entries, NAN until a round ran.
+ * Returns an nccltune_status. */
+static int alloc_rounds(nccltune_session *s, struct final_state *f, size_t ne)
+{
+	f->base_us = malloc(f->rounds * sizeof *f->base_us);
+	if (!f->base_us)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	for (size_t r = 0; r < f->rounds; r++)
+		f->base_us[r] = NAN;
+	for (size_t j = 0; j < ne; j++) {
+		struct finalist *x = session_final_entry(f, j);
+
+		x->us = malloc(f->rounds * sizeof *x->us);
+		if (!x->us)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		for (size_t r = 0; r < f->rounds; r++)
+			x->us[r] = NAN;
+	}
+	return NCCLTUNE_OK;
+}
+
+/* Live, has the session no run or no time left for another final run? */
+static bool final_out_of_time(const nccltune_session *s)
+{
+	return !session_replaying(s) && (s->run.nruns >= (size_t)s->cfg.budget ||
+	       (s->cfg.time_limit_s > 0 && session_elapsed(s) >= s->cfg.time_limit_s));
+}
+
+/* Note what round r's run of entry c (NULL: the baseline) gave; a wrong sum also
+ * teaches the pruner. */
+static void take_final(nccltune_session *s, struct final_state *f, struct finalist *c,
+                       size_t r, const struct outcome *o)
+{
+	if (!c) {
+		f->base_us[r] = o->cls == OUTCOME_OK ? o->objective_us : NAN;
+	} else if (o->cls == OUTCOME_OK) {
+		c->us[r] = o->objective_us;
+		c->ok++;
+	} else {
+		if (c->failed == 0)
+			c->fail_cls = o->cls;
+		c->failed++;
+		if (o->cls == OUTCOME_VERIFY && c->has_point)
+			prune_observe(s->run.pr, &c->p, o);
+	}
+}
+
+int session_final_run(nccltune_session *s, struct final_state *f)
+{
+	size_t per = 0, ne = 0;
+	struct outcome *o;
+	bool out_of_time = false;
+	int rc = plan_rounds(s, f, &per, &ne);
+
+	if (rc || f->rounds == 0)
+		return rc;
+	rc = alloc_rounds(s, f, ne);
+	if (rc)
+		return rc;
+	o = malloc(sizeof *o);
+	if (!o)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	if (!session_replaying(s))
+		session_note(&s->out, "final: re-measuring %zu finalist(s) and %zu more of your "
+		             "--try %zu time(s) each, interleaved with the baseline", f->k,
+		             f->nt, f->rounds);
+	for (size_t r = 0; r < f->rounds && rc == 0 && !out_of_time; r++) {
+		for (size_t j = 0; j < per; j++) {
+			/* Rotating the entries' order spreads drift over all of them. */
+			bool is_base = f->base_ok && j == 0;
+			size_t at = (j - (size_t)f->base_ok + r) % ne;
+			struct finalist *c = is_base ? NULL : session_final_entry(f, at);
+
+			if (final_out_of_time(s)) {
+				if (s->run.stop == STOP_NONE)
+					s->run.stop = STOP_TIME;
+				out_of_time = true;
+				break;
+			}
+			rc = session_execute(s, PHASE_FINAL, c && c->has_point ? &c->p : NULL,
+			                     c ? c->try_no : 0, o);
+			if (rc)
+				break;
+			take_final(s, f, c, r, o);
+		}
+	}
+	free(o);
+	return rc;
+}
+
+/* Mean and interval of the non-NAN entries of x. Returns how many there were. */
+size_t session_finite_stats(const double *x, size_t n, double *mean, double *lo, double *hi)
+{
+	double *v = malloc((n ? n : 1) * sizeof *v);
+	size_t m = 0;
+
+	*mean = *lo = *hi = NAN;
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i]))
+			v[m++] = x[i];
+	if (m)
+		result_mean_ci(v, m, mean, lo, hi);
+	free(v);
+	return m;
+}
+
+/* Paired ratio of a over b, exp(mean log(a_r / b_r)), over the rounds where both ran.
+ * Returns how many rounds that was (0: ratio NAN). */
+size_t session_paired_ratio(const double *a, const double *b, size_t rounds, double *ratio,
+                            double *lo, double *hi)
+{
+	double *x = malloc((rounds ? rounds : 1) * sizeof *x);
+	double *y = malloc((rounds ? rounds : 1) * sizeof *y);
+	size_t n = 0;
+
+	*ratio = *lo = *hi = NAN;
+	for (size_t r = 0; x && y && a && b && r < rounds; r++) {
+		if (!isnan(a[r]) && !isnan(b[r]) && a[r] > 0 && b[r] > 0) {
+			x[n] = a[r];
+			y[n++] = b[r];
+		}
+	}
+	if (n > 0)
+		result_paired_gain(x, y, n, ratio, lo, hi);
+	free(x);
+	free(y);
+	return n;
+}
+
+static void score_one(nccltune_session *s, struct final_state *f, struct finalist *x)
+{
+	x->gain = x->gain_lo = x->gain_hi = NAN;
+	session_finite_stats(x->us, f->rounds, &x->mean, &x->lo, &x->hi);
+	x->qualified = x->ok > 0 && x->failed == 0 &&
+	               !session_config_ever_wrong(s, x->has_point ? &x->p : NULL, x->try_no) &&
+	               !(x->has_point && prune_suspect(s->run.pr, &x->p));
+	session_paired_ratio(f->base_us, x->us, f->rounds, &x->gain, &x->gain_lo, &x->gain_hi);
+}
+
+void session_final_score(nccltune_session *s, struct final_state *f)
+{
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++)
+		score_one(s, f, session_final_entry(f, j));
+}

@@ -1,0 +1,66 @@
+/* final.h - the final phase of a session: the candidates ranked, the finalists and the
+ * tries re-measured interleaved with the baseline, and their scores (final.c), which
+ * results.c turns into results.json. Not part of the public API. */
+#ifndef NCCLTUNE_SESSION_FINAL_H
+#define NCCLTUNE_SESSION_FINAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "nccltune.h"
+#include "run/outcome.h"
+#include "space/space.h"
+
+struct finalist {
+	struct point p;
+	bool has_point;          /* false: an off-space try */
+	size_t try_no;           /* a --try (1-based) in its own slot; 0: a search candidate */
+	double search_us;        /* what the search (or the try's own run) measured */
+	double *us;              /* per round; NAN where the run failed or did not happen */
+	int ok, failed;
+	enum outcome_class fail_cls;   /* of the first failed repeat */
+	double mean, lo, hi, gain, gain_lo, gain_hi;
+	bool qualified;
+};
+
+struct final_state {
+	struct finalist *c;
+	size_t nc;               /* candidates (ranked), of which k are finalists */
+	size_t k, rounds;
+	struct finalist *t;      /* tries re-measured in a slot of their own */
+	size_t nt;
+	struct finalist **of_try;  /* per --try: its slot, or the finalist it is; NULL: none */
+	double *base_us;         /* per round */
+	int base_ok;
+};
+
+/* Runs reserved for the final re-measurement: min(12, budget / 5), plus three rounds'
+ * worth for each try, but never so many that the baseline and the tries cannot run.
+ * Can't fail. */
+int session_final_reserve(const nccltune_session *s);
+/* Runs the baseline, warm start and search may use. Can't fail. */
+size_t session_search_limit(const nccltune_session *s);
+
+/* The configurations that may be recommended into f->c, best first (the strategy's
+ * ranking first). Returns an nccltune_status, message in s->err. */
+int session_final_rank(nccltune_session *s, struct final_state *f);
+/* Re-measure the finalists and the tries that ran ok, interleaved with the baseline,
+ * in as many rounds as the reserve allows. Returns 0, NCCLTUNE_INTERRUPTED, or
+ * NCCLTUNE_ERROR with a message in s->err. */
+int session_final_run(nccltune_session *s, struct final_state *f);
+/* Each re-measured entry's mean, interval, gain over the baseline, and whether it may
+ * be recommended. Can't fail. */
+void session_final_score(nccltune_session *s, struct final_state *f);
+/* The finalist or try slot at rotation position j (j < f->k + f->nt). */
+struct finalist *session_final_entry(struct final_state *f, size_t j);
+/* Free what f holds and zero it; accepts a zeroed f. */
+void session_final_free(struct final_state *f);
+
+/* Mean and interval of the non-NAN entries of x. Returns how many there were. */
+size_t session_finite_stats(const double *x, size_t n, double *mean, double *lo, double *hi);
+/* Paired ratio of a over b, exp(mean log(a_r / b_r)), over the rounds where both ran.
+ * Returns how many rounds that was (0: ratio NAN). */
+size_t session_paired_ratio(const double *a, const double *b, size_t rounds, double *ratio,
+                            double *lo, double *hi);
+
+#endif

@@ -1,0 +1,291 @@
+/* loop.c - the loop of a session: the baseline, the user's tries, the warm start, the
+ * strategy's suggestions until a stop rule says enough (budget, time limit, space
+ * exhausted, a stuck strategy), then the final rounds, results.json, the exports and the
+ * summary. A run that may be a flake is run once more; only the last outcome is learned
+ * from. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/final.h"
+#include "session/progress.h"
+#include "session/session_priv.h"
+
+/* Run once, and once more if the outcome may be a flake; *o is the last outcome. */
+static int measure(nccltune_session *s, enum session_phase phase, const struct point *p,
+                   size_t try_no, struct outcome *o)
+{
+	size_t limit = phase == PHASE_BASELINE || phase == PHASE_TRY ? (size_t)s->cfg.budget
+	                                                             : session_search_limit(s);
+	int rc = session_execute(s, phase, p, try_no, o);
+
+	if (rc)
+		return rc;
+	if (outcome_class_flaky(o->cls) && s->run.nruns < limit) {
+		struct outcome *again = malloc(sizeof *again);
+
+		if (!again)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		rc = session_execute(s, PHASE_RETRY, p, try_no, again);
+		if (rc == 0)
+			*o = *again;
+		free(again);
+	}
+	return rc;
+}
+
+/* The mean wall time of the runs that worked (0: none). */
+static double mean_wall(const nccltune_session *s)
+{
+	double sum = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		if (s->run.runs[i].o.cls == OUTCOME_OK) {
+			sum += s->run.runs[i].o.wall_s;
+			n++;
+		}
+	}
+	return n ? sum / (double)n : 0;
+}
+
+/* Should the search stop before the next suggestion? While replaying, the journal
+ * says what happened next; live, the budget and the time limit decide. */
+static bool search_done(nccltune_session *s)
+{
+	if (session_replaying(s)) {
+		if (s->run.queue[s->run.qpos].phase != PHASE_FINAL)
+			return false;
+		/* Why the recorded search ended is not recorded; the likely reason. */
+		s->run.stop = s->run.nruns >= session_search_limit(s) ? STOP_BUDGET
+		        : s->cfg.time_limit_s > 0 ? STOP_TIME : STOP_EXHAUSTED;
+		return true;
+	}
+	if (s->run.nruns >= session_search_limit(s)) {
+		s->run.stop = STOP_BUDGET;
+		return true;
+	}
+	if (s->cfg.time_limit_s > 0 && session_elapsed(s) + mean_wall(s) *
+	    (1 + session_final_reserve(s)) >= s->cfg.time_limit_s) {
+		s->run.stop = STOP_TIME;
+		return true;
+	}
+	return false;
+}
+
+/* What failed deterministically in the warm-start session on the same GPUs is known
+ * before a run is spent on it: the pruner and the strategy learn it first. */
+static int observe_warm_failures(nccltune_session *s)
+{
+	const cJSON *warm = s->run.warm;
+	const cJSON *fails = warm ? cJSON_GetObjectItemCaseSensitive(warm, "failures") : NULL;
+	const cJSON *f;
+	struct outcome *o;
+
+	if (!cJSON_IsArray(fails))
+		return NCCLTUNE_OK;
+	o = calloc(1, sizeof *o);
+	if (!o)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	cJSON_ArrayForEach(f, fails) {
+		const cJSON *pt = cJSON_GetObjectItemCaseSensitive(f, "point");
+		const cJSON *cls = cJSON_GetObjectItemCaseSensitive(f, "outcome");
+		struct point p;
+
+		if (env_point_levels_from_json(s->run.sp, pt, &p) != 0 || !cJSON_IsString(cls) ||
+		    outcome_class_parse(cls->valuestring, &o->cls) != 0 || o->cls == OUTCOME_OK)
+			continue;
+		o->objective_us = NAN;
+		snprintf(o->error, sizeof o->error, "failed in the warm-start session");
+		session_observe(s, &p, o);
+	}
+	free(o);
+	return NCCLTUNE_OK;
+}
+
+/* The warm start's best old configurations, re-measured first (those of the space
+ * that are allowed, not pruned and not measured yet). */
+static int run_warm(nccltune_session *s, struct outcome *o)
+{
+	const cJSON *cfg = s->run.warm ? cJSON_GetObjectItemCaseSensitive(s->run.warm, "configs")
+	                               : NULL;
+	const cJSON *c;
+
+	if (!cJSON_IsArray(cfg))
+		return 0;
+	cJSON_ArrayForEach(c, cfg) {
+		struct point p;
+		int rc;
+
+		if (search_done(s))
+			break;
+		if (env_point_levels_from_json(s->run.sp, c, &p) != 0 ||
+		    !space_allows(s->run.sp, &p) || prune_rejects(s->run.pr, &p) ||
+		    session_known_outcome(s, &p))
+			continue;
+		rc = measure(s, PHASE_WARM, &p, 0, o);
+		if (rc)
+			return rc;
+		session_observe(s, &p, o);
+	}
+	return 0;
+}
+
+/* The user's own configurations, right after the baseline: each counts against the
+ * budget, is retried once on a flake like any run, and teaches the strategy when it is
+ * a point of the space. */
+static int run_tries(nccltune_session *s, struct outcome *o)
+{
+	for (size_t i = 0; i < s->cfg.ntries; i++) {
+		const struct tryconf *t = &s->cfg.tries[i];
+		int rc;
+
+		if (s->run.nruns >= (size_t)s->cfg.budget) {
+			session_warn(&s->out, "the budget is spent: %zu configuration(s) of --try "
+			             "not run", s->cfg.ntries - i);
+			break;
+		}
+		rc = measure(s, PHASE_TRY, t->in_space ? &t->p : NULL, i + 1, o);
+		if (rc)
+			return rc;
+		if (t->in_space)
+			session_observe(s, &t->p, o);
+	}
+	return 0;
+}
+
+/* The strategy's suggestions until a stop rule says enough; a suggestion already
+ * measured is told again, not run, and too many of them in a row stop the search. */
+static int run_search(nccltune_session *s, struct outcome *o)
+{
+	char e[1024];
+
+	while (!search_done(s)) {
+		struct point p;
+		const struct outcome *k;
+		int rc = strategy_suggest(s->run.st, &p, e, sizeof e);
+
+		if (rc == 1) {
+			s->run.stop = STOP_EXHAUSTED;
+			break;
+		}
+		if (rc != 0)
+			return session_fail(s, NCCLTUNE_ERROR, "strategy %s: %s",
+			                    s->cfg.strategy_name, e);
+		k = session_known_outcome(s, &p);
+		if (k) {
+			/* Nothing is measured twice in the search: tell the strategy again. */
+			struct outcome copy = *k;
+
+			session_observe(s, &p, &copy);
+			if (++s->run.duplicates >= SESSION_MAX_DUPLICATES) {
+				s->run.stop = STOP_STUCK;
+				break;
+			}
+			continue;
+		}
+		s->run.duplicates = 0;
+		rc = measure(s, PHASE_SEARCH, &p, 0, o);
+		if (rc)
+			return rc;
+		session_observe(s, &p, o);
+	}
+	return 0;
+}
+
+/* The baseline, and from it the deadline of every later run: --timeout, else a
+ * multiple of the baseline's wall time (at least SESSION_MIN_TIMEOUT_S). */
+static int run_baseline(nccltune_session *s, struct outcome *o)
+{
+	struct point base;
+	int rc = measure(s, PHASE_BASELINE, NULL, 0, o);
+
+	if (rc)
+		return rc;
+	if (session_baseline_point(s, &base))
+		session_observe(s, &base, o);
+	if (s->cfg.timeout_opt_s > 0)
+		s->run.timeout_s = s->cfg.timeout_opt_s;
+	else if (o->cls == OUTCOME_OK)
+		s->run.timeout_s = fmax(SESSION_MIN_TIMEOUT_S, SESSION_TIMEOUT_FACTOR * o->wall_s);
+	else
+		s->run.timeout_s = SESSION_BASELINE_TIMEOUT_S;
+	return 0;
+}
+
+/* The end-of-session summary on the progress stream. */
+static void show_summary(nccltune_session *s, const cJSON *doc)
+{
+	struct session_ending end;
+
+	memset(&end, 0, sizeof end);
+	end.dir = s->run.dir;
+	end.wl = &s->cfg.wl;
+	end.model = session_is_model(s) ? s->run.model_name : NULL;
+	end.auto_model = s->run.auto_model;
+	end.pr = s->run.pr;
+	end.runs = s->run.runs;
+	end.nruns = s->run.nruns;
+	end.budget = s->cfg.budget;
+	end.stop = s->run.stop;
+	session_print_summary(&s->out, &end, doc);
+}
+
+/* After the final rounds: results.json, the exports when a configuration worked, and
+ * the summary. *doc is the results document (caller deletes). Returns NCCLTUNE_OK,
+ * NCCLTUNE_NO_CONFIG or NCCLTUNE_ERROR, with a message in s->err. */
+static int conclude(nccltune_session *s, struct final_state *f, cJSON **doc)
+{
+	int rc;
+
+	session_line_end(&s->out);
+	rc = session_results_write(s, f, doc);
+	if (rc != NCCLTUNE_OK && rc != NCCLTUNE_NO_CONFIG)
+		return rc;
+	if (rc == NCCLTUNE_OK)
+		session_exports_write(s);
+	show_summary(s, *doc);
+	if (rc == NCCLTUNE_NO_CONFIG)
+		session_fail(s, NCCLTUNE_NO_CONFIG, "no configuration worked, not even NCCL's "
+		             "defaults: see %s/journal.jsonl for each run's error", s->run.dir);
+	return rc;
+}
+
+int session_loop(nccltune_session *s)
+{
+	struct outcome *o = malloc(sizeof *o);
+	struct final_state f;
+	cJSON *doc = NULL;
+	int rc;
+
+	memset(&f, 0, sizeof f);
+	if (!o)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	rc = observe_warm_failures(s);
+	if (rc == 0)
+		rc = run_baseline(s, o);
+	if (rc == 0)
+		rc = run_tries(s, o);
+	if (rc == 0)
+		rc = run_warm(s, o);
+	if (rc == 0)
+		rc = run_search(s, o);
+	if (rc == 0)
+		rc = session_final_rank(s, &f);
+	if (rc == 0)
+		rc = session_final_run(s, &f);
+	if (rc == 0 && session_replaying(s) && session_diverge(s) != NCCLTUNE_OK)
+		rc = NCCLTUNE_ERROR;
+	if (rc == 0)
+		rc = conclude(s, &f, &doc);
+	if (rc == NCCLTUNE_INTERRUPTED) {
+		session_line_end(&s->out);
+		session_fail(s, NCCLTUNE_INTERRUPTED, "interrupted; resume with: nccltune run "
+		             "--resume %s", s->run.dir);
+	}
+	cJSON_Delete(doc);
+	session_final_free(&f);
+	free(o);
+	return rc;
+}

@@ -1,0 +1,390 @@
+/* prepare.c - getting a session ready to run: for a new one its probe (the GPUs, a
+ * model, or --probe; with no GPU visible the default model stands in, loudly), its
+ * space less the variables the user's environment pins, its tries, its folder, its
+ * fingerprint, the warm start and the journal's header; for a resumed one what its
+ * journal says (nccltune_session_resume); and for both the rng, pruner and strategy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "run/locate.h"
+#include "run/runner.h"
+#include "session/session_priv.h"
+
+extern char **environ;
+
+/* Set the probe's argv to the given words (a NULL ends the list early). */
+static int set_argv(nccltune_session *s, const char *a, const char *b, const char *c,
+                    const char *d, const char *e)
+{
+	const char *words[] = {a, b, c, d, e};
+	size_t n = sizeof words / sizeof words[0];
+
+	s->run.probe_argv = calloc(n + 1, sizeof *s->run.probe_argv);
+	if (!s->run.probe_argv)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	for (size_t i = 0; i < n && words[i]; i++) {
+		s->run.probe_argv[i] = strdup(words[i]);
+		if (!s->run.probe_argv[i])
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	}
+	return NCCLTUNE_OK;
+}
+
+/* The probe of a new session: --probe as given, else the model's probe for --model,
+ * else nccltune-probe when a GPU is visible; with none visible the default model
+ * stands in, and the user is told so. */
+static int resolve_probe(nccltune_session *s)
+{
+	char path[PATH_MAX], e[2048], seed[32];
+	const char *model = s->cfg.model;
+
+	if (s->cfg.probe_cmd) {
+		if (runner_split_command(s->cfg.probe_cmd, &s->run.probe_argv, e, sizeof e) != 0)
+			return session_fail(s, NCCLTUNE_USAGE, "--probe: %s", e);
+		return NCCLTUNE_OK;
+	}
+	if (!model) {
+		if (locate_gpu_visible()) {
+			if (locate_probe(NULL, path, sizeof path, e, sizeof e) != 0)
+				return session_fail(s, NCCLTUNE_ERROR, "a GPU is visible but %s; "
+				                    "build the probe (meson setup -Dprobe=enabled) "
+				                    "or pass --probe CMD or --model NAME", e);
+			return set_argv(s, path, NULL, NULL, NULL, NULL);
+		}
+		model = "pcie-gen5-8gpu";
+		s->run.auto_model = true;
+		session_note(&s->out, "no GPU visible: tuning the MODEL %s (a stand-in, not a "
+		             "measurement); pass --probe or --model to choose", model);
+		s->cfg.model = strdup(model);
+		if (!s->cfg.model)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		model = s->cfg.model;
+	}
+	if (locate_probe(model, path, sizeof path, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_ERROR, "--model %s: %s", model, e);
+	/* The session's seed makes a model session reproducible run for run: the model
+	 * probe mixes it with NCCLTUNE_RUN (env_add_run) and the configuration. */
+	snprintf(seed, sizeof seed, "%lu", s->cfg.seed);
+	if (set_argv(s, path, "--model", model, "--seed", seed) != NCCLTUNE_OK)
+		return NCCLTUNE_ERROR;
+	snprintf(s->run.source, sizeof s->run.source, "model");
+	snprintf(s->run.model_name, sizeof s->run.model_name, "%s", model);
+	return NCCLTUNE_OK;
+}
+
+static void describe_pins(nccltune_session *s)
+{
+	for (size_t i = 0; i < s->run.pins.n; i++) {
+		const struct env_pin *p = &s->run.pins.v[i];
+
+		session_note(&s->out, "pinned by your environment: %s=%s (%s; never overridden)",
+		             p->name, p->value,
+		             p->searched ? "dropped from the search, kept for every run"
+		                         : "fixed by the space; your value is used");
+	}
+}
+
+/* Place every try in the space searched (after pins), refusing what cannot be tried
+ * and duplicates. Used by new and resumed sessions alike. */
+static int resolve_tries(nccltune_session *s)
+{
+	char e[1024], desc[512];
+
+	for (size_t i = 0; i < s->cfg.ntries; i++) {
+		struct tryconf *t = &s->cfg.tries[i];
+
+		if (tryconf_resolve(t, s->run.sp, &s->run.pins, t->origin, e, sizeof e) != 0)
+			return session_fail(s, NCCLTUNE_USAGE, "%s", e);
+		for (size_t j = 0; j < i; j++)
+			if (tryconf_same(&s->cfg.tries[j], t, space_dims(s->run.sp)))
+				return session_fail(s, NCCLTUNE_USAGE,
+				                    "%s: the same configuration as %s", t->origin,
+				                    s->cfg.tries[j].origin);
+	}
+	for (size_t i = 0; i < s->cfg.ntries && !s->resumed; i++) {
+		const struct tryconf *t = &s->cfg.tries[i];
+
+		for (size_t k = 0; k < t->n; k++) {
+			const char *pin = env_pins_get(&s->run.pins, t->name[k]);
+
+			if (t->pinned[k] && strcmp(pin, t->value[k]) != 0)
+				session_note(&s->out, "try %zu: %s=%s is overridden by your "
+				             "environment's %s=%s (pinned: your values win; "
+				             "unset it to try %s)", i + 1, t->name[k], t->value[k],
+				             t->name[k], pin, t->value[k]);
+		}
+		session_note(&s->out, "try %zu: %s (%s%s%s)", i + 1,
+		             tryconf_describe(t, s->run.sp, desc, sizeof desc),
+		             t->in_space ? "a point of the space: the search learns from it"
+		                         : "outside the space: ",
+		             t->in_space ? "" : t->why,
+		             t->in_space ? "" : "; run with exactly these variables");
+	}
+	return NCCLTUNE_OK;
+}
+
+/* A variable a try sets that the user's environment already sets is pinned like the
+ * space's: the user's value wins, and the journal records it. */
+static int pin_try_vars(nccltune_session *s)
+{
+	for (size_t i = 0; i < s->cfg.ntries; i++) {
+		for (size_t k = 0; k < s->cfg.tries[i].n; k++) {
+			const char *now = getenv(s->cfg.tries[i].name[k]);
+
+			if (now && env_pins_add(&s->run.pins, s->cfg.tries[i].name[k], now) != 0)
+				return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		}
+	}
+	return NCCLTUNE_OK;
+}
+
+static int make_out_dir(nccltune_session *s)
+{
+	char e[1024], path[PATH_MAX + 32];
+	struct stat st;
+
+	if (s->cfg.out_dir_opt) {
+		snprintf(s->run.dir, sizeof s->run.dir, "%s", s->cfg.out_dir_opt);
+	} else {
+		char host[64] = "host", stamp[32];
+		time_t t = time(NULL);
+		struct tm tm;
+
+		if (gethostname(host, sizeof host) != 0)
+			snprintf(host, sizeof host, "host");
+		host[sizeof host - 1] = '\0';
+		for (char *c = host; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+				*c = '_';
+		gmtime_r(&t, &tm);
+		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+		snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s", host, stamp);
+		for (int i = 2; stat(s->run.dir, &st) == 0 && i < 1000; i++)
+			snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s-%d", host, stamp, i);
+	}
+	snprintf(path, sizeof path, "%s/journal.jsonl", s->run.dir);
+	if (stat(path, &st) == 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s already holds a session "
+		                    "(journal.jsonl): resume it with 'nccltune run --resume %s' or "
+		                    "choose another --out", s->run.dir, s->run.dir);
+	if (fs_mkdirs(s->run.dir, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_ERROR, "--out: %s", e);
+	return NCCLTUNE_OK;
+}
+
+/* A fingerprint of source "model" says the figures come from a machine model: which. */
+static void source_from_fingerprint(nccltune_session *s, const cJSON *fp)
+{
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(fp, "source");
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(fp, "model");
+
+	if (cJSON_IsString(src) && strcmp(src->valuestring, "model") == 0) {
+		snprintf(s->run.source, sizeof s->run.source, "model");
+		if (cJSON_IsString(model))
+			snprintf(s->run.model_name, sizeof s->run.model_name, "%s",
+			         model->valuestring);
+	}
+}
+
+/* Ask the probe to describe the machine. A probe that cannot be started at all stops
+ * the session here, before a single run of the budget is spent on it. */
+static int take_fingerprint(nccltune_session *s)
+{
+	struct runner_request req;
+	struct runner_result res;
+	char **argv = session_probe_argv(s, "--fingerprint"), **env = NULL, e[512];
+	cJSON *fp = NULL;
+	int status = NCCLTUNE_OK;
+
+	memset(&res, 0, sizeof res);
+	env = env_build(s->run.user_env, s->run.sp, &s->run.pins, NULL, e, sizeof e);
+	if (!argv || !env) {
+		status = session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		goto out;
+	}
+	memset(&req, 0, sizeof req);
+	req.argv = argv;
+	req.envp = env;
+	req.timeout_s = s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s : 120;
+	req.cancel = s->run.cancel;
+	if (runner_run(&req, &res, e, sizeof e) != 0) {
+		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+		goto out;
+	}
+	if (!res.spawned) {
+		status = session_fail(s, NCCLTUNE_ERROR, "cannot start the probe: %s",
+		                      res.spawn_error);
+		goto out;
+	}
+	if (res.cancelled) {
+		s->run.interrupted = true;
+		goto out;
+	}
+	if (!res.timed_out && res.exit_status == 0)
+		fp = cJSON_ParseWithLength(res.out, res.out_len);
+	if (!cJSON_IsObject(fp)) {
+		session_warn(&s->out, "%s --fingerprint gave no fingerprint (%s); continuing "
+		             "without one", s->run.probe_argv[0],
+		             res.timed_out ? "timed out"
+		             : res.exit_status != 0 ? "non-zero exit status" : "not a JSON object");
+		cJSON_Delete(fp);
+		fp = NULL;
+	} else {
+		source_from_fingerprint(s, fp);
+	}
+	s->run.fingerprint = fp;
+out:
+	runner_result_free(&res);
+	runner_free_argv(argv);
+	env_free(env);
+	return status;
+}
+
+int session_prepare_new(nccltune_session *s)
+{
+	char e[2048], path[PATH_MAX + 32];
+	time_t t = time(NULL);
+	struct tm tm;
+	cJSON *h;
+	int rc;
+
+	s->run.user_env = environ;
+	rc = resolve_probe(s);
+	if (rc)
+		return rc;
+	if (!s->cfg.space_full)
+		s->cfg.space_full = space_default();
+	if (!s->cfg.space_full)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	if (env_pins_collect(s->run.user_env, s->cfg.space_full, &s->run.pins, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	if (s->run.pins.n > 0) {
+		if (env_space_unpin(s->cfg.space_full, &s->run.pins, &s->run.sp, e, sizeof e) != 0)
+			return session_fail(s, NCCLTUNE_USAGE, "%s", e);
+		describe_pins(s);
+	} else {
+		s->run.sp = s->cfg.space_full;
+		s->cfg.space_full = NULL;
+	}
+	rc = pin_try_vars(s);
+	if (rc == NCCLTUNE_OK)
+		rc = resolve_tries(s);
+	if (rc)
+		return rc;
+	rc = make_out_dir(s);
+	if (rc)
+		return rc;
+	gmtime_r(&t, &tm);
+	strftime(s->run.created, sizeof s->run.created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	rc = take_fingerprint(s);
+	if (rc || s->run.interrupted)
+		return rc;
+	if (s->cfg.warm_dir) {
+		rc = session_warm_prepare(s);
+		if (rc)
+			return rc;
+	}
+	snprintf(path, sizeof path, "%s/journal.jsonl", s->run.dir);
+	s->run.jr = journal_open(path, e, sizeof e);
+	if (!s->run.jr)
+		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	h = session_header_json(s);
+	if (!h)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	rc = journal_append(s->run.jr, h, e, sizeof e);
+	cJSON_Delete(h);
+	if (rc != 0)
+		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	return NCCLTUNE_OK;
+}
+
+/* On resume, what of the user's environment differs from the session's: a pinned
+ * variable changed or unset (the recorded value is used), a searched one now set
+ * (ignored). */
+static void note_environment(nccltune_session *s)
+{
+	for (size_t i = 0; i < s->run.pins.n; i++) {
+		const char *now = getenv(s->run.pins.v[i].name);
+
+		if (!now || strcmp(now, s->run.pins.v[i].value) != 0)
+			session_note(&s->out, "note: %s is %s%s%s in your environment now; the "
+			             "session's recorded value %s is used", s->run.pins.v[i].name,
+			             now ? "'" : "unset", now ? now : "", now ? "'" : "",
+			             s->run.pins.v[i].value);
+	}
+	for (size_t d = 0; d < space_dims(s->run.sp); d++)
+		if (getenv(space_name(s->run.sp, d)))
+			session_note(&s->out, "note: %s is set in your environment now, but this "
+			             "session searches it; ignored", space_name(s->run.sp, d));
+}
+
+int nccltune_session_resume(nccltune_session *s, const char *dir)
+{
+	char e[2048], path[PATH_MAX + 32];
+	int rc;
+
+	if (s->resumed || s->started)
+		return session_fail(s, NCCLTUNE_USAGE, "--resume: the session is already set up");
+	if (!dir || !*dir || strlen(dir) > PATH_MAX - 64)
+		return session_fail(s, NCCLTUNE_USAGE, "--resume: bad folder name");
+	rc = session_load_journal(s, dir);
+	if (rc)
+		return rc;
+	s->resumed = true;
+	rc = resolve_tries(s);
+	if (rc) {
+		char e2[sizeof s->err];
+
+		snprintf(e2, sizeof e2, "%s", s->err);
+		return session_fail(s, NCCLTUNE_USAGE, "%s/journal.jsonl: header: %s", dir, e2);
+	}
+	snprintf(s->run.dir, sizeof s->run.dir, "%s", dir);
+	s->run.user_env = environ;
+	note_environment(s);
+	if (s->run.nqueue > 0)
+		s->run.t_offset = s->run.queue[s->run.nqueue - 1].t_s;
+	if (s->run.fingerprint)
+		source_from_fingerprint(s, s->run.fingerprint);
+
+	for (size_t i = 0; i < s->run.nqueue; i++) {
+		const struct proto_report *r = &s->run.queue[i].o.report;
+
+		if (s->run.queue[i].o.cls == OUTCOME_OK && r->source[0]) {
+			snprintf(s->run.source, sizeof s->run.source, "%s", r->source);
+			snprintf(s->run.model_name, sizeof s->run.model_name, "%s", r->model);
+			break;
+		}
+	}
+	snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+	s->run.jr = journal_open(path, e, sizeof e);
+	if (!s->run.jr)
+		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	session_note(&s->out, "resuming %s: %zu run(s) of %d recorded; they are not run again",
+	             dir, s->run.nqueue, s->cfg.budget);
+	return NCCLTUNE_OK;
+}
+
+int session_prepare_common(nccltune_session *s)
+{
+	char e[1024];
+
+	gsl_set_error_handler_off();
+	s->run.rng = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!s->run.rng)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	gsl_rng_set(s->run.rng, s->cfg.seed);
+	s->run.pr = prune_create(s->run.sp, 0);
+	if (!s->run.pr)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	s->run.st = strategy_create(s->cfg.strategy_name, s->run.sp, s->run.rng, s->run.pr, e,
+	                            sizeof e);
+	if (!s->run.st)
+		return session_fail(s, NCCLTUNE_USAGE, "--strategy: %s", e);
+	return NCCLTUNE_OK;
+}

@@ -1,0 +1,541 @@
+/* results.c - a session's results.json (result/result.h builds the document): the
+ * winner of the final rounds (or, without them, of the search), the baseline, the top
+ * list, each workload size's latency, the failures and the rules learned, how much one
+ * run varies, and each --try against the baseline and the tuned best. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result/result.h"
+#include "session/final.h"
+#include "session/session_priv.h"
+
+/* Is q a final-phase run that worked, of the same configuration as r? */
+static bool same_final_ok(const nccltune_session *s, const struct session_run *q,
+                          const struct session_run *r)
+{
+	return q->phase == PHASE_FINAL && q->o.cls == OUTCOME_OK &&
+	       session_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
+	                           space_dims(s->run.sp));
+}
+
+/* How much one run varies: the pooled standard deviation of log(objective) over the
+ * configurations the final phase re-measured (baseline, finalists, tries), each about
+ * its own mean. Returns false when the repeats give fewer than 2 degrees of freedom. */
+static bool final_noise(const nccltune_session *s, double *sd, int *configs, int *dof)
+{
+	size_t groups = 0, df = 0;
+	double ss = 0;
+
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+		double sum = 0, mean;
+		size_t n = 0;
+		bool seen = false;
+
+		if (r->phase != PHASE_FINAL || r->o.cls != OUTCOME_OK)
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = same_final_ok(s, &s->run.runs[j], r);
+		if (seen)
+			continue;   /* counted with the first run of its configuration */
+		for (size_t j = i; j < s->run.nruns; j++)
+			if (same_final_ok(s, &s->run.runs[j], r)) {
+				sum += log(s->run.runs[j].o.objective_us);
+				n++;
+			}
+		mean = sum / (double)n;
+		for (size_t j = i; j < s->run.nruns; j++)
+			if (same_final_ok(s, &s->run.runs[j], r))
+				ss += pow(log(s->run.runs[j].o.objective_us) - mean, 2);
+		groups += n > 1;
+		df += n - 1;
+	}
+	if (df < 2)
+		return false;
+	*sd = sqrt(ss / (double)df);
+	*configs = (int)groups;
+	*dof = (int)df;
+	return true;
+}
+
+/* Median over the runs of the configuration (p, try_no) in the final phase, or else in
+ * any phase, of each workload size's median latency. */
+static size_t per_size(const nccltune_session *s, const struct point *p, size_t try_no,
+                       struct result_size *out)
+{
+	bool use_final = false;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->run.nruns && !use_final; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		use_final = r->phase == PHASE_FINAL && r->o.cls == OUTCOME_OK &&
+		            session_same_config(r, p, try_no, space_dims(s->run.sp));
+	}
+	for (size_t w = 0; w < s->cfg.wl.n; w++) {
+		double v[256];
+		size_t m = 0;
+
+		for (size_t i = 0; i < s->run.nruns && m < 256; i++) {
+			const struct session_run *r = &s->run.runs[i];
+
+			if (r->o.cls != OUTCOME_OK ||
+			    !session_same_config(r, p, try_no, space_dims(s->run.sp)) ||
+			    (use_final && r->phase != PHASE_FINAL))
+				continue;
+			for (size_t j = 0; j < r->o.report.nresults; j++)
+				if (r->o.report.results[j].bytes == s->cfg.wl.e[w].bytes)
+					v[m++] = r->o.report.results[j].us.median;
+		}
+		if (m == 0)
+			continue;
+		for (size_t a = 1; a < m; a++)
+			for (size_t b2 = a; b2 > 0 && v[b2 - 1] > v[b2]; b2--) {
+				double t = v[b2];
+
+				v[b2] = v[b2 - 1];
+				v[b2 - 1] = t;
+			}
+		out[n].bytes = s->cfg.wl.e[w].bytes;
+		out[n].us = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+		n++;
+	}
+	return n;
+}
+
+/* What run r sets, as an env object; NULL when out of memory. */
+static cJSON *session_env_json(const nccltune_session *s, const struct session_run *r)
+{
+	if (r->try_no && !r->has_point)
+		return tryconf_env_json(&s->cfg.tries[r->try_no - 1], s->run.sp);
+	return env_point_to_json(s->run.sp, r->has_point ? &r->p : NULL);
+}
+
+/* Failures grouped by configuration and class, as results.json lists them. */
+static cJSON *failures_json(const nccltune_session *s)
+{
+	cJSON *arr = cJSON_CreateArray();
+	bool *done = calloc(s->run.nruns + 1, sizeof *done);
+
+	if (!arr || !done)
+		goto fail;
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+		cJSON *f;
+		int count = 0;
+
+		if (done[i] || r->o.cls == OUTCOME_OK)
+			continue;
+		for (size_t j = i; j < s->run.nruns; j++) {
+			const struct session_run *q = &s->run.runs[j];
+
+			if (!done[j] && q->o.cls == r->o.cls &&
+			    session_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
+			                        space_dims(s->run.sp))) {
+				done[j] = true;
+				count++;
+			}
+		}
+		f = cJSON_CreateObject();
+		if (!f || !cJSON_AddItemToArray(arr, f)) {
+			cJSON_Delete(f);
+			goto fail;
+		}
+		if (!cJSON_AddItemToObject(f, "env", session_env_json(s, r)) ||
+		    !cJSON_AddStringToObject(f, "stage", outcome_class_name(r->o.cls)) ||
+		    !cJSON_AddNumberToObject(f, "count", count))
+			goto fail;
+	}
+	free(done);
+	return arr;
+fail:
+	free(done);
+	cJSON_Delete(arr);
+	return NULL;
+}
+
+/* NAME: "level", or NAME: null for an unset level, into `when`. */
+static bool add_level(cJSON *when, const space *sp, size_t dim, size_t level)
+{
+	const char *v = space_level_text(sp, dim, level);
+
+	return v ? cJSON_AddStringToObject(when, space_name(sp, dim), v) != NULL
+	         : cJSON_AddNullToObject(when, space_name(sp, dim)) != NULL;
+}
+
+static cJSON *pruned_json(const nccltune_session *s)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; arr && i < prune_rule_count(s->run.pr); i++) {
+		const struct prune_rule *rule = prune_rule_at(s->run.pr, i);
+		cJSON *o = cJSON_CreateObject(), *when;
+
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			goto fail;
+		}
+		when = cJSON_AddObjectToObject(o, "when");
+		if (!when || !add_level(when, s->run.sp, rule->dim, rule->level) ||
+		    (rule->pair && !add_level(when, s->run.sp, rule->dim2, rule->level2)) ||
+		    !cJSON_AddStringToObject(o, "reason", rule->text))
+			goto fail;
+	}
+	return arr;
+fail:
+	cJSON_Delete(arr);
+	return NULL;
+}
+
+/* {"ratio": r, "ci95": [lo, hi]} (no interval when lo/hi are NAN) under key. */
+static bool add_ratio(cJSON *o, const char *key, double r, double lo, double hi)
+{
+	cJSON *g = cJSON_AddObjectToObject(o, key);
+
+	if (!g || !cJSON_AddNumberToObject(g, "ratio", round(r * 1e4) / 1e4))
+		return false;
+	if (!isnan(lo) && !isnan(hi)) {
+		double v[2] = {round(lo * 1e4) / 1e4, round(hi * 1e4) / 1e4};
+		cJSON *ci = cJSON_CreateDoubleArray(v, 2);
+
+		if (!ci || !cJSON_AddItemToObject(g, "ci95", ci)) {
+			cJSON_Delete(ci);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* One --try in results.json: what it sets, how it ended, and its speed against the
+ * baseline and the tuned best from the same final rounds (or, without them, from its
+ * single run). `win` is the best's entry (NULL: the baseline is the best, or none). */
+static cJSON *try_json(const nccltune_session *s, const struct final_state *f, size_t i,
+                       const struct finalist *win, double best_us, double base_us)
+{
+	const struct tryconf *t = &s->cfg.tries[i];
+	const struct outcome *own = session_try_outcome(s, i + 1);
+	const struct finalist *x = f->of_try ? f->of_try[i] : NULL;
+	const char *outcome = "ok";
+	double mean = NAN, lo = NAN, hi = NAN, r = NAN, rlo = NAN, rhi = NAN;
+	double tr = NAN, tlo = NAN, thi = NAN;
+	int repeats = 0;
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	if (!own)
+		outcome = "not_run";
+	else if (own->cls != OUTCOME_OK)
+		outcome = outcome_class_name(own->cls);
+	else if (x && x->failed)
+		outcome = outcome_class_name(x->fail_cls);
+	else if (session_config_ever_wrong(s, t->in_space ? &t->p : NULL, i + 1))
+		outcome = outcome_class_name(OUTCOME_VERIFY);
+	if (x && f->rounds && x->ok > 0) {
+		mean = x->mean;
+		lo = x->lo;
+		hi = x->hi;
+		repeats = x->ok;
+		r = x->gain;
+		rlo = x->gain_lo;
+		rhi = x->gain_hi;
+		if (x == win)
+			tr = 1.0;
+		else
+			session_paired_ratio(x->us, win ? win->us : f->base_us, f->rounds, &tr,
+			                     &tlo, &thi);
+	} else if (own && own->cls == OUTCOME_OK) {
+		mean = own->objective_us;
+		repeats = 1;
+		r = base_us / mean;
+		tr = x && x == win ? 1.0 : mean / best_us;
+	}
+	if (!cJSON_AddItemToObject(o, "env", tryconf_env_json(t, s->run.sp)) ||
+	    !cJSON_AddBoolToObject(o, "in_space", t->in_space) ||
+	    !cJSON_AddStringToObject(o, "outcome", outcome))
+		goto fail;
+	if (repeats > 0) {
+		if (!cJSON_AddNumberToObject(o, "objective_us", round(mean * 1e4) / 1e4))
+			goto fail;
+		if (!isnan(lo) && !isnan(hi)) {
+			double v[2] = {round(fmax(0.0, lo) * 1e4) / 1e4, round(hi * 1e4) / 1e4};
+			cJSON *ci = cJSON_CreateDoubleArray(v, 2);
+
+			if (!ci || !cJSON_AddItemToObject(o, "ci95_us", ci)) {
+				cJSON_Delete(ci);
+				goto fail;
+			}
+		}
+		if (!cJSON_AddNumberToObject(o, "repeats", repeats))
+			goto fail;
+		if (isfinite(r) && !add_ratio(o, "ratio_vs_baseline", r, rlo, rhi))
+			goto fail;
+		if (isfinite(tr) && !add_ratio(o, "tuned_vs_try", tr, tlo, thi))
+			goto fail;
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+static cJSON *tries_json(const nccltune_session *s, const struct final_state *f,
+                         const struct finalist *win, double best_us, double base_us)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; arr && i < s->cfg.ntries; i++) {
+		cJSON *t = try_json(s, f, i, win, best_us, base_us);
+
+		if (!t || !cJSON_AddItemToArray(arr, t)) {
+			cJSON_Delete(t);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* The baseline's figures: from its final rounds, else its own run. Returns how many
+ * runs they come from (0: no baseline ran ok). */
+static size_t baseline_figures(const nccltune_session *s, const struct final_state *f,
+                               double *mean, double *lo, double *hi)
+{
+	const struct outcome *b = session_baseline_outcome(s);
+	size_t nb = 0;
+
+	if (f->rounds && f->base_ok)
+		nb = session_finite_stats(f->base_us, f->rounds, mean, lo, hi);
+	if (nb == 0 && b && b->cls == OUTCOME_OK) {
+		*mean = b->objective_us;
+		nb = 1;
+	}
+	return nb;
+}
+
+/* The winner: a clean finalist or try with the best paired gain (or mean without a
+ * baseline); without a final phase, the best candidate of the search or a try, its
+ * figures from its single run. An off-space try that wins is the best like any other:
+ * its variables are best.env. NULL: none. */
+static struct finalist *pick_winner(struct final_state *f, size_t nb, double bmean)
+{
+	struct finalist *win = NULL;
+
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
+		struct finalist *x = session_final_entry(f, j);
+
+		if (!x->qualified)
+			continue;
+		if (!win || (!isnan(x->gain) && !isnan(win->gain) ? x->gain > win->gain
+		                                                   : x->mean < win->mean))
+			win = x;
+	}
+	if (!f->rounds && f->k + f->nt > 0) {
+		for (size_t j = 0; j < f->k + f->nt; j++) {
+			/* f->k is 0 or more; without a final, c[0] is the search's best */
+			struct finalist *x = session_final_entry(f, j);
+
+			if (!win || x->search_us < win->search_us)
+				win = x;
+		}
+		win->mean = win->search_us;
+		win->lo = win->hi = NAN;
+		win->ok = 1;
+		win->gain = nb ? bmean / win->mean : NAN;
+		win->gain_lo = win->gain_hi = NAN;
+	}
+	return win;
+}
+
+/* What results.json is built from that session_results_write owns until it is written. */
+struct parts {
+	cJSON *wl, *pins, *fails, *pruned, *empty, *best_env;
+	struct result_config *top;   /* ntop of them, each env in top_env */
+	cJSON **top_env;
+	size_t ntop;
+};
+
+static void parts_free(struct parts *pt)
+{
+	for (size_t i = 0; pt->top_env && i < pt->ntop; i++)
+		cJSON_Delete(pt->top_env[i]);
+	free(pt->top_env);
+	free(pt->top);
+	cJSON_Delete(pt->best_env);
+	cJSON_Delete(pt->empty);
+	cJSON_Delete(pt->wl);
+	cJSON_Delete(pt->pins);
+	cJSON_Delete(pt->fails);
+	cJSON_Delete(pt->pruned);
+}
+
+/* The session's settings and record into *in (the parts it points to in *pt). Returns
+ * an nccltune_status. */
+static int input_basics(nccltune_session *s, const struct final_state *f,
+                        struct result_input *in, struct parts *pt)
+{
+	pt->wl = workload_to_json(&s->cfg.wl);
+	pt->pins = env_pins_to_json(&s->run.pins);
+	pt->fails = failures_json(s);
+	pt->pruned = pruned_json(s);
+	pt->empty = cJSON_CreateObject();
+	pt->top = calloc(f->nc + 1, sizeof *pt->top);
+	pt->top_env = calloc(f->nc + 1, sizeof *pt->top_env);
+	if (!pt->wl || !pt->pins || !pt->fails || !pt->pruned || !pt->empty || !pt->top ||
+	    !pt->top_env)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	cJSON_DeleteItemFromObjectCaseSensitive(pt->wl, "iters");
+	cJSON_DeleteItemFromObjectCaseSensitive(pt->wl, "warmup");
+	in->created = s->run.created;
+	in->fingerprint = s->run.fingerprint;
+	in->source = s->run.source;
+	in->model = s->run.model_name[0] ? s->run.model_name : s->cfg.model;
+	in->workload = pt->wl;
+	in->strategy = s->cfg.strategy_name;
+	in->seed = s->cfg.seed;
+	in->budget = s->cfg.budget;
+	in->pinned = pt->pins;
+	in->evaluations = (int)s->run.nruns;
+	in->failures = pt->fails;
+	in->pruned = pt->pruned;
+	in->gain_lo = in->gain_hi = NAN;
+	in->has_noise = final_noise(s, &in->noise_sd, &in->noise_configs, &in->noise_dof);
+	return NCCLTUNE_OK;
+}
+
+/* The best into *in: the winner when it beat the baseline (or there is none to beat),
+ * else the baseline, NCCL's defaults, with *win set to NULL; none when neither ran.
+ * sizes (WORKLOAD_MAX_ENTRIES) receives the best's latency per workload size. Returns
+ * an nccltune_status. */
+static int input_best(nccltune_session *s, struct result_input *in, struct finalist **win,
+                      size_t nb, struct result_size *sizes, struct parts *pt)
+{
+	struct finalist *w = *win;
+
+	if (w && (!nb || isnan(w->gain) || w->gain > 1.0)) {
+		pt->best_env = w->has_point ? env_point_to_json(s->run.sp, &w->p)
+		                            : tryconf_env_json(&s->cfg.tries[w->try_no - 1],
+		                                               s->run.sp);
+		if (!pt->best_env)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		in->has_best = true;
+		in->best.env = pt->best_env;
+		in->best.objective_us = w->mean;
+		in->best.ci_lo = w->lo;
+		in->best.ci_hi = w->hi;
+		in->best.repeats = w->ok;
+		in->nsizes = per_size(s, w->has_point ? &w->p : NULL, w->try_no, sizes);
+		in->sizes = sizes;
+		if (!isnan(w->gain)) {
+			in->has_gain = true;
+			in->gain = w->gain;
+			in->gain_lo = w->gain_lo;
+			in->gain_hi = w->gain_hi;
+		}
+	} else if (nb) {
+		/* Nothing beat NCCL's defaults: recommend setting nothing. */
+		in->has_best = true;
+		in->best = in->baseline;
+		in->nsizes = per_size(s, NULL, 0, sizes);
+		*win = NULL;   /* the baseline is the best */
+		in->sizes = sizes;
+		in->has_gain = true;
+		in->gain = 1.0;
+	}
+	return NCCLTUNE_OK;
+}
+
+/* The top list into pt->top: the clean finalists first, ranked on their repeats, then
+ * the rest of the search's best, measured once, up to SESSION_TOP_MAX in all. */
+static void input_top(const nccltune_session *s, const struct final_state *f,
+                      struct parts *pt)
+{
+	struct result_config *top = pt->top;
+	size_t ntop = 0;
+
+	for (size_t j = 0; j < f->k && f->rounds; j++) {
+		const struct finalist *x = &f->c[j];
+
+		if (!x->qualified)
+			continue;
+		pt->top_env[ntop] = env_point_to_json(s->run.sp, &x->p);
+		top[ntop].env = pt->top_env[ntop];
+		top[ntop].objective_us = x->mean;
+		top[ntop].ci_lo = x->lo;
+		top[ntop].ci_hi = x->hi;
+		top[ntop].repeats = x->ok;
+		ntop++;
+	}
+	for (size_t a = 1; a < ntop; a++)
+		for (size_t c = a; c > 0 && top[c - 1].objective_us > top[c].objective_us; c--) {
+			struct result_config t = top[c];
+
+			top[c] = top[c - 1];
+			top[c - 1] = t;
+		}
+	for (size_t j = f->rounds ? f->k : 0; j < f->nc && ntop < SESSION_TOP_MAX; j++) {
+		pt->top_env[ntop] = env_point_to_json(s->run.sp, &f->c[j].p);
+		top[ntop].env = pt->top_env[ntop];
+		top[ntop].objective_us = f->c[j].search_us;
+		top[ntop].ci_lo = top[ntop].ci_hi = NAN;
+		top[ntop].repeats = 1;
+		ntop++;
+	}
+	pt->ntop = ntop;
+}
+
+int session_results_write(nccltune_session *s, struct final_state *f, cJSON **doc_out)
+{
+	struct result_input in;
+	struct result_size sizes[WORKLOAD_MAX_ENTRIES];
+	struct parts pt;
+	struct finalist *win;
+	double bmean = NAN, blo = NAN, bhi = NAN;
+	size_t nb;
+	cJSON *doc = NULL;
+	char e[1024];
+	int status = NCCLTUNE_ERROR;
+
+	memset(&in, 0, sizeof in);
+	memset(&pt, 0, sizeof pt);
+	session_final_score(s, f);
+	nb = baseline_figures(s, f, &bmean, &blo, &bhi);
+	win = pick_winner(f, nb, bmean);
+	if (input_basics(s, f, &in, &pt) != NCCLTUNE_OK)
+		goto out;
+	if (nb) {
+		in.has_baseline = true;
+		in.baseline.env = pt.empty;
+		in.baseline.objective_us = bmean;
+		in.baseline.ci_lo = blo;
+		in.baseline.ci_hi = bhi;
+		in.baseline.repeats = (int)nb;
+	}
+	if (input_best(s, &in, &win, nb, sizes, &pt) != NCCLTUNE_OK)
+		goto out;
+	input_top(s, f, &pt);
+	in.ntop = pt.ntop;
+	in.top = pt.top;
+	doc = result_build(&in);
+	if (!doc || (s->cfg.ntries > 0 &&
+	             !cJSON_AddItemToObject(doc, "tries",
+	                                    tries_json(s, f, in.has_best ? win : NULL,
+	                                               in.has_best ? in.best.objective_us : NAN,
+	                                               nb ? bmean : NAN)))) {
+		session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		goto out;
+	}
+	if (result_write(s->run.dir, doc, e, sizeof e) != 0) {
+		session_fail(s, NCCLTUNE_ERROR, "%s", e);
+		goto out;
+	}
+	*doc_out = doc;
+	doc = NULL;
+	status = in.has_best ? NCCLTUNE_OK : NCCLTUNE_NO_CONFIG;
+out:
+	parts_free(&pt);
+	cJSON_Delete(doc);
+	return status;
+}

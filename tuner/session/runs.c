@@ -1,0 +1,163 @@
+/* runs.c - the vocabulary of a session's runs (runs.h): phase names, describing a run,
+ * session time, and what the runs so far say (the best point, the last outcome of a
+ * point or a try, wrong sums, the baseline). At the bottom of session/: it calls no other
+ * file of it. */
+#include <string.h>
+#include <time.h>
+
+#include "session/session_priv.h"
+
+static const char *const phase_names[] = {
+	[PHASE_BASELINE] = "baseline", [PHASE_SEARCH] = "search", [PHASE_RETRY] = "retry",
+	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final", [PHASE_TRY] = "try",
+};
+
+const char *session_phase_name(enum session_phase ph)
+{
+	return (unsigned)ph <= PHASE_TRY ? phase_names[ph] : "?";
+}
+
+int session_phase_parse(const char *s, enum session_phase *out)
+{
+	for (int i = 0; i <= PHASE_TRY; i++) {
+		if (strcmp(s, phase_names[i]) == 0) {
+			*out = (enum session_phase)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+double session_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double session_elapsed(const nccltune_session *s)
+{
+	return s->run.t_offset + (s->run.t_start > 0 ? session_clock() - s->run.t_start : 0);
+}
+
+bool session_is_model(const nccltune_session *s)
+{
+	return strcmp(s->run.source, "model") == 0;
+}
+
+/* Is r a run of the configuration (p, try_no)? A point is a point whoever asked for it
+ * (search or try); without a point, try_no tells an off-space try from the baseline. */
+bool session_same_config(const struct session_run *r, const struct point *p, size_t try_no,
+                         size_t dims)
+{
+	if (!p)
+		return !r->has_point && r->try_no == try_no;
+	return r->has_point && point_equal(&r->p, p, dims);
+}
+
+char *session_run_describe(const nccltune_session *s, const struct session_run *r, char *buf,
+                           size_t len)
+{
+	if (r->try_no && !r->has_point)
+		return tryconf_describe(&s->cfg.tries[r->try_no - 1], s->run.sp, buf, len);
+	if (r->has_point)
+		return space_point_describe(s->run.sp, &r->p, buf, len);
+	if (len)
+		buf[0] = '\0';
+	return buf;
+}
+
+int session_point_best(const nccltune_session *s, double *best_us, struct point *p)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (!r->has_point || r->o.cls != OUTCOME_OK || r->phase == PHASE_FINAL)
+			continue;
+		if (!found || r->o.objective_us < *best_us) {
+			*best_us = r->o.objective_us;
+			if (p)
+				*p = r->p;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+/* The last outcome learned for p (search, warm or retry), or NULL. */
+const struct outcome *session_known_outcome(const nccltune_session *s, const struct point *p)
+{
+	for (size_t i = s->run.nruns; i-- > 0;) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (r->has_point && r->phase != PHASE_FINAL &&
+		    point_equal(&r->p, p, space_dims(s->run.sp)))
+			return &r->o;
+	}
+	return NULL;
+}
+
+/* Did p ever compute a wrong sum? Such a point is never recommended. */
+bool session_ever_wrong(const nccltune_session *s, const struct point *p)
+{
+	for (size_t i = 0; i < s->run.nruns; i++)
+		if (s->run.runs[i].has_point && s->run.runs[i].o.cls == OUTCOME_VERIFY &&
+		    point_equal(&s->run.runs[i].p, p, space_dims(s->run.sp)))
+			return true;
+	return false;
+}
+
+/* The last outcome of try try_no's own runs (try, retry), or NULL when it never ran. */
+const struct outcome *session_try_outcome(const nccltune_session *s, size_t try_no)
+{
+	for (size_t i = s->run.nruns; i-- > 0;) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (r->try_no == try_no && (r->phase == PHASE_TRY || r->phase == PHASE_RETRY))
+			return &r->o;
+	}
+	return NULL;
+}
+
+/* Did the configuration (p, try_no) ever compute a wrong sum? */
+bool session_config_ever_wrong(const nccltune_session *s, const struct point *p, size_t try_no)
+{
+	for (size_t i = 0; i < s->run.nruns; i++)
+		if (s->run.runs[i].o.cls == OUTCOME_VERIFY &&
+		    session_same_config(&s->run.runs[i], p, try_no, space_dims(s->run.sp)))
+			return true;
+	return false;
+}
+
+/* The baseline as a point of the space, when every dimension can be left unset. */
+bool session_baseline_point(const nccltune_session *s, struct point *p)
+{
+	memset(p, 0, sizeof *p);
+	for (size_t d = 0; d < space_dims(s->run.sp); d++) {
+		bool found = false;
+
+		for (size_t l = 0; l < space_levels(s->run.sp, d) && !found; l++) {
+			if (!space_level_text(s->run.sp, d, l)) {
+				p->lv[d] = (uint32_t)l;
+				found = true;
+			}
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+const struct outcome *session_baseline_outcome(const nccltune_session *s)
+{
+	const struct outcome *o = NULL;
+
+	for (size_t i = 0; i < s->run.nruns; i++)
+		if (!s->run.runs[i].has_point && s->run.runs[i].try_no == 0 &&
+		    (s->run.runs[i].phase == PHASE_BASELINE || s->run.runs[i].phase == PHASE_RETRY))
+			o = &s->run.runs[i].o;
+	return o;
+}

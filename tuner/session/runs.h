@@ -1,0 +1,71 @@
+/* runs.h - the vocabulary of a session's runs, at the bottom of session/: the phases,
+ * what one run is, why a search ends, and what the runs so far say (the best point, the
+ * last outcome of a point, whether a configuration ever computed a wrong sum, session
+ * time). The printer includes this; nothing declared here calls the loop, the journal
+ * or the printer. Not part of the public API. */
+#ifndef NCCLTUNE_SESSION_RUNS_H
+#define NCCLTUNE_SESSION_RUNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "nccltune.h"
+#include "run/outcome.h"
+#include "space/space.h"
+
+/* PHASE_TRY: a --try configuration, measured right after the baseline. */
+enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
+                     PHASE_TRY };
+
+/* One probe run. */
+struct session_run {
+	enum session_phase phase;
+	bool has_point;          /* false for the baseline and off-space tries */
+	struct point p;
+	size_t try_no;           /* a run of cfg.tries[try_no - 1] (any phase); 0: not a try */
+	struct outcome o;
+	double t_s;              /* session time when it ended (summed over resumes) */
+};
+
+/* Why the search ended. */
+enum session_stop { STOP_NONE, STOP_BUDGET, STOP_TIME, STOP_EXHAUSTED, STOP_STUCK };
+
+/* "baseline", "search", "retry", "warm", "final", "try"; can't fail. */
+const char *session_phase_name(enum session_phase ph);
+/* Returns 0 with *out, or -1 for an unknown name. */
+int session_phase_parse(const char *s, enum session_phase *out);
+
+/* Is run r of the configuration (p, try_no)? p NULL: the baseline (try_no 0) or the
+ * off-space try try_no. Can't fail. */
+bool session_same_config(const struct session_run *r, const struct point *p, size_t try_no,
+                         size_t dims);
+
+/* The monotonic clock in seconds; can't fail. */
+double session_clock(void);
+/* Session time in seconds, summed over resumes; can't fail. */
+double session_elapsed(const nccltune_session *s);
+/* Did the probe say its figures come from a model? */
+bool session_is_model(const nccltune_session *s);
+/* What run r sets, as "NCCL_A=1 NCCL_B=2" ("" for the baseline); returns buf. */
+char *session_run_describe(const nccltune_session *s, const struct session_run *r, char *buf,
+                           size_t len);
+
+/* The best objective measured so far in the search (not the final phase), with its
+ * point when p is non-NULL. Returns 1 when there is one, else 0 (*best_us untouched). */
+int session_point_best(const nccltune_session *s, double *best_us, struct point *p);
+/* The last outcome learned for p (search, warm or retry), or NULL. */
+const struct outcome *session_known_outcome(const nccltune_session *s, const struct point *p);
+/* Did p ever compute a wrong sum? Such a point is never recommended. */
+bool session_ever_wrong(const nccltune_session *s, const struct point *p);
+/* The last outcome of try try_no's own runs (try, retry), or NULL when it never ran. */
+const struct outcome *session_try_outcome(const nccltune_session *s, size_t try_no);
+/* Did the configuration (p, try_no) ever compute a wrong sum? */
+bool session_config_ever_wrong(const nccltune_session *s, const struct point *p,
+                               size_t try_no);
+/* The baseline as a point of the space, when every dimension can be left unset: true
+ * with *p, else false. */
+bool session_baseline_point(const nccltune_session *s, struct point *p);
+/* The baseline's last outcome (its run or its retry), or NULL when it never ran. */
+const struct outcome *session_baseline_outcome(const nccltune_session *s);
+
+#endif
