@@ -6,11 +6,47 @@
  *   wf_tool check SESSION_DIR [PROBE_COMMAND]
  *   wf_tool report SESSION_DIR
  *   wf_tool show SESSION_DIR
+ *   wf_tool craft FORMAT TOOL_NAME CREATED GPU_NAME
+ *       the export of a summary built by hand, bypassing the loader (one GPU so named,
+ *       NCCL_PROTO=LL), as a caller that skips summary_load would: what the formats alone
+ *       guarantee
  * Exit status: the nccltune_status returned; messages on stderr. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nccltune.h"
+#include "result/summary.h"
+#include "workflows/export.h"
+
+static int craft(char **argv, char *err, size_t errlen)
+{
+	struct summary s;
+	struct summary_gpu gpu = {0, argv[5], "00000000:18:00.0", NULL};
+	struct summary_var v = {"NCCL_PROTO", "LL"};
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.origin, sizeof(s.origin), "crafted");
+	s.tool_name = argv[3];
+	s.tool_version = "0.1.0";
+	s.created = argv[4];
+	s.source = "measured";
+	s.fp.present = true;
+	s.fp.gpu_count = 1;
+	s.fp.ngpus = 1;
+	s.fp.gpus = &gpu;
+	s.best.present = true;
+	s.best.env.n = 1;
+	s.best.env.v = &v;
+	rc = export_render_string(&s, argv[2], &text, &len, err, errlen);
+	if (rc == NCCLTUNE_OK && fwrite(text, 1, len, stdout) != len)
+		rc = NCCLTUNE_ERROR;
+	free(text);
+	return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -30,7 +66,9 @@ int main(int argc, char **argv)
 		                      NULL, written, sizeof(written), err, sizeof(err));
 		if (rc == NCCLTUNE_OK)
 			printf("%s\n", written);
-	} else if (argc >= 3 && strcmp(argv[1], "check") == 0)
+	} else if (argc >= 6 && strcmp(argv[1], "craft") == 0)
+		rc = craft(argv, err, sizeof(err));
+	else if (argc >= 3 && strcmp(argv[1], "check") == 0)
 		rc = nccltune_check(argv[2], argc >= 4 ? argv[3] : NULL, stdout, err, sizeof(err));
 	else if (argc >= 3 && strcmp(argv[1], "report") == 0)
 		rc = nccltune_report_write(argv[2], err, sizeof(err));
@@ -38,7 +76,7 @@ int main(int argc, char **argv)
 		rc = nccltune_show(argv[2], stdout, err, sizeof(err));
 	else
 		snprintf(err, sizeof(err), "usage: wf_tool export|install|install-conf|check|report|"
-		         "show ...");
+		         "show|craft ...");
 	if (rc != NCCLTUNE_OK && rc != NCCLTUNE_CHANGED)
 		fprintf(stderr, "wf_tool: %s\n", err);
 	return rc;

@@ -44,7 +44,34 @@ const char *nccltune_export_filename(const char *format)
  * 256-byte fgets: the rest of a longer '#' line would be parsed as a config row. */
 #define COMMENT_MAX 200
 
-static void comment(FILE *out, const char *text)
+/* The first comment line of every export, and the line after the start marker of the
+ * blocks: fixed text. Python reads a `coding[:=]` comment on line 1 or 2 of a source file
+ * as its encoding (PEP 263); in UTF-7 "+AAo-" is a newline, so data there could become
+ * code. Nothing from a results file is ever printed on those two lines. */
+#define HEADER_FIRST "NCCL settings from an nccltune session (nccltune export); details below"
+
+/* Comments are written through a writer that remembers the first refusal, so that a
+ * header line carrying a PEP 263 declaration fails the whole export. */
+struct cw {
+	FILE *out;
+	const char *origin;
+	char *err;
+	size_t errlen;
+	int rc;
+};
+
+/* Does text declare a source encoding the way PEP 263 reads it ("coding" then ':' or
+ * '=', as in "coding: utf-7", "-*- coding=latin-1 -*-", "vim: fileencoding=utf-7")?
+ * Compared without case, which refuses more than Python reads. */
+static bool declares_coding(const char *text)
+{
+	for (const char *p = text; *p; p++)
+		if (strncasecmp(p, "coding", 6) == 0 && (p[6] == ':' || p[6] == '='))
+			return true;
+	return false;
+}
+
+static void comment(struct cw *w, const char *text)
 {
 	char clean[COMMENT_MAX + 1];
 	size_t n;
@@ -58,12 +85,18 @@ static void comment(FILE *out, const char *text)
 	n = strlen(clean);
 	if (n == COMMENT_MAX && strlen(text) > COMMENT_MAX)
 		memcpy(clean + COMMENT_MAX - 3, "...", 3);
-	fprintf(out, "#%s%s\n", *clean ? " " : "", clean);
+	if (w->rc == NCCLTUNE_OK && (declares_coding(clean) || declares_coding(text))) {
+		fs_errf(w->err, w->errlen, "%s: the header line '%.60s' declares a source encoding "
+		        "('coding:' or 'coding='), which Python obeys in a comment (PEP 263); refused",
+		        w->origin, clean);
+		w->rc = NCCLTUNE_USAGE;
+	}
+	fprintf(w->out, "#%s%s\n", *clean ? " " : "", clean);
 }
 
-static void commentf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void commentf(struct cw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void commentf(FILE *out, const char *fmt, ...)
+static void commentf(struct cw *w, const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
@@ -71,26 +104,38 @@ static void commentf(FILE *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	comment(out, line);
+	comment(w, line);
 }
 
-/* What every export starts with: who tuned what, where, and how well; a model's figures
- * are marked as such on a line of their own. */
-static void header(const struct summary *s, FILE *out)
+/* What every export starts with, after the fixed first line: who tuned what, where, and
+ * how well; a model's figures are marked as such on a line of their own. */
+static void header(struct cw *w, const struct summary *s)
 {
 	char buf[1024];
 
-	commentf(out, "NCCL settings tuned by %s %s on %s",
-	         s->tool_name ? s->tool_name : "nccltune",
+	commentf(w, "tuned by %s %s on %s", s->tool_name ? s->tool_name : "nccltune",
 	         s->tool_version ? s->tool_version : "(version unknown)",
 	         s->created ? s->created : "(date unknown)");
-	commentf(out, "machine: %s", summary_describe_machine(&s->fp, buf, sizeof(buf)));
-	commentf(out, "workload: %s", summary_describe_workload(&s->workload, buf, sizeof(buf)));
-	commentf(out, "result: %s", summary_describe_gain(s, buf, sizeof(buf)));
+	commentf(w, "machine: %s", summary_describe_machine(&s->fp, buf, sizeof(buf)));
+	commentf(w, "workload: %s", summary_describe_workload(&s->workload, buf, sizeof(buf)));
+	commentf(w, "result: %s", summary_describe_gain(s, buf, sizeof(buf)));
 	if (s->model)
-		commentf(out, "source: model (%s) - not a measurement", s->model);
+		commentf(w, "source: model (%s) - not a measurement", s->model);
 	else
-		comment(out, "source: measured");
+		comment(w, "source: measured");
+}
+
+/* A writer on out for s, its first line written (the fixed one). */
+static struct cw writer(const struct summary *s, FILE *out, char *err, size_t errlen,
+                        bool marker)
+{
+	struct cw w = {out, s->origin, err, errlen, NCCLTUNE_OK};
+
+	if (marker)
+		fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
+	comment(&w, HEADER_FIRST);
+	header(&w, s);
+	return w;
 }
 
 static int refuse(const struct summary *s, const struct summary_var *v, const char *format,
@@ -166,16 +211,16 @@ static void py_literal(FILE *out, const char *s)
 
 int export_sitecustomize(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct cw w;
 	int rc = check_env(s, "sitecustomize", err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
-	fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
-	header(s, out);
+	w = writer(s, out, err, errlen, true);
 	if (s->best.env.n == 0) {
-		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
+		comment(&w, "NCCL's defaults were the best configuration found: nothing to set.");
 	} else {
-		comment(out, "Sets each variable unless the environment already has it (yours wins).");
+		comment(&w, "Sets each variable unless the environment already has it (yours wins).");
 		fprintf(out, "import os as _os\nfor _k, _v in [");
 		for (size_t i = 0; i < s->best.env.n; i++) {
 			fprintf(out, "%s(", i ? ", " : "");
@@ -187,7 +232,7 @@ int export_sitecustomize(const struct summary *s, FILE *out, char *err, size_t e
 		fprintf(out, "]:\n    if _k not in _os.environ: _os.environ[_k] = _v\n");
 	}
 	fprintf(out, "%s\n", EXPORT_MARK_END);
-	return NCCLTUNE_OK;
+	return w.rc;
 }
 
 /* ---- shell ---- */
@@ -221,22 +266,23 @@ static bool no_control(const char *v, char *why, size_t whylen)
 
 int export_shell(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct cw w;
 	int rc = check_values(s, "shell", no_control, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
-	header(s, out);
+	w = writer(s, out, err, errlen, false);
 	if (s->best.env.n == 0) {
-		comment(out, "NCCL's defaults were the best configuration found: nothing to export.");
-		return NCCLTUNE_OK;
+		comment(&w, "NCCL's defaults were the best configuration found: nothing to export.");
+		return w.rc;
 	}
-	comment(out, "Source it before starting the program: . ./env.sh");
+	comment(&w, "Source it before starting the program: . ./env.sh");
 	for (size_t i = 0; i < s->best.env.n; i++) {
 		fprintf(out, "export %s=", s->best.env.v[i].name);
 		sh_quote(out, s->best.env.v[i].value);
 		fputc('\n', out);
 	}
-	return NCCLTUNE_OK;
+	return w.rc;
 }
 
 /* ---- dotenv ---- */
@@ -258,27 +304,29 @@ static bool dotenv_safe(const char *v, char *why, size_t whylen)
 
 int export_dotenv(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct cw w;
 	int rc = check_values(s, "dotenv", dotenv_safe, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
-	header(s, out);
-	comment(out, "For docker run --env-file FILE and systemd EnvironmentFile=FILE.");
+	w = writer(s, out, err, errlen, false);
+	comment(&w, "For docker run --env-file FILE and systemd EnvironmentFile=FILE.");
 	if (s->best.env.n == 0)
-		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
+		comment(&w, "NCCL's defaults were the best configuration found: nothing to set.");
 	for (size_t i = 0; i < s->best.env.n; i++)
 		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
-	return NCCLTUNE_OK;
+	return w.rc;
 }
 
 /* ---- nccl-conf ---- */
 
-/* NCCL's own configuration file (src/misc/param.cc, setEnvFile): a line that starts
- * with '#' is a comment; any other splits at its first '=' into a name and a value taken
- * literally to the end of the line (no quotes, no escapes, no trimming), each part cut
- * at 1023 bytes; NCCL 2.28 drops a trailing '\r', older versions keep it. Each pair is
- * set with setenv(..., 0): the process environment wins over the file, and within a
- * file the first line for a variable wins. */
+/* NCCL's own configuration file (src/misc/param.cc, setEnvFile, at v2.28.9-1): a line
+ * whose first byte is '#' is a comment (an indented '#' is not); a line without '=' is
+ * skipped; any other splits at its first '=' into a name and a value taken literally to
+ * the end of the line (no quotes, no escapes, no trimming: only the final '\n' is
+ * removed, so a '\r' stays in the value), each part cut at 1023 bytes. Each pair is set
+ * with setenv(..., 0): the process environment wins over the file, and within a file
+ * the first line for a variable wins. */
 #define NCCL_CONF_PART_MAX 1023
 
 static bool nccl_conf_safe(const char *v, char *why, size_t whylen)
@@ -293,21 +341,21 @@ static bool nccl_conf_safe(const char *v, char *why, size_t whylen)
 
 int export_nccl_conf(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct cw w;
 	int rc = check_values(s, "nccl-conf", nccl_conf_safe, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
-	fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
-	header(s, out);
-	comment(out, "NCCL reads $NCCL_CONF_FILE (NCCL >= 2.23) or else ~/.nccl.conf, then");
-	comment(out, "/etc/nccl.conf. The environment wins over these files, and in a file the");
-	comment(out, "first line for a variable wins: nccltune export --install checks that.");
+	w = writer(s, out, err, errlen, true);
+	comment(&w, "NCCL reads $NCCL_CONF_FILE (NCCL >= 2.23) or else ~/.nccl.conf, then");
+	comment(&w, "/etc/nccl.conf. The environment wins over these files, and in a file the");
+	comment(&w, "first line for a variable wins: nccltune export --install checks that.");
 	if (s->best.env.n == 0)
-		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
+		comment(&w, "NCCL's defaults were the best configuration found: nothing to set.");
 	for (size_t i = 0; i < s->best.env.n; i++)
 		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
 	fprintf(out, "%s\n", EXPORT_MARK_END);
-	return NCCLTUNE_OK;
+	return w.rc;
 }
 
 /* ---- json ---- */
@@ -391,6 +439,7 @@ static bool csv_expresses(const char *name)
 
 int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct cw w;
 	const char *algo_v, *proto_v, *chan_v, *algo, *proto;
 	uint64_t sizes[64];
 	size_t nsizes = 0;
@@ -405,28 +454,28 @@ int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errle
 	chan_v = summary_env_get(&s->best.env, "NCCL_MAX_NCHANNELS");
 	algo = csv_name(algo_v, NCCLVARS_ALGOS, csv_algos);
 	proto = csv_name(proto_v, NCCLVARS_PROTOS, csv_protos);
-	header(s, out);
-	comment(out, "Rows for NVIDIA's example tuner plugin (NCCL ext-tuner/example):");
-	comment(out, "  NCCL_TUNER_PLUGIN=/path/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=this-file");
-	comment(out, "Columns: collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
+	w = writer(s, out, err, errlen, false);
+	comment(&w, "Rows for NVIDIA's example tuner plugin (NCCL ext-tuner/example):");
+	comment(&w, "  NCCL_TUNER_PLUGIN=/path/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=this-file");
+	comment(&w, "Columns: collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
 	        "nNodes,nRanks,numPipeOps,regBuff");
-	comment(out, "The plugin sets nChannels=1 before matching, so -1 (\"keep\") means ONE channel;");
-	comment(out, "channels=0 is what leaves NCCL its own channel count. Unmatched calls also get 1.");
+	comment(&w, "The plugin sets nChannels=1 before matching, so -1 (\"keep\") means ONE channel;");
+	comment(&w, "channels=0 is what leaves NCCL its own channel count. Unmatched calls also get 1.");
 	if (s->best.env.n == 0) {
-		comment(out, "NCCL's defaults were the best configuration found: no rows. Do not load");
-		comment(out, "the example plugin for this result: it would cap every collective at 1 channel.");
-		return NCCLTUNE_OK;
+		comment(&w, "NCCL's defaults were the best configuration found: no rows. Do not load");
+		comment(&w, "the example plugin for this result: it would cap every collective at 1 channel.");
+		return w.rc;
 	}
 	if (!algo || !proto) {
 		/* A row names exactly one algorithm and one protocol; "NCCL decides", a list or
 		 * an exclusion cannot be written, and a guessed row would be a config that was
 		 * never measured. */
-		commentf(out, "No rows: the tuned configuration has %s=%s and %s=%s,",
+		commentf(&w, "No rows: the tuned configuration has %s=%s and %s=%s,",
 		         "NCCL_ALGO", algo_v ? algo_v : "(NCCL's choice)",
 		         "NCCL_PROTO", proto_v ? proto_v : "(NCCL's choice)");
-		comment(out, "and a row must name one algorithm and one protocol. Use env.sh or");
-		comment(out, "sitecustomize.py instead, without the example plugin.");
-		return NCCLTUNE_OK;
+		comment(&w, "and a row must name one algorithm and one protocol. Use env.sh or");
+		comment(&w, "sitecustomize.py instead, without the example plugin.");
+		return w.rc;
 	}
 	if (s->fp.gpu_count > 0)
 		nranks = s->fp.gpu_count;
@@ -442,10 +491,10 @@ int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errle
 			sizes[nsizes++] = s->workload.c[i].bytes;
 	}
 	qsort(sizes, nsizes, sizeof(sizes[0]), cmp_u64);
-	commentf(out, "One row per tuned message size (only measured sizes); nRanks %s.",
+	commentf(&w, "One row per tuned message size (only measured sizes); nRanks %s.",
 	         nranks > 0 ? "= the GPUs of the fingerprint" : "-1 (no fingerprint)");
 	if (!chan_v)
-		comment(out, "NCCL_MAX_NCHANNELS was not tuned: channels=0 (NCCL's choice).");
+		comment(&w, "NCCL_MAX_NCHANNELS was not tuned: channels=0 (NCCL's choice).");
 	for (size_t i = 0; i < nsizes; i++)
 		fprintf(out, "allreduce,%llu,%llu,%s,%s,%s,1,%ld,-1,-1\n", (unsigned long long)sizes[i],
 		        (unsigned long long)sizes[i], algo, proto, chan_v ? chan_v : "0", nranks);
@@ -453,11 +502,11 @@ int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errle
 		if (csv_expresses(s->best.env.v[i].name))
 			continue;
 		if (!rest)
-			comment(out, "A tuner plugin cannot set these; put them in the environment as well:");
+			comment(&w, "A tuner plugin cannot set these; put them in the environment as well:");
 		rest = true;
-		commentf(out, "  %s=%s", s->best.env.v[i].name, s->best.env.v[i].value);
+		commentf(&w, "  %s=%s", s->best.env.v[i].name, s->best.env.v[i].value);
 	}
-	return NCCLTUNE_OK;
+	return w.rc;
 }
 
 /* ---- dispatch ---- */
