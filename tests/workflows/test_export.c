@@ -153,8 +153,8 @@ static void test_accepted_code(void)
 	CHECK_INT(export_mem("hostile/accepted.json", "sitecustomize", &text, &len, err,
 	                     sizeof(err)), NCCLTUNE_OK);
 	CHECK_CONTAINS(text, "import os as _os\nfor _k, _v in [(\"NCCL_ALGO\", "
-	               "\"ring;allreduce:^tree\"), (\"NCCL_PROTO\", \"LL\"), (\"NCCL_SOCKET_IFNAME\", "
-	               "\"=eth0,^docker\")]:\n    if _k not in _os.environ: _os.environ[_k] = _v\n"
+	               "\"ring;allreduce:^tree\"), (\"NCCL_PROTO\", \"LL\")]:\n"
+	               "    if _k not in _os.environ: _os.environ[_k] = _v\n"
 	               EXPORT_MARK_END "\n");
 	/* the hostile GPU name arrives as an inert comment */
 	CHECK_CONTAINS(text, "\n# machine: 1 x <script>alert(1)</script> \"GPU\" `id` $(id) + 1 x ");
@@ -235,7 +235,8 @@ static void test_statuses(void)
 }
 
 /* A summary built by hand, as a caller that bypasses the loader might: origin "crafted",
- * one variable NCCL_SOCKET_IFNAME=value (v must outlive s). */
+ * one variable NCCL_THREAD_THRESHOLDS=value (v must outlive s; a tuning variable
+ * whose values are free text). */
 static void crafted(struct summary *s, struct summary_var *v, const char *value)
 {
 	memset(s, 0, sizeof(*s));
@@ -243,7 +244,7 @@ static void crafted(struct summary *s, struct summary_var *v, const char *value)
 	s->source = "measured";
 	s->fp.gpu_count = -1;
 	s->best.present = true;
-	v->name = "NCCL_SOCKET_IFNAME";
+	v->name = "NCCL_THREAD_THRESHOLDS";
 	v->value = value;
 	s->best.env.n = 1;
 	s->best.env.v = v;
@@ -262,11 +263,11 @@ static void test_nccl_conf_limits(void)
 	memset(longv, 'a', sizeof(longv) - 1);
 	crafted(&s, &v, longv);
 	CHECK_INT(export_nccl_conf(&s, stdout, err, sizeof(err)), NCCLTUNE_USAGE);
-	CHECK_CONTAINS(err, "crafted: best.env.NCCL_SOCKET_IFNAME");
+	CHECK_CONTAINS(err, "crafted: best.env.NCCL_THREAD_THRESHOLDS");
 	CHECK_CONTAINS(err, "as nccl-conf");
 	v.value = "eth0";
 	CHECK_INT(export_render_string(&s, "nccl-conf", &text, &len, err, sizeof(err)), NCCLTUNE_OK);
-	CHECK_CONTAINS(text, "\nNCCL_SOCKET_IFNAME=eth0\n" EXPORT_MARK_END "\n");
+	CHECK_CONTAINS(text, "\nNCCL_THREAD_THRESHOLDS=eth0\n" EXPORT_MARK_END "\n");
 	CHECK(strncmp(text, EXPORT_MARK_BEGIN "\n", strlen(EXPORT_MARK_BEGIN) + 1) == 0);
 	free(text);
 }
@@ -288,11 +289,44 @@ static void test_defence_in_depth(void)
 			CHECK_INT(export_render_string(&s, fmts[k].name, &text, &len, err, sizeof(err)),
 			          NCCLTUNE_USAGE);
 			CHECK(text == NULL);
-			CHECK_CONTAINS(err, "crafted: best.env.NCCL_SOCKET_IFNAME");
+			CHECK_CONTAINS(err, "crafted: best.env.NCCL_THREAD_THRESHOLDS");
 		}
 		v.name = "PATH";
 		v.value = "LL";
 		CHECK_INT(export_sitecustomize(&s, stdout, NULL, 0), NCCLTUNE_USAGE);
+	}
+}
+
+/* A results file whose best.env holds a variable an export may not set (a loader, a site
+ * setting, a logging variable, a name nccltune does not know) loads - the loader checks
+ * syntax - and every format refuses it, naming the key, writing nothing. */
+static void test_roles(void)
+{
+	static const struct { const char *file, *name, *why; } cases[] = {
+		{ "roles/net-plugin.json", "NCCL_NET_PLUGIN", "a loader variable" },
+		{ "roles/tuner-plugin.json", "NCCL_TUNER_PLUGIN", "only to nccltune's own plugin" },
+		{ "roles/profiler-plugin.json", "NCCL_PROFILER_PLUGIN", "a loader variable" },
+		{ "roles/env-plugin.json", "NCCL_ENV_PLUGIN", "a loader variable" },
+		{ "roles/debug-file.json", "NCCL_DEBUG_FILE", "a loader variable" },
+		{ "roles/conf-file.json", "NCCL_CONF_FILE", "a loader variable" },
+		{ "roles/setting.json", "NCCL_SOCKET_IFNAME", "exported only as pinned" },
+		{ "roles/debug.json", "NCCL_DEBUG", "a logging variable" },
+		{ "roles/unknown.json", "NCCL_FUTURE_KNOB", "not a tuning variable nccltune knows" },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+			char *text = NULL, err[1024] = "", want[128];
+			size_t len = 0;
+
+			CHECK_INT(export_mem(cases[c].file, fmts[k].name, &text, &len, err, sizeof(err)),
+			          NCCLTUNE_USAGE);
+			CHECK_INT(len, 0);
+			snprintf(want, sizeof(want), "%s: best.env.%s: ", cases[c].file, cases[c].name);
+			CHECK_CONTAINS(err, want);
+			CHECK_CONTAINS(err, cases[c].why);
+			free(text);
+		}
 	}
 }
 
@@ -319,6 +353,7 @@ int main(void)
 	test_statuses();
 	test_defence_in_depth();
 	test_nccl_conf_limits();
+	test_roles();
 	if (update)
 		fprintf(stderr, "goldens rewritten in %s: review the diff\n", golden_dir);
 	return check_status();

@@ -104,6 +104,29 @@ for case in start-only end-only two-blocks nested; do
 	[ ! -e "$T/bad.py.nccltune-bak" ] || fail "$case: backup written"
 done
 
+# A results file whose best.env sets a loader variable (a plugin, a file NCCL opens), a
+# site setting, a logging variable or one nccltune does not know: --install refuses it
+# (status 2, naming the key) in every format that installs, and the target is untouched.
+printf 'A = 1\n' > "$T/roles.py"
+printf 'NCCL_DEBUG=WARN\n' > "$T/roles.conf"
+cp "$T/roles.py" "$T/roles.py.orig"
+cp "$T/roles.conf" "$T/roles.conf.orig"
+for f in "$DATA"/roles/*.json; do
+	key=$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))
+print([k for k in d["best"]["env"] if k not in m["best"]["env"]][0])' "$f" "$DATA/measured/results.json")
+	for how in install install-conf; do
+		target=$T/roles.py
+		[ "$how" = install-conf ] && target=$T/roles.conf
+		rc=0
+		"$TOOL" $how "$f" "$target" > /dev/null 2> "$T/err" || rc=$?
+		[ "$rc" = 2 ] || fail "$(basename "$f") $how: status $rc"
+		grep -q "best.env.$key: " "$T/err" || fail "$(basename "$f") $how: message $(cat "$T/err")"
+		cmp -s "$target" "$target.orig" || fail "$(basename "$f") $how: target changed"
+		[ ! -e "$target.nccltune-bak" ] || fail "$(basename "$f") $how: backup written"
+	done
+done
+
 # No configuration worked: nothing to install (status 4), nothing written.
 rc=0
 "$TOOL" install "$DATA/noconfig" "$T/none.py" 2>/dev/null >/dev/null || rc=$?

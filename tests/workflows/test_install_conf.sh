@@ -104,5 +104,13 @@ if [ -n "$NT" ]; then
 	rc=0
 	"$NT" export --format json --install="$T/x.json" "$DATA/measured" 2>/dev/null || rc=$?
 	[ "$rc" = 2 ] || fail "--format json --install: exit $rc"
+	# a loader variable in best.env: the CLI exits 2 naming the key, prints nothing
+	for f in net-plugin tuner-plugin profiler-plugin env-plugin debug-file; do
+		rc=0
+		"$NT" export --format shell "$DATA/roles/$f.json" > "$T/cli.out" 2> "$T/cli.err" || rc=$?
+		[ "$rc" = 2 ] || fail "CLI export of roles/$f.json: exit $rc"
+		[ ! -s "$T/cli.out" ] || fail "CLI export of roles/$f.json printed something"
+		grep -q "best.env.NCCL_[A-Z_]*: a loader variable" "$T/cli.err" || fail "CLI: $(cat "$T/cli.err")"
+	done
 fi
 echo "nccl-conf install passed"

@@ -148,8 +148,39 @@ static int refuse(const struct summary *s, const struct summary_var *v, const ch
 	return NCCLTUNE_USAGE;
 }
 
+/* Why an export may not set `name`, or NULL when it may: only variables of role `tune`
+ * in common/ncclvars. A loader variable (a plugin, a file NCCL opens or writes) from a
+ * results file would let whoever wrote that file choose code or files for every NCCL
+ * program; nccltune's own plugin is set by the export itself, never taken from best.env;
+ * a site setting is exported only as pinned (the session ran with it); a variable
+ * nccltune does not know may be a loader of an NCCL version newer than its table. */
+static const char *role_refusal(const char *name)
+{
+	const struct ncclvar *var = ncclvars_find(name);
+
+	if (!var)
+		return "not a tuning variable nccltune knows (common/ncclvars.c); an export sets "
+		       "only those, since an unknown name may be a loader of a newer NCCL";
+	switch (var->role) {
+	case NCCLVARS_TUNE:
+		return NULL;
+	case NCCLVARS_LOADER:
+		if (strcmp(name, "NCCL_TUNER_PLUGIN") == 0)
+			return "a loader variable: an export sets NCCL_TUNER_PLUGIN only to nccltune's "
+			       "own plugin, itself, never from a results file";
+		return "a loader variable (it names a library or a file NCCL opens or writes): "
+		       "never exported from a results file";
+	case NCCLVARS_SETTING:
+		return "a site setting, not a tuning variable: exported only as pinned (set in the "
+		       "environment the session ran in)";
+	default:
+		return "a logging variable, not a tuning variable: never exported";
+	}
+}
+
 /* Defence in depth: the name and value checks of the loader, repeated here so that an
- * export never depends on a caller having loaded the summary with summary_load. */
+ * export never depends on a caller having loaded the summary with summary_load; then the
+ * role of each variable. */
 static int check_env(const struct summary *s, const char *format, char *err, size_t errlen)
 {
 	char why[256];
@@ -171,6 +202,11 @@ static int check_env(const struct summary *s, const char *format, char *err, siz
 		}
 		if (ncclvars_check(v->name, v->value, why, sizeof(why)) != 0)
 			return refuse(s, v, format, why, err, errlen);
+		if (role_refusal(v->name)) {
+			fs_errf(err, errlen, "%s: best.env.%s: %s; refused", s->origin, v->name,
+			        role_refusal(v->name));
+			return NCCLTUNE_USAGE;
+		}
 	}
 	return NCCLTUNE_OK;
 }

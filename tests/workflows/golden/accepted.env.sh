@@ -7,4 +7,3 @@
 # Source it before starting the program: . ./env.sh
 export NCCL_ALGO='ring;allreduce:^tree'
 export NCCL_PROTO='LL'
-export NCCL_SOCKET_IFNAME='=eth0,^docker'

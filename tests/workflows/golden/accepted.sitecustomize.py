@@ -7,6 +7,6 @@
 # source: measured
 # Sets each variable unless the environment already has it (yours wins).
 import os as _os
-for _k, _v in [("NCCL_ALGO", "ring;allreduce:^tree"), ("NCCL_PROTO", "LL"), ("NCCL_SOCKET_IFNAME", "=eth0,^docker")]:
+for _k, _v in [("NCCL_ALGO", "ring;allreduce:^tree"), ("NCCL_PROTO", "LL")]:
     if _k not in _os.environ: _os.environ[_k] = _v
 # <<< nccltune <<<
