@@ -127,6 +127,112 @@ print([k for k in d["best"]["env"] if k not in m["best"]["env"]][0])' "$f" "$DAT
 	done
 done
 
+# The owner and group of the file are kept (and given to the backup); as root any owner.
+if [ "$(id -u)" = 0 ]; then
+	printf 'A = 1\n' > "$T/owned.py"
+	chown 12345:23456 "$T/owned.py"
+	chmod 0640 "$T/owned.py"
+	"$TOOL" install "$DATA/measured" "$T/owned.py" >/dev/null || fail "owned file"
+	[ "$(stat -c %u:%g:%a "$T/owned.py")" = 12345:23456:640 ] ||
+		fail "owner/group/mode not kept: $(stat -c %u:%g:%a "$T/owned.py")"
+	[ "$(stat -c %u:%g:%a "$T/owned.py.nccltune-bak")" = 12345:23456:640 ] ||
+		fail "backup owner: $(stat -c %u:%g:%a "$T/owned.py.nccltune-bak")"
+	# a user who may write the folder but is not the owner cannot keep it: refused, and the
+	# file is left as it is (not silently given to that user)
+	if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+		mkdir "$T/shared"
+		chmod 0711 "$T"
+		chmod 0777 "$T/shared"
+		printf 'A = 1\n' > "$T/shared/site.py"
+		chmod 0666 "$T/shared/site.py"
+		cp "$T/shared/site.py" "$T/shared.orig"
+		rc=0
+		setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/ \
+			"$TOOL" install "$DATA/measured" "$T/shared/site.py" >/dev/null 2> "$T/err" || rc=$?
+		[ "$rc" = 1 ] || fail "not the owner: status $rc ($(cat "$T/err"))"
+		grep -q "cannot give the new file the owner 0:0" "$T/err" || fail "not the owner: $(cat "$T/err")"
+		cmp -s "$T/shared/site.py" "$T/shared.orig" || fail "not the owner: file changed"
+		[ "$(stat -c %u "$T/shared/site.py")" = 0 ] || fail "not the owner: owner changed"
+		ls "$T/shared" | grep -q '\.tmp\.' && fail "not the owner: temporary left"
+	else
+		echo "note: no setpriv or no user nobody: the not-the-owner case skipped"
+	fi
+else
+	echo "note: not root: the owner case skipped"
+fi
+
+# A file with other hard links is refused, not replaced (the other names would keep the
+# old text): status 2, both names untouched.
+printf 'A = 1\n' > "$T/linked.py"
+ln "$T/linked.py" "$T/linked2.py"
+rc=0
+"$TOOL" install "$DATA/measured" "$T/linked.py" >/dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "hard link: status $rc"
+grep -q "has 2 hard links" "$T/err" || fail "hard link: $(cat "$T/err")"
+[ "$(cat "$T/linked2.py")" = "A = 1" ] && [ "$(stat -c %h "$T/linked.py")" = 2 ] || fail "hard link: changed"
+
+# An earlier block found however it is indented, and refused when not at the top level:
+# no second block is appended after it.
+printf 'import os\nif os.environ.get("X"):\n    # >>> nccltune >>>\n    pass\n    # <<< nccltune <<<\n' > "$T/indented.py"
+printf 'NCCL_DEBUG=WARN\n  # >>> nccltune >>>\nNCCL_PROTO=LL\n  # <<< nccltune <<<\n' > "$T/indented.conf"
+for f in indented.py indented.conf; do
+	cp "$T/$f" "$T/$f.orig"
+	how=install
+	case $f in *.conf) how=install-conf ;; esac
+	rc=0
+	"$TOOL" $how "$DATA/measured" "$T/$f" >/dev/null 2> "$T/err" || rc=$?
+	[ "$rc" = 2 ] || fail "$f: status $rc"
+	grep -q "$T/$f:[23]: an nccltune marker indented by [24] column(s), not at the top level" "$T/err" ||
+		fail "$f: $(cat "$T/err")"
+	cmp -s "$T/$f" "$T/$f.orig" || fail "$f: changed"
+done
+
+# Marker lines inside a string literal are text, not markers: the string (and the code
+# after it) is kept, the block is appended, and a second install replaces only it.
+cat > "$T/strings.py" <<'PYEOF'
+DOC = """
+# >>> nccltune >>>
+user text that must stay
+# <<< nccltune <<<
+"""
+HALF = '''
+# >>> nccltune >>>
+'''
+AFTER = 2
+PYEOF
+cp "$T/strings.py" "$T/strings.orig"
+"$TOOL" install "$DATA/measured" "$T/strings.py" >/dev/null || fail "strings: install"
+"$TOOL" install "$DATA/measured" "$T/strings.py" >/dev/null || fail "strings: second install"
+head -n 9 "$T/strings.py" | cmp -s - "$T/strings.orig" || fail "strings: the user's code changed"
+[ "$(grep -c '^# >>> nccltune >>>$' "$T/strings.py")" = 3 ] || fail "strings: not one block appended"
+got=$(env -i PATH="$PATH" PYTHONPATH="$T" "$PY" -c 'import strings, os
+print(repr(strings.DOC), repr(strings.HALF), strings.AFTER)')
+want=$(env -i PATH="$PATH" "$PY" -c 'exec(open("'"$T/strings.orig"'").read()); print(repr(DOC), repr(HALF), AFTER)')
+[ "$got" = "$want" ] || fail "strings: python sees $got, want $want"
+got=$(env -i PATH="$PATH" PYTHONPATH="$T" "$PY" -c 'import strings, os; print(os.environ.get("NCCL_PROTO"))')
+[ "$got" = LL ] || fail "strings: the block did not run: $got"
+
+# Markers that are top-level comment lines of the tokenizer but sit inside brackets: the
+# merged file is checked with the interpreter's parser before anything is replaced.
+printf 'X = (\n# >>> nccltune >>>\n1\n# <<< nccltune <<<\n)\n' > "$T/brackets.py"
+cp "$T/brackets.py" "$T/brackets.orig"
+rc=0
+"$TOOL" install "$DATA/measured" "$T/brackets.py" >/dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "brackets: status $rc"
+grep -q "$T/brackets.py: with nccltune's block in place the file would not be valid Python" "$T/err" ||
+	fail "brackets: $(cat "$T/err")"
+cmp -s "$T/brackets.py" "$T/brackets.orig" || fail "brackets: changed"
+[ ! -e "$T/brackets.py.nccltune-bak" ] || fail "brackets: backup written"
+
+# A file that is not valid Python is not edited (its interpreter's parser says why).
+printf 'def broken(:\n    pass\n' > "$T/broken.py"
+cp "$T/broken.py" "$T/broken.orig"
+rc=0
+"$TOOL" install "$DATA/measured" "$T/broken.py" >/dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "broken python: status $rc"
+grep -q "$T/broken.py:[0-9]*:.*not valid Python" "$T/err" || fail "broken python: $(cat "$T/err")"
+cmp -s "$T/broken.py" "$T/broken.orig" || fail "broken python: changed"
+
 # No configuration worked: nothing to install (status 4), nothing written.
 rc=0
 "$TOOL" install "$DATA/noconfig" "$T/none.py" 2>/dev/null >/dev/null || rc=$?
