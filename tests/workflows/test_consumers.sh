@@ -25,13 +25,15 @@ trap '[ -n "$DPID" ] && kill "$DPID" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "note: $*"; }
 
-# What a consumer must end up with: best.env of the result, as NAME=VALUE lines, sorted.
+# What a consumer must end up with: best.env and the pinned variables of the result, as
+# NAME=VALUE lines, sorted.
 want_env() {
 	python3 - "$1" <<'EOF'
 import json, os, sys
 p = sys.argv[1]
 doc = json.load(open(os.path.join(p, "results.json") if os.path.isdir(p) else p))
-for k, v in sorted(doc["best"]["env"].items()):
+env = dict(doc["best"]["env"], **(doc.get("pinned") or {}))
+for k, v in sorted(env.items()):
     print(f"{k}={v}")
 EOF
 }
@@ -99,7 +101,8 @@ for fx in measured model defaults-best hostile/accepted.json; do
 	# json: the variables as one object
 	python3 -c 'import json,sys
 doc = json.load(open(sys.argv[1]))
-env = doc.get("env", doc)
+assert doc["schema"] == "nccltune-env/1" and doc["source"] in ("measured", "model")
+env = dict(doc.get("env", doc), **doc["pinned"])
 for k in sorted(env): print(k + "=" + env[k])' "$d/json" > "$d/got.json" || fail "$name: json"
 	diff "$d/want" "$d/got.json" || fail "$name: json holds other variables"
 

@@ -76,8 +76,9 @@ static void lines_safe(const char *text, const char *format)
 
 		CHECK(nl != NULL);                 /* every line ends with a newline */
 		CHECK(n <= 202);                    /* the tuner plugin reads 256-byte lines */
-		for (size_t i = 0; i < n; i++)
-			CHECK((unsigned char)p[i] >= 0x20 && (unsigned char)p[i] < 0x7f);
+		for (size_t i = 0; i < n; i++)   /* cJSON indents with tabs */
+			CHECK(((unsigned char)p[i] >= 0x20 && (unsigned char)p[i] < 0x7f) ||
+			      (p[i] == '\t' && strcmp(format, "json") == 0));
 		if (n > 0 && p[0] != '#') {
 			char line[1024];
 
@@ -91,9 +92,17 @@ static void lines_safe(const char *text, const char *format)
 				CHECK(!strchr(line, '`') && !strchr(line, '$') && !strchr(line, '"'));
 			} else if (strcmp(format, "sitecustomize") == 0) {
 				CHECK(!strchr(line, '`') && !strchr(line, '$') && !strchr(line, '\''));
+				/* the fixed lines of the block, and one pair per line */
 				CHECK(strcmp(line, "import os as _os") == 0 ||
-				      strncmp(line, "for _k, _v in [(\"NCCL_", 22) == 0 ||
-				      strcmp(line, "    if _k not in _os.environ: _os.environ[_k] = _v") == 0);
+				      strcmp(line, "if _os.environ.get(\"NCCLTUNE_OFF\") != \"1\":") == 0 ||
+				      strcmp(line, "    for _k, _v in (") == 0 ||
+				      (strncmp(line, "        (\"NCCL_", 15) == 0 &&
+				       strcmp(line + strlen(line) - 3, "\"),") == 0) ||
+				      strcmp(line, "        # pinned: set when the session ran (it measured "
+				             "with them)") == 0 ||
+				      strcmp(line, "    ):") == 0 ||
+				      strcmp(line, "        if _k not in _os.environ:") == 0 ||
+				      strcmp(line, "            _os.environ[_k] = _v") == 0);
 			} else if (strcmp(format, "dotenv") == 0) {
 				CHECK(strncmp(line, "NCCL_", 5) == 0);
 				CHECK(!strpbrk(line, "`$'\"\\ #"));
@@ -152,9 +161,14 @@ static void test_accepted_code(void)
 
 	CHECK_INT(export_mem("hostile/accepted.json", "sitecustomize", &text, &len, err,
 	                     sizeof(err)), NCCLTUNE_OK);
-	CHECK_CONTAINS(text, "import os as _os\nfor _k, _v in [(\"NCCL_ALGO\", "
-	               "\"ring;allreduce:^tree\"), (\"NCCL_PROTO\", \"LL\")]:\n"
-	               "    if _k not in _os.environ: _os.environ[_k] = _v\n"
+	CHECK_CONTAINS(text, "    for _k, _v in (\n"
+	               "        (\"NCCL_ALGO\", \"ring;allreduce:^tree\"),\n"
+	               "        (\"NCCL_PROTO\", \"LL\"),\n"
+	               "        # pinned: set when the session ran (it measured with them)\n"
+	               "        (\"NCCL_SOCKET_IFNAME\", \"=eth0,^docker\"),\n"
+	               "    ):\n"
+	               "        if _k not in _os.environ:\n"
+	               "            _os.environ[_k] = _v\n"
 	               EXPORT_MARK_END "\n");
 	/* the hostile GPU name arrives as an inert comment */
 	CHECK_CONTAINS(text, "\n# machine: 1 x <script>alert(1)</script> \"GPU\" `id` $(id) + 1 x ");
@@ -303,15 +317,18 @@ static void test_defence_in_depth(void)
 static void test_roles(void)
 {
 	static const struct { const char *file, *name, *why; } cases[] = {
-		{ "roles/net-plugin.json", "NCCL_NET_PLUGIN", "a loader variable" },
-		{ "roles/tuner-plugin.json", "NCCL_TUNER_PLUGIN", "only to nccltune's own plugin" },
-		{ "roles/profiler-plugin.json", "NCCL_PROFILER_PLUGIN", "a loader variable" },
-		{ "roles/env-plugin.json", "NCCL_ENV_PLUGIN", "a loader variable" },
-		{ "roles/debug-file.json", "NCCL_DEBUG_FILE", "a loader variable" },
-		{ "roles/conf-file.json", "NCCL_CONF_FILE", "a loader variable" },
-		{ "roles/setting.json", "NCCL_SOCKET_IFNAME", "exported only as pinned" },
-		{ "roles/debug.json", "NCCL_DEBUG", "a logging variable" },
-		{ "roles/unknown.json", "NCCL_FUTURE_KNOB", "not a tuning variable nccltune knows" },
+		{ "roles/net-plugin.json", "best.env.NCCL_NET_PLUGIN", "a loader variable" },
+		{ "roles/tuner-plugin.json", "best.env.NCCL_TUNER_PLUGIN", "only to nccltune's own plugin" },
+		{ "roles/profiler-plugin.json", "best.env.NCCL_PROFILER_PLUGIN", "a loader variable" },
+		{ "roles/env-plugin.json", "best.env.NCCL_ENV_PLUGIN", "a loader variable" },
+		{ "roles/debug-file.json", "best.env.NCCL_DEBUG_FILE", "a loader variable" },
+		{ "roles/conf-file.json", "best.env.NCCL_CONF_FILE", "a loader variable" },
+		{ "roles/setting.json", "best.env.NCCL_SOCKET_IFNAME", "exported only as pinned" },
+		{ "roles/debug.json", "best.env.NCCL_DEBUG", "a logging variable" },
+		{ "roles/unknown.json", "best.env.NCCL_FUTURE_KNOB", "not a tuning variable nccltune knows" },
+		/* pinned: a site setting is exported (marked), a loader or logging one refused */
+		{ "roles/pinned-loader.json", "pinned.NCCL_DEBUG_FILE", "the session ran with it set" },
+		{ "roles/pinned-debug.json", "pinned.NCCL_DEBUG", "a logging variable" },
 	};
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -322,7 +339,7 @@ static void test_roles(void)
 			CHECK_INT(export_mem(cases[c].file, fmts[k].name, &text, &len, err, sizeof(err)),
 			          NCCLTUNE_USAGE);
 			CHECK_INT(len, 0);
-			snprintf(want, sizeof(want), "%s: best.env.%s: ", cases[c].file, cases[c].name);
+			snprintf(want, sizeof(want), "%s: %s: ", cases[c].file, cases[c].name);
 			CHECK_CONTAINS(err, want);
 			CHECK_CONTAINS(err, cases[c].why);
 			free(text);

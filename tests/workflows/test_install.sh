@@ -58,8 +58,11 @@ ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind"
 # Python imports it: exactly the tuned variables, and a pinned one stays as it was.
 show_env='import os,json;print(json.dumps({k:v for k,v in os.environ.items() if k.startswith("NCCL_")}, sort_keys=True))'
 got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T" NCCL_NTHREADS=256 "$PY" -c "$show_env")
-want='{"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "131072", "NCCL_MAX_NCHANNELS": "2", "NCCL_NTHREADS": "256", "NCCL_PROTO": "LL"}'
+want='{"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "131072", "NCCL_MAX_NCHANNELS": "2", "NCCL_NTHREADS": "256", "NCCL_P2P_LEVEL": "SYS", "NCCL_PROTO": "LL"}'
 [ "$got" = "$want" ] || fail "python saw $got, want $want"
+# NCCLTUNE_OFF=1: the block sets nothing (examples/client/compare.py's "defaults")
+got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T" NCCLTUNE_OFF=1 "$PY" -c "$show_env")
+[ "$got" = "{}" ] || fail "NCCLTUNE_OFF=1: python saw $got"
 got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T" "$PY" -c 'import sitecustomize; print(sitecustomize.X_AFTER)')
 [ "$got" = 1 ] || fail "the rest of sitecustomize.py no longer runs"
 
@@ -114,14 +117,15 @@ cp "$T/roles.conf" "$T/roles.conf.orig"
 for f in "$DATA"/roles/*.json; do
 	key=$(python3 -c 'import json,sys
 d = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))
-print([k for k in d["best"]["env"] if k not in m["best"]["env"]][0])' "$f" "$DATA/measured/results.json")
+print([w + "." + k for w, a, b in (("best.env", d["best"]["env"], m["best"]["env"]),
+                                   ("pinned", d["pinned"], m["pinned"])) for k in a if k not in b][0])' "$f" "$DATA/measured/results.json")
 	for how in install install-conf; do
 		target=$T/roles.py
 		[ "$how" = install-conf ] && target=$T/roles.conf
 		rc=0
 		"$TOOL" $how "$f" "$target" > /dev/null 2> "$T/err" || rc=$?
 		[ "$rc" = 2 ] || fail "$(basename "$f") $how: status $rc"
-		grep -q "best.env.$key: " "$T/err" || fail "$(basename "$f") $how: message $(cat "$T/err")"
+		grep -q "$key: " "$T/err" || fail "$(basename "$f") $how: message $(cat "$T/err")"
 		cmp -s "$target" "$target.orig" || fail "$(basename "$f") $how: target changed"
 		[ ! -e "$target.nccltune-bak" ] || fail "$(basename "$f") $how: backup written"
 	done

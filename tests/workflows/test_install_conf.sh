@@ -51,7 +51,7 @@ cmp -s "$T/orig.conf" "$T/nccl.conf.nccltune-bak" || fail "backup"
 
 # What NCCL reads from it: the tuned values and the user's own; the environment wins.
 for kv in NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 \
-          NCCL_NTHREADS=64 NCCL_SOCKET_IFNAME==eth0 NCCL_DEBUG=WARN; do
+          NCCL_NTHREADS=64 NCCL_P2P_LEVEL=SYS NCCL_SOCKET_IFNAME==eth0 NCCL_DEBUG=WARN; do
 	name=${kv%%=*} want=${kv#*=}
 	got=$(unset "$name"; nccl_sees "$name" "$T/nccl.conf")
 	[ "$got" = "$want" ] || fail "$name: NCCL would read '$got', want '$want'"
@@ -70,6 +70,13 @@ grep -q "shadow.conf:1: sets NCCL_PROTO outside nccltune's block" "$T/shadow.err
 	fail "message: $(cat "$T/shadow.err")"
 cmp -s "$T/shadow.orig" "$T/shadow.conf" || fail "refused install changed the file"
 [ ! -e "$T/shadow.conf.nccltune-bak" ] || fail "refused install left a backup"
+# so would one for a pinned variable (the block sets it too)
+printf 'NCCL_P2P_LEVEL=PIX\n' > "$T/shadow2.conf"
+rc=0
+"$TOOL" install-conf "$DATA/measured" "$T/shadow2.conf" > /dev/null 2> "$T/shadow.err" || rc=$?
+[ "$rc" = 2 ] || fail "shadowing a pinned variable: exit $rc, want 2"
+grep -q "shadow2.conf:1: sets NCCL_P2P_LEVEL outside nccltune's block" "$T/shadow.err" ||
+	fail "message: $(cat "$T/shadow.err")"
 # after the block it is dead and harmless: accepted (the block's own line comes first)
 { cat "$T/block"; printf 'NCCL_PROTO=Simple\n'; } > "$T/after.conf"
 "$TOOL" install-conf "$DATA/measured" "$T/after.conf" >/dev/null || fail "line after the block"

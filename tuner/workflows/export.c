@@ -1,6 +1,11 @@
 /* export.c - the tuned environment as sitecustomize.py, shell exports, an env file, an
  * NCCL configuration file (nccl.conf), JSON or rows for NVIDIA's example tuner plugin; one
- * function per format.
+ * function per format, over one list of what to set (struct export_plan).
+ *
+ * What an export sets: best.env (only variables of role `tune` in common/ncclvars) and
+ * the variables pinned from the environment the session ran in (role tune or setting),
+ * which every format marks "pinned: set when the session ran". Anything else - a loader
+ * variable, a logging one, a name nccltune does not know - is refused, naming the key.
  *
  * The text is built in memory and handed over whole, so an error half-way never leaves
  * half an export behind. Every value is written through a quoting function of its format
@@ -8,6 +13,7 @@
  * are independent, and either alone keeps a hostile results.json from becoming code. */
 #include "workflows/export.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -40,6 +46,8 @@ const char *nccltune_export_filename(const char *format)
 	return NULL;
 }
 
+/* ---- comments ---- */
+
 /* Longest comment line we write. NVIDIA's example tuner plugin reads its file with a
  * 256-byte fgets: the rest of a longer '#' line would be parsed as a config row. */
 #define COMMENT_MAX 200
@@ -49,6 +57,9 @@ const char *nccltune_export_filename(const char *format)
  * as its encoding (PEP 263); in UTF-7 "+AAo-" is a newline, so data there could become
  * code. Nothing from a results file is ever printed on those two lines. */
 #define HEADER_FIRST "NCCL settings from an nccltune session (nccltune export); details below"
+
+/* The comment above pinned variables, in every format. */
+#define PINNED_NOTE "pinned: set when the session ran (it measured with them)"
 
 /* Comments are written through a writer that remembers the first refusal, so that a
  * header line carrying a PEP 263 declaration fails the whole export. */
@@ -108,7 +119,7 @@ static void commentf(struct cw *w, const char *fmt, ...)
 }
 
 /* What every export starts with, after the fixed first line: who tuned what, where, and
- * how well; a model's figures are marked as such on a line of their own. */
+ * how well; a model's figures are marked as such, with what to do instead. */
 static void header(struct cw *w, const struct summary *s)
 {
 	char buf[1024];
@@ -119,13 +130,18 @@ static void header(struct cw *w, const struct summary *s)
 	commentf(w, "machine: %s", summary_describe_machine(&s->fp, buf, sizeof(buf)));
 	commentf(w, "workload: %s", summary_describe_workload(&s->workload, buf, sizeof(buf)));
 	commentf(w, "result: %s", summary_describe_gain(s, buf, sizeof(buf)));
-	if (s->model)
+	if (s->model) {
 		commentf(w, "source: model (%s) - not a measurement", s->model);
-	else
+		comment(w, "A machine model's numbers are no reason to set anything in production:");
+		comment(w, "on the real machine run nccltune run (no --model) with the same workload,");
+		comment(w, "then export or install that session (export --install refuses a model).");
+	} else {
 		comment(w, "source: measured");
+	}
 }
 
-/* A writer on out for s, its first line written (the fixed one). */
+/* A writer on out for s, its first lines written (the start marker, the fixed line, the
+ * header). */
 static struct cw writer(const struct summary *s, FILE *out, char *err, size_t errlen,
                         bool marker)
 {
@@ -138,23 +154,28 @@ static struct cw writer(const struct summary *s, FILE *out, char *err, size_t er
 	return w;
 }
 
-static int refuse(const struct summary *s, const struct summary_var *v, const char *format,
-                  const char *why, char *err, size_t errlen)
-{
-	char q[80];
+/* ---- what to set ---- */
 
-	fs_errf(err, errlen, "%s: best.env.%s: value '%s' cannot be written safely as %s: %s",
-	        s->origin, v->name, summary_sanitize(v->value, q, sizeof(q)), format, why);
-	return NCCLTUNE_USAGE;
-}
+enum export_kind { EXPORT_TUNED, EXPORT_PINNED };
 
-/* Why an export may not set `name`, or NULL when it may: only variables of role `tune`
- * in common/ncclvars. A loader variable (a plugin, a file NCCL opens or writes) from a
- * results file would let whoever wrote that file choose code or files for every NCCL
- * program; nccltune's own plugin is set by the export itself, never taken from best.env;
- * a site setting is exported only as pinned (the session ran with it); a variable
- * nccltune does not know may be a loader of an NCCL version newer than its table. */
-static const char *role_refusal(const char *name)
+struct export_var {
+	const char *name, *value;
+	enum export_kind kind;
+};
+
+/* The variables an export sets, tuned first, then pinned. */
+struct export_plan {
+	size_t n, ntuned;
+	struct export_var v[EXPORT_VARS_MAX];
+};
+
+/* Why an export may not set `name` (from best.env when !pinned), or NULL when it may:
+ * only variables of role `tune` in common/ncclvars, and site settings that were pinned.
+ * A loader variable (a plugin, a file NCCL opens or writes) from a results file would
+ * let whoever wrote that file choose code or files for every NCCL program; nccltune's
+ * own plugin is set by the export itself, never taken from best.env; a variable nccltune
+ * does not know may be a loader of an NCCL version newer than its table. */
+static const char *role_refusal(const char *name, bool pinned)
 {
 	const struct ncclvar *var = ncclvars_find(name);
 
@@ -171,58 +192,91 @@ static const char *role_refusal(const char *name)
 		return "a loader variable (it names a library or a file NCCL opens or writes): "
 		       "never exported from a results file";
 	case NCCLVARS_SETTING:
-		return "a site setting, not a tuning variable: exported only as pinned (set in the "
-		       "environment the session ran in)";
+		return pinned ? NULL
+		              : "a site setting, not a tuning variable: exported only as pinned (set "
+		                "in the environment the session ran in)";
 	default:
 		return "a logging variable, not a tuning variable: never exported";
 	}
 }
 
-/* Defence in depth: the name and value checks of the loader, repeated here so that an
- * export never depends on a caller having loaded the summary with summary_load; then the
- * role of each variable. */
-static int check_env(const struct summary *s, const char *format, char *err, size_t errlen)
+/* Add env's variables to the plan as `kind`: the loader's name and value checks again (an
+ * export never depends on its caller having used summary_load), the role, and the
+ * format's own limits (`safe`, may be NULL). */
+static int plan_add(const struct summary *s, const struct summary_env *env, enum export_kind kind,
+                    const char *format, bool (*safe)(const char *value, char *why, size_t whylen),
+                    struct export_plan *p, char *err, size_t errlen)
 {
-	char why[256];
+	const char *key = kind == EXPORT_PINNED ? "pinned" : "best.env";
+	char why[256], q[80];
 
+	for (size_t i = 0; i < env->n; i++) {
+		const struct summary_var *v = &env->v[i];
+		const char *role;
+
+		if (ncclvars_name_check(v->name, why, sizeof(why)) != 0)
+			return fs_errf(err, errlen, "%s: %s: '%s': %s", s->origin, key,
+			               summary_sanitize(v->name, q, sizeof(q)), why);
+		if (!v->value || ncclvars_check(v->name, v->value, why, sizeof(why)) != 0 ||
+		    (safe && !safe(v->value, why, sizeof(why))))
+			return fs_errf(err, errlen, "%s: %s.%s: value '%s' cannot be written safely as "
+			               "%s: %s", s->origin, key, v->name,
+			               summary_sanitize(v->value ? v->value : "(unset)", q, sizeof(q)),
+			               format, v->value ? why : "no value");
+		role = role_refusal(v->name, kind == EXPORT_PINNED);
+		if (role)
+			return fs_errf(err, errlen, "%s: %s.%s: %s; refused%s", s->origin, key, v->name,
+			               role, kind == EXPORT_PINNED ? " (the session ran with it set: "
+			               "unset it and tune again, or set it yourself where the program "
+			               "runs)" : "");
+		for (size_t j = 0; j < p->n; j++)
+			if (strcmp(p->v[j].name, v->name) == 0)
+				return fs_errf(err, errlen, "%s: %s.%s: set twice (best.env and pinned)",
+				               s->origin, key, v->name);
+		if (p->n == sizeof(p->v) / sizeof(p->v[0]))
+			return fs_errf(err, errlen, "%s: %s: too many variables", s->origin, key);
+		p->v[p->n].name = v->name;
+		p->v[p->n].value = v->value;
+		p->v[p->n++].kind = kind;
+	}
+	return 0;
+}
+
+/* The plan of s in `format`. Returns NCCLTUNE_OK; NCCLTUNE_NO_CONFIG when no
+ * configuration worked; NCCLTUNE_USAGE with a message naming the key. */
+static int plan_make(const struct summary *s, const char *format,
+                     bool (*safe)(const char *value, char *why, size_t whylen),
+                     struct export_plan *p, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
 	if (!s->best.present) {
 		fs_errf(err, errlen, "%s: no configuration worked in this session (best is null): "
 		        "nothing to export", s->origin);
 		return NCCLTUNE_NO_CONFIG;
 	}
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		const struct summary_var *v = &s->best.env.v[i];
-
-		if (ncclvars_name_check(v->name, why, sizeof(why)) != 0) {
-			char q[80];
-
-			fs_errf(err, errlen, "%s: best.env: '%s': %s", s->origin,
-			        summary_sanitize(v->name, q, sizeof(q)), why);
-			return NCCLTUNE_USAGE;
-		}
-		if (ncclvars_check(v->name, v->value, why, sizeof(why)) != 0)
-			return refuse(s, v, format, why, err, errlen);
-		if (role_refusal(v->name)) {
-			fs_errf(err, errlen, "%s: best.env.%s: %s; refused", s->origin, v->name,
-			        role_refusal(v->name));
-			return NCCLTUNE_USAGE;
-		}
-	}
+	if (plan_add(s, &s->best.env, EXPORT_TUNED, format, safe, p, err, errlen) < 0)
+		return NCCLTUNE_USAGE;
+	p->ntuned = p->n;
+	if (plan_add(s, &s->pinned, EXPORT_PINNED, format, safe, p, err, errlen) < 0)
+		return NCCLTUNE_USAGE;
 	return NCCLTUNE_OK;
 }
 
-/* check_env, then `safe` on every value: the format's own limits. */
-static int check_values(const struct summary *s, const char *format,
-                        bool (*safe)(const char *value, char *why, size_t whylen), char *err,
-                        size_t errlen)
+/* Calls line(i) for every variable, the pinned note before the first pinned one. */
+static void plan_lines(const struct export_plan *p, struct cw *w,
+                       void (*line)(FILE *out, const struct export_var *v), FILE *out)
 {
-	char why[256];
-	int rc = check_env(s, format, err, errlen);
+	for (size_t i = 0; i < p->n; i++) {
+		if (i == p->ntuned)
+			comment(w, PINNED_NOTE);
+		line(out, &p->v[i]);
+	}
+}
 
-	for (size_t i = 0; rc == NCCLTUNE_OK && i < s->best.env.n; i++)
-		if (!safe(s->best.env.v[i].value, why, sizeof(why)))
-			rc = refuse(s, &s->best.env.v[i], format, why, err, errlen);
-	return rc;
+/* The comment for a plan with nothing to set. */
+static void nothing_to_set(struct cw *w)
+{
+	comment(w, "NCCL's defaults were the best configuration found: nothing to set.");
 }
 
 /* ---- sitecustomize ---- */
@@ -245,27 +299,47 @@ static void py_literal(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+static void py_pair(FILE *out, const struct export_var *v)
+{
+	fputs("        (", out);
+	py_literal(out, v->name);
+	fputs(", ", out);
+	py_literal(out, v->value);
+	fputs("),\n", out);
+}
+
+/* The pinned note inside the tuple, indented like its items (a comment there is still a
+ * comment, and keeps the block one statement). */
+static void py_lines(const struct export_plan *p, FILE *out)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		if (i == p->ntuned)
+			fputs("        # " PINNED_NOTE "\n", out);
+		py_pair(out, &p->v[i]);
+	}
+}
+
 int export_sitecustomize(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct export_plan p;
 	struct cw w;
-	int rc = check_env(s, "sitecustomize", err, errlen);
+	int rc = plan_make(s, "sitecustomize", NULL, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
 	w = writer(s, out, err, errlen, true);
-	if (s->best.env.n == 0) {
-		comment(&w, "NCCL's defaults were the best configuration found: nothing to set.");
+	if (p.n == 0) {
+		nothing_to_set(&w);
 	} else {
-		comment(&w, "Sets each variable unless the environment already has it (yours wins).");
-		fprintf(out, "import os as _os\nfor _k, _v in [");
-		for (size_t i = 0; i < s->best.env.n; i++) {
-			fprintf(out, "%s(", i ? ", " : "");
-			py_literal(out, s->best.env.v[i].name);
-			fprintf(out, ", ");
-			py_literal(out, s->best.env.v[i].value);
-			fputc(')', out);
-		}
-		fprintf(out, "]:\n    if _k not in _os.environ: _os.environ[_k] = _v\n");
+		comment(&w, "Sets each variable unless the environment already has it (yours wins);");
+		comment(&w, "with NCCLTUNE_OFF=1 in the environment it sets nothing.");
+		fputs("import os as _os\n"
+		      "if _os.environ.get(\"NCCLTUNE_OFF\") != \"1\":\n"
+		      "    for _k, _v in (\n", out);
+		py_lines(&p, out);
+		fputs("    ):\n"
+		      "        if _k not in _os.environ:\n"
+		      "            _os.environ[_k] = _v\n", out);
 	}
 	fprintf(out, "%s\n", EXPORT_MARK_END);
 	return w.rc;
@@ -300,32 +374,38 @@ static bool no_control(const char *v, char *why, size_t whylen)
 	return true;
 }
 
+static void sh_line(FILE *out, const struct export_var *v)
+{
+	fprintf(out, "export %s=", v->name);
+	sh_quote(out, v->value);
+	fputc('\n', out);
+}
+
 int export_shell(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct export_plan p;
 	struct cw w;
-	int rc = check_values(s, "shell", no_control, err, errlen);
+	int rc = plan_make(s, "shell", no_control, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
 	w = writer(s, out, err, errlen, false);
-	if (s->best.env.n == 0) {
-		comment(&w, "NCCL's defaults were the best configuration found: nothing to export.");
+	if (p.n == 0) {
+		nothing_to_set(&w);
 		return w.rc;
 	}
-	comment(&w, "Source it before starting the program: . ./env.sh");
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		fprintf(out, "export %s=", s->best.env.v[i].name);
-		sh_quote(out, s->best.env.v[i].value);
-		fputc('\n', out);
-	}
+	comment(&w, "Source it before starting the program: . ./env.sh (sh, bash, dash, zsh)");
+	plan_lines(&p, &w, sh_line, out);
 	return w.rc;
 }
 
 /* ---- dotenv ---- */
 
 /* docker --env-file takes a value literally to the end of the line; systemd's
- * EnvironmentFile= strips whitespace and interprets quotes and backslashes. Only a value
- * that means the same to both can be written, unquoted. */
+ * EnvironmentFile= strips whitespace and interprets quotes and backslashes; env(1) given
+ * $(grep -v '^#' FILE) splits words and expands globs. Only a value that means the same
+ * to all three can be written, unquoted: no blank, quote, backslash, '$', '#', glob
+ * character or control character. */
 static bool dotenv_safe(const char *v, char *why, size_t whylen)
 {
 	for (const char *p = v; *p; p++) {
@@ -338,19 +418,25 @@ static bool dotenv_safe(const char *v, char *why, size_t whylen)
 	return *v != '\0';
 }
 
+static void kv_line(FILE *out, const struct export_var *v)
+{
+	fprintf(out, "%s=%s\n", v->name, v->value);
+}
+
 int export_dotenv(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct export_plan p;
 	struct cw w;
-	int rc = check_values(s, "dotenv", dotenv_safe, err, errlen);
+	int rc = plan_make(s, "dotenv", dotenv_safe, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
 	w = writer(s, out, err, errlen, false);
-	comment(&w, "For docker run --env-file FILE and systemd EnvironmentFile=FILE.");
-	if (s->best.env.n == 0)
-		comment(&w, "NCCL's defaults were the best configuration found: nothing to set.");
-	for (size_t i = 0; i < s->best.env.n; i++)
-		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
+	comment(&w, "For docker run --env-file FILE, systemd EnvironmentFile=FILE and");
+	comment(&w, "env $(grep -v '^#' FILE) PROGRAM; not for a shell's '.' (';' ends a command).");
+	if (p.n == 0)
+		nothing_to_set(&w);
+	plan_lines(&p, &w, kv_line, out);
 	return w.rc;
 }
 
@@ -377,8 +463,9 @@ static bool nccl_conf_safe(const char *v, char *why, size_t whylen)
 
 int export_nccl_conf(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
+	struct export_plan p;
 	struct cw w;
-	int rc = check_values(s, "nccl-conf", nccl_conf_safe, err, errlen);
+	int rc = plan_make(s, "nccl-conf", nccl_conf_safe, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
@@ -386,52 +473,47 @@ int export_nccl_conf(const struct summary *s, FILE *out, char *err, size_t errle
 	comment(&w, "NCCL reads $NCCL_CONF_FILE (NCCL >= 2.23) or else ~/.nccl.conf, then");
 	comment(&w, "/etc/nccl.conf. The environment wins over these files, and in a file the");
 	comment(&w, "first line for a variable wins: nccltune export --install checks that.");
-	if (s->best.env.n == 0)
-		comment(&w, "NCCL's defaults were the best configuration found: nothing to set.");
-	for (size_t i = 0; i < s->best.env.n; i++)
-		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
+	if (p.n == 0)
+		nothing_to_set(&w);
+	plan_lines(&p, &w, kv_line, out);
 	fprintf(out, "%s\n", EXPORT_MARK_END);
 	return w.rc;
 }
 
 /* ---- json ---- */
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
+/* {"schema": "nccltune-env/1", "source": "measured"|"model", "env": {what to set},
+ * "pinned": {set when the session ran}}, written by cJSON. */
 int export_json(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
-	int rc = check_env(s, "json", err, errlen);
+	struct export_plan p;
+	cJSON *doc = NULL, *env, *pinned;
+	char *text = NULL;
+	int rc = plan_make(s, "json", NULL, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
-	if (s->best.env.n == 0) {
-		fputs("{}\n", out);
-		return NCCLTUNE_OK;
-	}
-	fputs("{\n", out);
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		fputs("  ", out);
-		json_string(out, s->best.env.v[i].name);
-		fputs(": ", out);
-		json_string(out, s->best.env.v[i].value);
-		fputs(i + 1 < s->best.env.n ? ",\n" : "\n", out);
-	}
-	fputs("}\n", out);
-	return NCCLTUNE_OK;
+	rc = NCCLTUNE_ERROR;
+	doc = cJSON_CreateObject();
+	if (!doc || !cJSON_AddStringToObject(doc, "schema", EXPORT_ENV_SCHEMA) ||
+	    !cJSON_AddStringToObject(doc, "source", s->model ? "model" : "measured") ||
+	    !(env = cJSON_AddObjectToObject(doc, "env")) ||
+	    !(pinned = cJSON_AddObjectToObject(doc, "pinned")))
+		goto out;
+	for (size_t i = 0; i < p.n; i++)
+		if (!cJSON_AddStringToObject(p.v[i].kind == EXPORT_PINNED ? pinned : env, p.v[i].name,
+		                             p.v[i].value))
+			goto out;
+	text = cJSON_Print(doc);
+	if (!text || fprintf(out, "%s\n", text) < 0)
+		goto out;
+	rc = NCCLTUNE_OK;
+out:
+	if (rc != NCCLTUNE_OK)
+		fs_errf(err, errlen, "%s: out of memory writing the json export", s->origin);
+	cJSON_free(text);
+	cJSON_Delete(doc);
+	return rc;
 }
 
 /* ---- NVIDIA example tuner plugin CSV ---- */
@@ -475,13 +557,14 @@ static bool csv_expresses(const char *name)
 
 int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errlen)
 {
-	struct cw w;
 	const char *algo_v, *proto_v, *chan_v, *algo, *proto;
 	uint64_t sizes[64];
 	size_t nsizes = 0;
 	long nranks = -1;
 	bool rest = false;
-	int rc = check_env(s, "nccl-tuner-csv", err, errlen);
+	struct export_plan p;
+	struct cw w;
+	int rc = plan_make(s, "nccl-tuner-csv", NULL, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
@@ -534,13 +617,14 @@ int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errle
 	for (size_t i = 0; i < nsizes; i++)
 		fprintf(out, "allreduce,%llu,%llu,%s,%s,%s,1,%ld,-1,-1\n", (unsigned long long)sizes[i],
 		        (unsigned long long)sizes[i], algo, proto, chan_v ? chan_v : "0", nranks);
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		if (csv_expresses(s->best.env.v[i].name))
+	for (size_t i = 0; i < p.n; i++) {
+		if (p.v[i].kind == EXPORT_TUNED && csv_expresses(p.v[i].name))
 			continue;
 		if (!rest)
 			comment(&w, "A tuner plugin cannot set these; put them in the environment as well:");
 		rest = true;
-		commentf(&w, "  %s=%s", s->best.env.v[i].name, s->best.env.v[i].value);
+		commentf(&w, "  %s=%s%s", p.v[i].name, p.v[i].value,
+		         p.v[i].kind == EXPORT_PINNED ? "  (pinned: set when the session ran)" : "");
 	}
 	return w.rc;
 }

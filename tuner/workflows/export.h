@@ -11,10 +11,15 @@
 #define EXPORT_MARK_BEGIN "# >>> nccltune >>>"
 #define EXPORT_MARK_END "# <<< nccltune <<<"
 
+#define EXPORT_ENV_SCHEMA "nccltune-env/1"   /* exports/env.json */
+#define EXPORT_VARS_MAX 512                   /* variables one export sets, pinned included */
+
 /* Each writes the whole export to `out` and returns an nccltune_status:
  * NCCLTUNE_OK; NCCLTUNE_NO_CONFIG when the result has no working configuration;
- * NCCLTUNE_USAGE when a value cannot be written safely in the format (message names
- * the origin file, the variable and the reason); NCCLTUNE_ERROR when writing fails.
+ * NCCLTUNE_USAGE when a variable may not be exported (only role `tune` from best.env,
+ * role tune or setting from pinned) or a value cannot be written safely in the format
+ * (message names the origin file, the key and the reason); NCCLTUNE_ERROR when writing
+ * fails. On an error `out` may hold part of the text: use export_render_string.
  * Values were checked by the loader; every format escapes them again by construction,
  * so a value that slipped through still cannot become code. */
 int export_sitecustomize(const struct summary *s, FILE *out, char *err, size_t errlen);

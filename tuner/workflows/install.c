@@ -417,8 +417,9 @@ static int find_nccl_conf(char *buf, size_t len, char *err, size_t errlen)
 }
 
 /* An NCCL configuration file keeps the first line for a variable: refuse one outside
- * nccltune's block that sets a tuned variable and comes before the block (before its
- * place at the end when there is none). 0, or NCCLTUNE_USAGE with a message. */
+ * nccltune's block that sets a variable of the block (tuned or pinned) and comes before
+ * it (before its place at the end when there is none). 0, or NCCLTUNE_USAGE with a
+ * message. */
 static int conf_conflicts(const char *target, const char *old, size_t len, size_t block_at,
                           const struct summary *s, char *err, size_t errlen)
 {
@@ -433,8 +434,9 @@ static int conf_conflicts(const char *target, const char *old, size_t len, size_
 		if (old[pos] != '#' && eq) {
 			size_t nlen = (size_t)(eq - (old + pos));
 
-			for (size_t i = 0; i < s->best.env.n; i++) {
-				const char *name = s->best.env.v[i].name;
+			for (size_t i = 0; i < s->best.env.n + s->pinned.n; i++) {
+				const char *name = i < s->best.env.n ? s->best.env.v[i].name
+				                                     : s->pinned.v[i - s->best.env.n].name;
 
 				if (strlen(name) == nlen && memcmp(name, old + pos, nlen) == 0) {
 					fs_errf(err, errlen, "%s:%zu: sets %s outside nccltune's block, and NCCL "

@@ -4,4 +4,4 @@
 # workload: 122 x 43008 B all-reduce bf16 per step
 # result: baseline 2.40 ms/step, tuned 2.40 ms/step: 1.00x (no gain)
 # source: measured
-# NCCL's defaults were the best configuration found: nothing to export.
+# NCCL's defaults were the best configuration found: nothing to set.
