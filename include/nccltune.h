@@ -88,16 +88,42 @@ const char *nccltune_export_filename(const char *format);
  * an error, never code. */
 int nccltune_export(const char *path, const char *format, FILE *out, char *err, size_t errlen);
 
-/* Merge nccltune's block in `format` ("sitecustomize", or NULL for it; "nccl-conf")
- * into `target` between marker lines, keeping the rest, replacing an older block,
- * keeping a backup (TARGET.nccltune-bak), atomically. target NULL: for sitecustomize the
- * sitecustomize.py `python` (NULL: python3) imports; for nccl-conf $NCCL_CONF_FILE, else
- * ~/.nccl.conf. An nccl-conf install is refused (NCCLTUNE_USAGE, naming the line) when a
- * line outside the block sets a tuned variable before it: NCCL keeps the first line for
- * a variable. The path written is reported in `written`. */
-int nccltune_install(const char *path, const char *format, const char *target,
-                     const char *python, char *written, size_t written_len, char *err,
-                     size_t errlen);
+/* How nccltune_install and nccltune_uninstall work; zero it, then set what you need. */
+struct nccltune_install_options {
+	/* "pth" (NULL means it): a .pth file and a module in the interpreter's own
+	 * site-packages, read at start-up by that interpreter alone (a venv's: that venv).
+	 * "sitecustomize": the block merged into the sitecustomize.py the interpreter imports.
+	 * "nccl-conf": the block merged into NCCL's configuration file. */
+	const char *format;
+	/* The file (sitecustomize, nccl-conf) or the site-packages folder (pth); NULL: found
+	 * as the format says - pth: `python`'s purelib; sitecustomize: the file `python`
+	 * imports; nccl-conf: $NCCL_CONF_FILE, else ~/.nccl.conf. */
+	const char *target;
+	const char *python;      /* the interpreter (pth, sitecustomize); NULL: python3 */
+	int system;              /* allow a system-wide sitecustomize (not a venv's own, or a
+	                          * file under /etc or /usr: a distribution's) */
+	int allow_model;         /* install a result of source "model" (never for production) */
+	FILE *notes;             /* which interpreters or programs it affects; NULL: none */
+};
+
+/* Install the tuned environment of `path` (a session folder or a results.json) as
+ * `o` says: merge nccltune's block between marker lines (replacing an older block,
+ * keeping the rest, the mode, owner and group) or write the pth files; a changed file's
+ * previous text is kept as FILE.nccltune-bak; every file is replaced atomically. Refused
+ * (NCCLTUNE_USAGE, with the reason): a model's result without allow_model, a system-wide
+ * sitecustomize without `system`, an nccl-conf file in which a line outside the block
+ * sets one of its variables before it (NCCL keeps the first line for a variable), a
+ * target with other hard links, an indented or broken block, a Python file its
+ * interpreter cannot parse. The main path written is reported in `written`. */
+int nccltune_install(const char *path, const struct nccltune_install_options *o,
+                     char *written, size_t written_len, char *err, size_t errlen);
+
+/* Remove what nccltune_install put there with the same options (path-less): the block,
+ * or the .pth file and its module. The file before the change is kept as
+ * FILE.nccltune-bak (for pth: the module itself). NCCLTUNE_OK also when nothing was
+ * installed (`written` is then ""); refusals as for install. */
+int nccltune_uninstall(const struct nccltune_install_options *o, char *written,
+                       size_t written_len, char *err, size_t errlen);
 
 /* Compare the fingerprint saved in `session_dir` with the current one, taken by
  * running `probe_command --fingerprint` (NULL: the probe the session used). Prints a

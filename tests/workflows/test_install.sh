@@ -247,7 +247,16 @@ rc=0
 # entry holding one comes first on sys.path, so that one is chosen and merged.
 mkdir "$T/pp"
 printf 'B = 2\n' > "$T/pp/sitecustomize.py"
-PYTHONPATH="$T/pp" "$TOOL" install "$DATA/measured" - "$PY" > "$T/out4" || fail "auto"
+# PY is no virtual environment, so that file is system-wide: refused without --system.
+rc=0
+PYTHONPATH="$T/pp" "$TOOL" install "$DATA/measured" - "$PY" > /dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "auto without system: status $rc"
+grep -q "$T/pp/sitecustomize.py is a system-wide sitecustomize .*only with --system" "$T/err" ||
+	fail "auto without system: $(cat "$T/err")"
+grep -q nccltune "$T/pp/sitecustomize.py" && fail "auto without system: changed"
+PYTHONPATH="$T/pp" "$TOOL" inst sitecustomize "$DATA/measured" - "$PY" system > "$T/out4" 2> "$T/notes" ||
+	fail "auto"
+grep -q "^warning: $T/pp/sitecustomize.py is system-wide" "$T/notes" || fail "auto: no warning: $(cat "$T/notes")"
 [ "$(cat "$T/out4")" = "$T/pp/sitecustomize.py" ] || fail "auto chose $(cat "$T/out4")"
 grep -q '^# >>> nccltune >>>$' "$T/pp/sitecustomize.py" || fail "auto: no block"
 # A fresh virtual environment whose interpreter imports no sitecustomize: a new one in

@@ -100,13 +100,16 @@ cmp -s "$T/block" "$T/home/.nccl.conf" || fail "new ~/.nccl.conf is not just the
 if [ -n "$NT" ]; then
 	out=$("$NT" export --format nccl-conf --install="$T/cli.conf" "$DATA/measured") ||
 		fail "nccltune export --format nccl-conf --install"
-	[ "$out" = "installed the tuned environment into $T/cli.conf" ] || fail "CLI said: $out"
+	[ "$(printf '%s\n' "$out" | tail -n 1)" = "installed the tuned environment into $T/cli.conf" ] ||
+		fail "CLI said: $out"
+	printf '%s\n' "$out" | grep -q "^affects every NCCL program that reads $T/cli.conf" ||
+		fail "CLI did not say what it affects: $out"
 	cmp -s "$T/block" "$T/cli.conf" || fail "CLI install content"
 	rc=0
 	"$NT" export --format nccl-conf --install="$T/cli2.conf" --python python3 \
 		"$DATA/measured" >/dev/null 2>"$T/cli.err" || rc=$?
 	[ "$rc" = 2 ] || fail "--python with nccl-conf: exit $rc"
-	grep -q -- "--python only goes with a sitecustomize install" "$T/cli.err" ||
+	grep -q -- "--python only goes with a pth or sitecustomize install" "$T/cli.err" ||
 		fail "CLI message: $(cat "$T/cli.err")"
 	rc=0
 	"$NT" export --format json --install="$T/x.json" "$DATA/measured" 2>/dev/null || rc=$?

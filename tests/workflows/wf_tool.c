@@ -3,6 +3,9 @@
  *   wf_tool export FORMAT PATH
  *   wf_tool install PATH TARGET|- [PYTHON]        (sitecustomize)
  *   wf_tool install-conf PATH TARGET|-            (nccl-conf)
+ *   wf_tool inst FORMAT PATH TARGET|- PYTHON|- [system] [allow-model]
+ *   wf_tool uninst FORMAT TARGET|- PYTHON|- [system]
+ *       (install prints the path written on stdout, the notes on stderr)
  *   wf_tool check SESSION_DIR [PROBE_COMMAND]
  *   wf_tool report SESSION_DIR
  *   wf_tool show SESSION_DIR
@@ -48,23 +51,49 @@ static int craft(char **argv, char *err, size_t errlen)
 	return rc;
 }
 
+/* "-" reads as NULL: found as the library finds it. */
+static const char *dash(const char *a)
+{
+	return strcmp(a, "-") == 0 ? NULL : a;
+}
+
 int main(int argc, char **argv)
 {
 	char err[2048] = "", written[4096] = "";
+	struct nccltune_install_options o;
 	int rc = NCCLTUNE_USAGE;
 
-	if (argc >= 4 && strcmp(argv[1], "export") == 0)
+	memset(&o, 0, sizeof(o));
+	o.notes = stderr;
+
+	if (argc >= 4 && strcmp(argv[1], "export") == 0) {
 		rc = nccltune_export(argv[3], argv[2], stdout, err, sizeof(err));
-	else if (argc >= 4 && strcmp(argv[1], "install") == 0) {
-		rc = nccltune_install(argv[2], NULL, strcmp(argv[3], "-") == 0 ? NULL : argv[3],
-		                      argc >= 5 ? argv[4] : NULL, written, sizeof(written), err,
-		                      sizeof(err));
+	} else if (argc >= 4 && (strcmp(argv[1], "install") == 0 ||
+	                         strcmp(argv[1], "install-conf") == 0)) {
+		o.format = strcmp(argv[1], "install") == 0 ? "sitecustomize" : "nccl-conf";
+		o.target = dash(argv[3]);
+		o.python = argc >= 5 ? argv[4] : NULL;
+		rc = nccltune_install(argv[2], &o, written, sizeof(written), err, sizeof(err));
 		if (rc == NCCLTUNE_OK)
 			printf("%s\n", written);
-	} else if (argc >= 4 && strcmp(argv[1], "install-conf") == 0) {
-		rc = nccltune_install(argv[2], "nccl-conf", strcmp(argv[3], "-") == 0 ? NULL : argv[3],
-		                      NULL, written, sizeof(written), err, sizeof(err));
+	} else if (argc >= 6 && strcmp(argv[1], "inst") == 0) {
+		o.format = argv[2];
+		o.target = dash(argv[4]);
+		o.python = dash(argv[5]);
+		for (int i = 6; i < argc; i++) {
+			o.system |= strcmp(argv[i], "system") == 0;
+			o.allow_model |= strcmp(argv[i], "allow-model") == 0;
+		}
+		rc = nccltune_install(argv[3], &o, written, sizeof(written), err, sizeof(err));
 		if (rc == NCCLTUNE_OK)
+			printf("%s\n", written);
+	} else if (argc >= 5 && strcmp(argv[1], "uninst") == 0) {
+		o.format = argv[2];
+		o.target = dash(argv[3]);
+		o.python = dash(argv[4]);
+		o.system = argc >= 6 && strcmp(argv[5], "system") == 0;
+		rc = nccltune_uninstall(&o, written, sizeof(written), err, sizeof(err));
+		if (rc == NCCLTUNE_OK && written[0])
 			printf("%s\n", written);
 	} else if (argc >= 6 && strcmp(argv[1], "craft") == 0)
 		rc = craft(argv, err, sizeof(err));
@@ -75,8 +104,8 @@ int main(int argc, char **argv)
 	else if (argc >= 3 && strcmp(argv[1], "show") == 0)
 		rc = nccltune_show(argv[2], stdout, err, sizeof(err));
 	else
-		snprintf(err, sizeof(err), "usage: wf_tool export|install|install-conf|check|report|"
-		         "show|craft ...");
+		snprintf(err, sizeof(err), "usage: wf_tool export|install|install-conf|inst|uninst|check|"
+		         "report|show|craft ...");
 	if (rc != NCCLTUNE_OK && rc != NCCLTUNE_CHANGED)
 		fprintf(stderr, "wf_tool: %s\n", err);
 	return rc;
