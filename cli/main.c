@@ -131,7 +131,8 @@ static const struct command commands[] = {
 	 "install it", export_opts, cmd_export},
 	{"uninstall", "[PATH]", "remove what export --install put there (the .pth files, or "
 	 "the block)", uninstall_opts, cmd_uninstall},
-	{"check", "SESSION_DIR", "is this still the machine the session tuned? (exit 3 if not)",
+	{"check", "SESSION_DIR", "is this still the machine the session tuned? (exit 3 if not, "
+	 "1 if it cannot measure)",
 	 check_opts, cmd_check},
 	{"show", "SESSION_DIR", "print a session's summary", plain_opts, cmd_show},
 	{"report", "SESSION_DIR", "write SESSION_DIR/report.html", plain_opts, cmd_report},
@@ -140,7 +141,8 @@ static const struct command commands[] = {
 
 static const struct { int code; const char *meaning; } exit_codes[] = {
 	{NCCLTUNE_OK, "success"},
-	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started)"},
+	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started; check: cannot "
+	 "measure)"},
 	{NCCLTUNE_USAGE, "bad input: options, space, workload or results files"},
 	{NCCLTUNE_CHANGED, "check: the machine's fingerprint changed"},
 	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration"},

@@ -128,7 +128,9 @@ int nccltune_uninstall(const struct nccltune_install_options *o, char *written,
 /* Compare the fingerprint saved in `session_dir` with the current one, taken by
  * running `probe_command --fingerprint` (NULL: the probe the session used). Prints a
  * one-line verdict and the differences to `out`. NCCLTUNE_OK when unchanged,
- * NCCLTUNE_CHANGED when changed. */
+ * NCCLTUNE_CHANGED when changed; NCCLTUNE_ERROR, with a message that starts "cannot
+ * measure:", when the probe cannot run, prints no fingerprint or sees no GPU where the
+ * session had some; NCCLTUNE_USAGE for a folder without a saved fingerprint. */
 int nccltune_check(const char *session_dir, const char *probe_command, FILE *out,
                    char *err, size_t errlen);
 

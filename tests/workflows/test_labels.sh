@@ -51,6 +51,28 @@ PYEOF
 		grep -q "^next:     these are MODEL figures" "$T/$kind.out" || fail "model: summary"
 		grep -q -- "--install" "$T/$kind.show" && fail "model: show tells how to install"
 		grep -q -- "--install" "$T/$kind.out" && fail "model: the summary tells how to install"
+		# install refuses a model's result unless told otherwise
+		rc=0
+		"$NT" export --format nccl-conf --install="$T/model.conf" "$s" > /dev/null 2> "$T/err" || rc=$?
+		[ "$rc" = 2 ] || fail "model: export --install: exit $rc"
+		grep -q "a result of the machine model pcie-gen5-8gpu, not a measurement: .* not installed (--allow-model" \
+			"$T/err" || fail "model: export --install said $(cat "$T/err")"
+		[ ! -e "$T/model.conf" ] || fail "model: export --install wrote a file"
+		"$NT" export --format nccl-conf --install="$T/model.conf" --allow-model "$s" > /dev/null ||
+			fail "model: --allow-model"
+		grep -q "^# source: model" "$T/model.conf" || fail "model: --allow-model: no label"
+		# the stand-in model is for the demo command only: a warm start re-tunes a real
+		# machine and never falls back to the model when no GPU is visible
+		if [ -e /dev/nvidia0 ] || nvidia-smi -L >/dev/null 2>&1; then
+			echo "note: a GPU is visible: the no-fallback case does not apply here"
+		else
+			rc=0
+			"$NT" run --warm-start "$s" --budget 6 --out "$T/warm" > /dev/null 2> "$T/err" || rc=$?
+			[ "$rc" = 1 ] || fail "warm start without a GPU: exit $rc"
+			grep -q "no GPU visible, and --warm-start $s re-tunes a real machine" "$T/err" ||
+				fail "warm start without a GPU: $(cat "$T/err")"
+			[ ! -e "$T/warm/journal.jsonl" ] || fail "warm start without a GPU: a journal"
+		fi
 	else
 		grep -q "^  nccltune export --install $s" "$T/$kind.show" || fail "measured: show: no install hint"
 		grep -q "A machine model" "$s/exports/sitecustomize.py" && fail "measured: a model's note"

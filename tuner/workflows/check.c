@@ -10,7 +10,9 @@
  *   unchanged: 8 x NVIDIA RTX PRO 6000 Blackwell, driver 580.159.04, ...   -> 0
  *   changed: 1 difference from the fingerprint saved in SESSION            -> 3
  *   driver: 580.159.04 -> 590.10
- * NCCLTUNE_ERROR (1) when the probe cannot be run or prints no valid fingerprint;
+ * NCCLTUNE_ERROR (1), "cannot measure: ...", when the probe cannot be run, prints no
+ * valid fingerprint, or sees no GPU where the session had some (a driver or device
+ * problem: re-tuning then would measure nothing, or a stand-in);
  * NCCLTUNE_USAGE (2) for a session folder without a readable saved fingerprint. */
 #include <math.h>
 #include <stdbool.h>
@@ -243,6 +245,22 @@ out:
 	return rc;
 }
 
+/* Does fp describe a machine without GPUs (gpu_count 0, or no count and no GPU list)? */
+static bool sees_no_gpu(const struct summary_fingerprint *fp)
+{
+	return fp->gpu_count == 0 || (fp->gpu_count < 0 && fp->ngpus == 0);
+}
+
+/* Put "cannot measure: " before the message in err: the verdict of a check whose probe
+ * could not describe the machine (exit 1), which is neither "unchanged" nor "changed". */
+static void cannot_measure(char *err, size_t errlen)
+{
+	char copy[2048];
+
+	snprintf(copy, sizeof(copy), "%s", err);
+	fs_errf(err, errlen, "cannot measure: %s", copy);
+}
+
 int nccltune_check(const char *session_dir, const char *probe_command, FILE *out,
                    char *err, size_t errlen)
 {
@@ -279,8 +297,21 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 		}
 	}
 	rc = take_fingerprint(argv ? argv : s->probe_argv, &doc, &now, err, errlen);
-	if (rc != NCCLTUNE_OK)
+	if (rc != NCCLTUNE_OK) {
+		cannot_measure(err, errlen);
 		goto out;
+	}
+	if (sees_no_gpu(&now) && !sees_no_gpu(&s->fp)) {
+		char e[512];
+
+		fs_errf(e, sizeof(e), "the probe sees no GPU, and the session tuned %d: a driver or "
+		        "device problem, not a new machine; nothing compared, nothing to re-tune",
+		        s->fp.gpu_count > 0 ? s->fp.gpu_count : (int)s->fp.ngpus);
+		fs_errf(err, errlen, "%s", e);
+		cannot_measure(err, errlen);
+		rc = NCCLTUNE_ERROR;
+		goto out;
+	}
 	summary_describe_machine(&now, desc, sizeof(desc));
 	{
 		char *buf = NULL;

@@ -560,6 +560,14 @@ int nccltune_install(const char *path, const struct nccltune_install_options *o,
 		return rc;
 	if (summary_load(path, 0, &s, err, errlen) < 0)
 		return NCCLTUNE_USAGE;
+	if (s->model && !o->allow_model) {
+		fs_errf(err, errlen, "%s: a result of the machine model %s, not a measurement: its "
+		        "numbers say nothing about this machine, so it is not installed (--allow-model "
+		        "installs it anyway, e.g. for a test); tune the real machine with nccltune run "
+		        "(no --model) and install that session", s->origin, s->model);
+		rc = NCCLTUNE_USAGE;
+		goto out;
+	}
 	if (strcmp(format, "pth") == 0) {
 		rc = pth_install(s, o, written, written_len, err, errlen);
 		goto out;
