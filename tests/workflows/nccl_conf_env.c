@@ -3,7 +3,8 @@
  * ncclEnvPluginInit -> initEnv, src/init.cc and src/plugin/env.cc at v2.28.9-1) reads
  * $NCCL_CONF_FILE (else ~/.nccl.conf) and then /etc/nccl.conf with NCCL's rules
  * (src/misc/param.cc, setEnvFile) and setenv()s what they hold; then it prints every
- * NCCL_* variable of the process but NCCL_CONF_FILE, sorted, one NAME=VALUE per line.
+ * NCCL_* variable of the process but NCCL_CONF_FILE, and NCCLTUNE_TUNER_TABLE (which the
+ * tuner plugin reads), sorted, one NAME=VALUE per line.
  * No GPU is needed: the files are read before anything touches CUDA, and whether the
  * unique id itself can be made (a network interface) does not matter.
  *
@@ -51,8 +52,9 @@ int main(int argc, char **argv)
 	if (!vars)
 		return 1;
 	for (size_t i = 0; i < cap; i++)
-		if (strncmp(environ[i], "NCCL_", 5) == 0 &&
-		    strncmp(environ[i], "NCCL_CONF_FILE=", 15) != 0)
+		if ((strncmp(environ[i], "NCCL_", 5) == 0 &&
+		     strncmp(environ[i], "NCCL_CONF_FILE=", 15) != 0) ||
+		    strncmp(environ[i], "NCCLTUNE_TUNER_TABLE=", 21) == 0)
 			vars[n++] = environ[i];
 	qsort(vars, n, sizeof *vars, by_name);
 	for (size_t i = 0; i < n; i++)

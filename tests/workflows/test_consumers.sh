@@ -16,6 +16,7 @@
 set -eu
 TOOL=$1
 CONF_ENV=$2
+PLUGIN=$(readlink -f "$3")
 SRC=$NCCLTUNE_SOURCE_ROOT/tests/workflows
 DATA=$SRC/data
 command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
@@ -25,14 +26,18 @@ trap '[ -n "$DPID" ] && kill "$DPID" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "note: $*"; }
 
-# What a consumer must end up with: best.env and the pinned variables of the result, as
-# NAME=VALUE lines, sorted.
+# What a consumer must end up with: best.env and the pinned variables of the result, and
+# for a result with per-size rules nccltune's plugin (the built one) and the session's
+# table, as NAME=VALUE lines, sorted.
 want_env() {
-	python3 - "$1" <<'EOF'
+	python3 - "$1" "$PLUGIN" <<'EOF'
 import json, os, sys
 p = sys.argv[1]
 doc = json.load(open(os.path.join(p, "results.json") if os.path.isdir(p) else p))
 env = dict(doc["best"]["env"], **(doc.get("pinned") or {}))
+if doc["best"].get("rules"):
+    env["NCCL_TUNER_PLUGIN"] = sys.argv[2]
+    env["NCCLTUNE_TUNER_TABLE"] = os.path.realpath(p) + "/exports/nccl-tuner.table"
 for k, v in sorted(env.items()):
     print(f"{k}={v}")
 EOF
@@ -40,7 +45,7 @@ EOF
 # NCCL_* variables of a python3 started with a clean environment plus "$@" (env-style).
 py_env='import os
 for k in sorted(os.environ):
-    if k.startswith("NCCL_"): print(k + "=" + os.environ[k])'
+    if k.startswith("NCCL_") or k == "NCCLTUNE_TUNER_TABLE": print(k + "=" + os.environ[k])'
 
 # systemd's parser of environment files (src/basic/env-file.c, parse_env_file_internal):
 # EnvironmentFile= loads a file with it, and so does the environment.d generator, which
@@ -55,7 +60,7 @@ done
 unquote='import shlex, sys
 for line in sys.stdin:
     for word in shlex.split(line):
-        if word.startswith("NCCL_"): print(word)'
+        if word.startswith(("NCCL_", "NCCLTUNE_TUNER_TABLE=")): print(word)'
 # The docker CLI parses --env-file itself and sends the variables to the daemon: a fake
 # daemon on a private socket catches them (no container is ever made).
 DOCKER=
@@ -68,13 +73,19 @@ else
 	note "no docker CLI: docker --env-file skipped"
 fi
 
-for fx in measured model defaults-best hostile/accepted.json; do
+# a result with per-size rules, as a session folder with its table in exports/
+mkdir -p "$T/fx/rules/exports"
+cp "$DATA/rules/results.json" "$T/fx/rules/"
+"$TOOL" export nccl-tuner "$T/fx/rules" > "$T/fx/rules/exports/nccl-tuner.table" || fail "rules table"
+
+for fx in measured model defaults-best hostile/accepted.json "$T/fx/rules"; do
 	name=$(basename "$fx" .json)
+	case $fx in /*) ;; *) fx=$DATA/$fx ;; esac
 	d=$T/$name
 	mkdir -p "$d/site"
-	want_env "$DATA/$fx" > "$d/want"
+	want_env "$fx" > "$d/want"
 	for f in sitecustomize shell dotenv nccl-conf json; do
-		"$TOOL" export "$f" "$DATA/$fx" > "$d/$f" || fail "$name: export $f"
+		"$TOOL" export "$f" "$fx" > "$d/$f" || fail "$name: export $f"
 	done
 	# the first two lines of a Python export are the same for every result: no data
 	head -n 2 "$d/sitecustomize" > "$d/head2"

@@ -469,6 +469,11 @@ static void test_hostile(void)
 		{ "tool-version-bad.json", "tool.version: not a version string" },
 		{ "created-utf7.json", "created: not an RFC 3339 time" },
 		{ "created-not-a-date.json", "created: not an RFC 3339 time" },
+		/* best.rules, the per-size rules of nccltune's tuner plugin */
+		{ "rules-unknown-algo.json", "best.rules[0].algo: unknown algorithm 'Warp'" },
+		{ "rules-twice.json", "best.rules[2].bytes: a second rule for 43008 bytes (rules[0])" },
+		{ "rules-ctas-range.json", "best.rules[0].ctas: 65 is out of range" },
+		{ "rules-missing-key.json", "best.rules[0].ctas: missing" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -500,6 +505,34 @@ static void test_hostile(void)
 			fprintf(stderr, "%s\n", err);
 		summary_destroy(s);
 	}
+}
+
+/* best.rules: words as NCCL's indexes, null as NCCL's choice. */
+static void test_rules(void)
+{
+	struct summary *s = NULL;
+	char err[1024] = "";
+
+	CHECK_INT(summary_load(fixture("rules"), 0, &s, err, sizeof(err)), 0);
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	CHECK(s->has_rules);
+	CHECK_INT(s->nrules, 2);
+	CHECK_INT(s->rules[0].bytes, 43008);
+	CHECK_INT(s->rules[0].algo, NCCLVARS_ALGO_TREE);
+	CHECK_INT(s->rules[0].proto, NCCLVARS_PROTO_SIMPLE);
+	CHECK_INT(s->rules[0].ctas, 2);
+	CHECK_INT(s->rules[1].bytes, 1048576);
+	CHECK_INT(s->rules[1].algo, -1);
+	CHECK_INT(s->rules[1].proto, NCCLVARS_PROTO_SIMPLE);
+	CHECK_INT(s->rules[1].ctas, 0);
+	summary_destroy(s);
+	s = NULL;
+	CHECK_INT(summary_load(fixture("measured"), 0, &s, err, sizeof(err)), 0);
+	CHECK(s && !s->has_rules && s->nrules == 0);
+	summary_destroy(s);
 }
 
 /* created, tool.name and tool.version: exactly the shapes nccltune writes. */
@@ -577,5 +610,6 @@ int main(void)
 	test_hostile();
 	test_fingerprint();
 	test_header_fields();
+	test_rules();
 	return check_status();
 }

@@ -44,7 +44,7 @@ static int craft(char **argv, char *err, size_t errlen)
 	s.best.present = true;
 	s.best.env.n = 1;
 	s.best.env.v = &v;
-	rc = export_render_string(&s, argv[2], &text, &len, err, errlen);
+	rc = export_render_string(&s, argv[2], NULL, &text, &len, err, errlen);
 	if (rc == NCCLTUNE_OK && fwrite(text, 1, len, stdout) != len)
 		rc = NCCLTUNE_ERROR;
 	free(text);

@@ -164,7 +164,7 @@ static int parse_ci(struct jr *r, const char *key, const cJSON *v, bool ratio, b
 
 /* baseline, best, top[i], and (with more keys) tries[i]. */
 struct mdoc {
-	const cJSON *env, *ci, *per_size, *ratio, *tuned;
+	const cJSON *env, *ci, *per_size, *rules, *ratio, *tuned;
 	double objective;
 	int repeats;
 	bool in_space;
@@ -179,10 +179,12 @@ struct mdoc {
 	{"ci95_us", JR_ARRAY | JR_NULL, 0, 0, 0, NULL, JR_ITEM, M(ci), 0, NULL}, \
 	{"repeats", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1000000, NULL, JR_INT, M(repeats), 0, NULL}
 
-/* per_size is read for best only; elsewhere it is allowed and not looked at. */
+/* per_size and rules are read for best only; elsewhere they are allowed and not looked
+ * at. */
 static const struct jr_field measure_fields[] = {
 	MEASURE_FIELDS(JR_REQUIRED),
 	{"per_size", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, M(per_size), 0, NULL},
+	{"rules", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, M(rules), 0, NULL},
 	JR_END,
 };
 
@@ -250,6 +252,8 @@ static int take_best(struct jr *r, const cJSON *v, void *dst)
 	struct mdoc d;
 
 	if (parse_measure(r, v, SUMMARY_ENV_STRICT, &s->best, &d) < 0)
+		return -1;
+	if (d.rules && summary_read_under(r, "rules", summary_read_rules, d.rules, s) < 0)
 		return -1;
 	return d.per_size ? summary_read_under(r, "per_size", take_per_size, d.per_size, s) : 0;
 }
@@ -752,6 +756,7 @@ void summary_destroy(struct summary *s)
 	env_free(&s->baseline.env);
 	env_free(&s->best.env);
 	free(s->sizes);
+	free(s->rules);
 	for (size_t i = 0; i < s->ntop; i++)
 		env_free(&s->top[i].env);
 	free(s->top);

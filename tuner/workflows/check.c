@@ -13,7 +13,10 @@
  * NCCLTUNE_ERROR (1), "cannot measure: ...", when the probe cannot be run, prints no
  * valid fingerprint, or sees no GPU where the session had some (a driver or device
  * problem: re-tuning then would measure nothing, or a stand-in);
- * NCCLTUNE_USAGE (2) for a session folder without a readable saved fingerprint. */
+ * NCCLTUNE_USAGE (2) for a session folder without a readable saved fingerprint.
+ * An unchanged machine whose installed environment (SESSION/installed.json) names a
+ * plugin that no longer loads or a table that no longer parses is NCCLTUNE_ERROR too,
+ * with what to reinstall. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +28,7 @@
 #include "nccltune.h"
 #include "run/runner.h"
 #include "result/summary.h"
+#include "workflows/installed.h"
 
 extern char **environ;
 
@@ -330,7 +334,10 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 			rc = NCCLTUNE_ERROR;
 			goto out;
 		}
-		if (n == 0) {
+		if (n == 0 && s->dir[0] &&
+		    (rc = installed_verify(s->dir, err, errlen)) != NCCLTUNE_OK) {
+			/* the machine is the same, but what was installed from it is broken */
+		} else if (n == 0) {
 			char clean[1024];
 
 			fprintf(out, "unchanged: %s\n", summary_sanitize(desc, clean, sizeof(clean)));

@@ -31,7 +31,9 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "run/locate.h"
 #include "workflows/export.h"
+#include "workflows/installed.h"
 #include "workflows/python.h"
 
 void install_note(const struct nccltune_install_options *o, const char *fmt, ...)
@@ -44,6 +46,36 @@ void install_note(const struct nccltune_install_options *o, const char *fmt, ...
 	vfprintf(o->notes, fmt, ap);
 	va_end(ap);
 	fputc('\n', o->notes);
+}
+
+int install_table(const struct summary *s, const char *table,
+                  const struct nccltune_install_options *o, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!export_uses_plugin(s))
+		return NCCLTUNE_OK;
+	rc = export_render_string(s, "nccl-tuner", NULL, &text, &len, err, errlen);
+	if (rc == NCCLTUNE_OK && fs_write_atomic(table, text, len, 0644, err, errlen) < 0)
+		rc = NCCLTUNE_ERROR;
+	if (rc == NCCLTUNE_OK)
+		install_note(o, "the per-size rules for nccltune's tuner plugin: %s", table);
+	free(text);
+	return rc;
+}
+
+void install_record(const struct summary *s, const char *format, const char *file,
+                    const char *table, const struct nccltune_install_options *o)
+{
+	char plugin[PATH_MAX], e[2048];
+	bool build;
+	bool rules = export_uses_plugin(s);
+
+	if (rules && locate_plugin(plugin, sizeof(plugin), &build, e, sizeof(e)) != 0)
+		rules = false;
+	installed_add(s, format, file, rules ? plugin : NULL, rules ? table : NULL, o->notes);
 }
 
 /* ---- the target file ---- */
@@ -457,26 +489,36 @@ static int block_target(const struct nccltune_install_options *o, bool conf,
 	return rc;
 }
 
-/* Put `block` into the target (blen 0: take nccltune's block out). `written` gets the
- * file changed ("" when an uninstall found nothing). */
+/* Put the `format` export of s into the target (s NULL: take nccltune's block out, and
+ * the table next to it). A result with rules gets its table written next to the file,
+ * FILE.nccltune-tuner.table, which the block names. `written` gets the file changed (""
+ * when an uninstall found nothing). */
 static int block_change(const struct nccltune_install_options *o, bool conf,
-                        const char *block, size_t blen, char *written, size_t written_len,
-                        char *err, size_t errlen)
+                        const struct summary *s, const char *format, char *written,
+                        size_t written_len, char *err, size_t errlen)
 {
-	struct nccltune_install_options quiet = *o;
 	const char *python = o->python ? o->python : "python3";
+	struct nccltune_install_options quiet = *o;
 	struct python_marker marks[PYTHON_MARKERS_MAX];
+	struct export_where where = {NULL, NULL};
 	struct target t;
-	char *merged = NULL, path[PATH_MAX];
-	size_t mlen = 0, begin = 0, end = 0, nmarks = 0;
+	char *merged = NULL, *block = NULL, path[PATH_MAX], table[PATH_MAX + 32];
+	size_t mlen = 0, blen = 0, begin = 0, end = 0, nmarks = 0;
 	int rc, found;
 
 	memset(&t, 0, sizeof(t));
 	quiet.notes = NULL;   /* what an install affects is no news to an uninstall */
-	rc = block_target(blen ? o : &quiet, conf, python, path, sizeof(path), err, errlen);
+	rc = block_target(s ? o : &quiet, conf, python, path, sizeof(path), err, errlen);
 	if (rc != NCCLTUNE_OK)
 		return rc;
 	rc = target_read(path, conf ? "configuration file" : "Python source file", &t, err, errlen);
+	if (rc != NCCLTUNE_OK)
+		goto out;
+	snprintf(table, sizeof(table), "%s" INSTALL_TABLE_SUFFIX, t.real);
+	if (s && export_uses_plugin(s))
+		where.table = table;
+	if (s)
+		rc = export_render_string(s, format, &where, &block, &blen, err, errlen);
 	if (rc == NCCLTUNE_OK && t.existed)
 		rc = conf ? (text_markers(t.real, t.old, t.olen, marks, &nmarks, err, errlen) < 0
 		             ? NCCLTUNE_USAGE : NCCLTUNE_OK)
@@ -486,39 +528,48 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 	rc = NCCLTUNE_USAGE;
 	found = find_block(t.real, t.old ? t.old : "", t.olen, marks, nmarks, &begin, &end, err,
 	                   errlen);
-	if (found < 0 || (conf && blen && conf_conflicts(t.real, t.old ? t.old : "", t.olen,
-	                                                 found ? begin : t.olen, block, blen, err,
-	                                                 errlen) != 0))
+	if (found < 0 || (conf && s && conf_conflicts(t.real, t.old ? t.old : "", t.olen,
+	                                              found ? begin : t.olen, block, blen, err,
+	                                              errlen) != 0))
 		goto out;
 	rc = NCCLTUNE_OK;
-	if (blen == 0 && found == 0) {
+	if (!s && found == 0) {
 		install_note(o, "nothing to uninstall: %s has no nccltune block", t.real);
 		goto out;
 	}
 	rc = NCCLTUNE_ERROR;
-	merged = merge(t.old ? t.old : "", t.olen, begin, end, found == 1, block, blen, &mlen);
+	merged = merge(t.old ? t.old : "", t.olen, begin, end, found == 1, block ? block : "",
+	               blen, &mlen);
 	if (!merged) {
 		fs_errf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (t.existed && mlen == t.olen && memcmp(merged, t.old, t.olen) == 0) {
-		/* Nothing changes: keep the backup of the last real change. */
-		rc = NCCLTUNE_OK;
-		goto done;
-	}
 	/* the file as it will be must still be Python, by the interpreter's own parser */
 	if (!conf && (rc = python_parses(python, merged, mlen, t.real, err, errlen)) != NCCLTUNE_OK)
 		goto out;
+	if (s && (rc = install_table(s, table, o, err, errlen)) != NCCLTUNE_OK)
+		goto out;
+	if (!s && unlink(table) != 0 && errno != ENOENT) {
+		fs_errf(err, errlen, "%s: cannot remove it: %s", table, strerror(errno));
+		rc = NCCLTUNE_ERROR;
+		goto out;
+	}
+	if (t.existed && mlen == t.olen && memcmp(merged, t.old, t.olen) == 0)
+		goto done;   /* nothing changes: keep the backup of the last real change */
 	rc = target_write(&t, merged, mlen, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
 	if (t.existed)
 		install_note(o, "the file as it was before: %s" INSTALL_BACKUP, t.real);
 done:
+	rc = NCCLTUNE_OK;
+	if (s)
+		install_record(s, format, t.real, export_uses_plugin(s) ? table : NULL, o);
 	if (written && written_len)
 		snprintf(written, written_len, "%s", t.real);
 out:
 	free(merged);
+	free(block);
 	target_free(&t);
 	return rc;
 }
@@ -549,8 +600,6 @@ int nccltune_install(const char *path, const struct nccltune_install_options *o,
 {
 	struct summary *s = NULL;
 	const char *format;
-	char *block = NULL;
-	size_t blen = 0;
 	int rc;
 
 	if (written && written_len)
@@ -566,18 +615,16 @@ int nccltune_install(const char *path, const struct nccltune_install_options *o,
 		        "installs it anyway, e.g. for a test); tune the real machine with nccltune run "
 		        "(no --model) and install that session", s->origin, s->model);
 		rc = NCCLTUNE_USAGE;
-		goto out;
-	}
-	if (strcmp(format, "pth") == 0) {
+	} else if (!s->best.present) {
+		fs_errf(err, errlen, "%s: no configuration worked in this session (best is null): "
+		        "nothing to install", s->origin);
+		rc = NCCLTUNE_NO_CONFIG;
+	} else if (strcmp(format, "pth") == 0) {
 		rc = pth_install(s, o, written, written_len, err, errlen);
-		goto out;
-	}
-	rc = export_render_string(s, format, &block, &blen, err, errlen);
-	if (rc == NCCLTUNE_OK)
-		rc = block_change(o, strcmp(format, "nccl-conf") == 0, block, blen, written,
+	} else {
+		rc = block_change(o, strcmp(format, "nccl-conf") == 0, s, format, written,
 		                  written_len, err, errlen);
-out:
-	free(block);
+	}
 	summary_destroy(s);
 	return rc;
 }
@@ -595,6 +642,6 @@ int nccltune_uninstall(const struct nccltune_install_options *o, char *written,
 		return rc;
 	if (strcmp(format, "pth") == 0)
 		return pth_uninstall(o, written, written_len, err, errlen);
-	return block_change(o, strcmp(format, "nccl-conf") == 0, "", 0, written, written_len, err,
-	                    errlen);
+	return block_change(o, strcmp(format, "nccl-conf") == 0, NULL, format, written,
+	                    written_len, err, errlen);
 }

@@ -42,6 +42,20 @@ int target_write(const struct target *t, const char *text, size_t len, char *err
 
 void target_free(struct target *t);   /* accepts a zeroed target */
 
+#define INSTALL_TABLE_SUFFIX ".nccltune-tuner.table"   /* next to a block's file */
+
+/* For a result with per-size rules, write its table (the nccl-tuner export) to the
+ * absolute path `table`, atomically, mode 0644; nothing for another result. Returns
+ * NCCLTUNE_OK or a status with a message. */
+int install_table(const struct summary *s, const char *table,
+                  const struct nccltune_install_options *o, char *err, size_t errlen);
+
+/* Record a successful install of s in `format` into `file` (and its table, NULL for
+ * none) in the session folder (workflows/installed.h), naming the plugin its block
+ * names. Best effort, as installed_add. */
+void install_record(const struct summary *s, const char *format, const char *file,
+                    const char *table, const struct nccltune_install_options *o);
+
 /* Print a note on o->notes (when set). */
 void install_note(const struct nccltune_install_options *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -12,8 +12,9 @@
  * A venv's site-packages is read by that venv's interpreter alone; an interpreter that is
  * not a venv reads its own, and so does every venv made from it with
  * --system-site-packages: the notes say which. Files that nccltune did not write are
- * never overwritten or removed. Uninstall removes the .pth and keeps the module as
- * _nccltune_env.py.nccltune-bak. */
+ * never overwritten or removed. A result with per-size rules also gets its table there,
+ * nccltune-tuner.table, which the module names. Uninstall removes the .pth and the table
+ * and keeps the module as _nccltune_env.py.nccltune-bak. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #define PTH_FILE "nccltune.pth"
 #define PTH_MODULE "_nccltune_env.py"
 #define PTH_LINE "import _nccltune_env\n"
+#define PTH_TABLE "nccltune-tuner.table"   /* a result with per-size rules: its table */
 
 /* The site-packages folder into dir: o->target, or o->python's purelib, which must be on
  * its sys.path; when installing, says on o->notes which interpreters read it. */
@@ -113,15 +115,20 @@ int pth_install(const struct summary *s, const struct nccltune_install_options *
 {
 	const char *python = o->python ? o->python : "python3";
 	struct target mod, pth;
-	char dir[PATH_MAX], *block = NULL;
+	struct export_where where = {NULL, NULL};
+	char dir[PATH_MAX], table[PATH_MAX + 32], *block = NULL;
 	size_t blen = 0;
 	int rc;
 
 	memset(&mod, 0, sizeof(mod));
 	memset(&pth, 0, sizeof(pth));
-	rc = export_render_string(s, "sitecustomize", &block, &blen, err, errlen);
-	if (rc == NCCLTUNE_OK)
-		rc = pth_dir(o, true, dir, sizeof(dir), err, errlen);
+	rc = pth_dir(o, true, dir, sizeof(dir), err, errlen);
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	snprintf(table, sizeof(table), "%s/" PTH_TABLE, dir);
+	if (export_uses_plugin(s))
+		where.table = table;
+	rc = export_render_string(s, "sitecustomize", &where, &block, &blen, err, errlen);
 	if (rc == NCCLTUNE_OK)
 		rc = read_owned(dir, PTH_MODULE, true, &mod, err, errlen);
 	if (rc == NCCLTUNE_OK)
@@ -130,12 +137,15 @@ int pth_install(const struct summary *s, const struct nccltune_install_options *
 		rc = python_parses(python, block, blen, mod.real, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
-	/* the module first: a .pth line naming a missing module prints an error at every
-	 * start-up */
-	if (!(mod.existed && mod.olen == blen && memcmp(mod.old, block, blen) == 0))
+	/* the table, then the module: a .pth line naming a missing module prints an error at
+	 * every start-up */
+	rc = install_table(s, table, o, err, errlen);
+	if (rc == NCCLTUNE_OK && !(mod.existed && mod.olen == blen && memcmp(mod.old, block, blen) == 0))
 		rc = target_write(&mod, block, blen, err, errlen);
 	if (rc == NCCLTUNE_OK && !pth.existed)
 		rc = target_write(&pth, PTH_LINE, strlen(PTH_LINE), err, errlen);
+	if (rc == NCCLTUNE_OK)
+		install_record(s, "pth", pth.real, export_uses_plugin(s) ? table : NULL, o);
 	if (rc == NCCLTUNE_OK && written && written_len)
 		snprintf(written, written_len, "%s", pth.real);
 out:
@@ -149,7 +159,7 @@ int pth_uninstall(const struct nccltune_install_options *o, char *written, size_
                   char *err, size_t errlen)
 {
 	struct target mod, pth;
-	char dir[PATH_MAX], bak[PATH_MAX + 32];
+	char dir[PATH_MAX], bak[PATH_MAX + 32], table[PATH_MAX + 32];
 	int rc;
 
 	memset(&mod, 0, sizeof(mod));
@@ -174,6 +184,11 @@ int pth_uninstall(const struct nccltune_install_options *o, char *written, size_
 	snprintf(bak, sizeof(bak), "%s" INSTALL_BACKUP, mod.real);
 	if (mod.existed && rename(mod.real, bak) != 0) {
 		fs_errf(err, errlen, "%s: cannot move it to %s: %s", mod.real, bak, strerror(errno));
+		goto out;
+	}
+	snprintf(table, sizeof(table), "%s/" PTH_TABLE, dir);
+	if (unlink(table) != 0 && errno != ENOENT) {
+		fs_errf(err, errlen, "%s: cannot remove it: %s", table, strerror(errno));
 		goto out;
 	}
 	rc = NCCLTUNE_OK;
