@@ -20,6 +20,7 @@ enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
 	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
+	O_INIT, O_FROM, O_TARGET,
 };
 
 /* Options that may be given more than once; every occurrence is kept, in order. */
@@ -105,6 +106,22 @@ static const struct opt uninstall_opts[] = {
 	{NULL, 0, NULL, 0, NULL},
 };
 
+static const struct opt retune_opts[] = {
+	{"init", no_argument, NULL, O_INIT, "create STATE_DIR with current -> the --from session "
+	 "(the one whose result is in use), then stop"},
+	{"from", required_argument, "SESSION", O_FROM, "with --init: the session in use"},
+	{"format", required_argument, "F", O_FORMAT, "how a re-tuned result is installed: pth (the "
+	 "default), sitecustomize or nccl-conf, as export --install"},
+	{"target", required_argument, "PATH", O_TARGET, "the file (or pth's folder) to install "
+	 "into, as export --install=PATH"},
+	{"python", required_argument, "PY", O_PYTHON, "the interpreter the server runs (default "
+	 "python3)"},
+	{"system", no_argument, NULL, O_SYSTEM, "allow a system-wide sitecustomize.py"},
+	{"quiet", no_argument, NULL, O_QUIET, "no progress lines of the re-tuning session"},
+	{"help", no_argument, NULL, O_HELP, "this help"},
+	{NULL, 0, NULL, 0, NULL},
+};
+
 static const struct opt check_opts[] = {
 	{"probe", required_argument, "CMD", O_PROBE, "probe to ask (default: the session's)"},
 	{"model", required_argument, "NAME", O_MODEL, "ask nccltune-model-probe --model NAME"},
@@ -121,6 +138,7 @@ static int cmd_run(const struct command *cmd, int argc, char **argv);
 static int cmd_export(const struct command *cmd, int argc, char **argv);
 static int cmd_uninstall(const struct command *cmd, int argc, char **argv);
 static int cmd_check(const struct command *cmd, int argc, char **argv);
+static int cmd_retune(const struct command *cmd, int argc, char **argv);
 static int cmd_show(const struct command *cmd, int argc, char **argv);
 static int cmd_report(const struct command *cmd, int argc, char **argv);
 
@@ -134,6 +152,9 @@ static const struct command commands[] = {
 	{"check", "SESSION_DIR", "is this still the machine the session tuned? (exit 3 if not, "
 	 "1 if it cannot measure)",
 	 check_opts, cmd_check},
+	{"retune", "STATE_DIR", "re-tune if the machine changed since STATE_DIR/current, install "
+	 "a measured gain, relink (run it before the server takes the GPUs)", retune_opts,
+	 cmd_retune},
 	{"show", "SESSION_DIR", "print a session's summary", plain_opts, cmd_show},
 	{"report", "SESSION_DIR", "write SESSION_DIR/report.html", plain_opts, cmd_report},
 	{NULL, NULL, NULL, NULL, NULL},
@@ -255,7 +276,9 @@ static void main_help(FILE *f)
 	fputs("\nExamples:\n  nccltune run --budget 60\n"
 	      "  nccltune run --model pcie-gen5-8gpu --budget 40 --out results/model-demo\n"
 	      "  nccltune run --resume results/model-demo\n"
-	      "  nccltune export --format shell results/model-demo\n", f);
+	      "  nccltune export --format shell results/model-demo\n"
+	      "  nccltune export --install --python /opt/venv/bin/python results/SESSION\n"
+	      "  nccltune retune --init /var/lib/nccltune --from results/SESSION\n", f);
 	for (const struct command *c = commands; c->name; c++) {
 		fputc('\n', f);
 		command_help(c, f);
@@ -691,6 +714,33 @@ static int cmd_check(const struct command *cmd, int argc, char **argv)
 	return report_error(rc, err);
 }
 
+static int cmd_retune(const struct command *cmd, int argc, char **argv)
+{
+	struct parsed p;
+	struct nccltune_retune_options o;
+	const char *state;
+	char err[2048] = "";
+	int rc = parse_options(cmd, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	rc = one_operand(cmd, argc, argv, p.first_operand, &state);
+	if (rc)
+		return rc;
+	if (GIVEN(&p, O_INIT) != GIVEN(&p, O_FROM))
+		return usage_error(cmd, "--init and --from SESSION go together");
+	if (!installable(VAL(&p, O_FORMAT)))
+		return usage_error(cmd, "--format %s cannot be installed (pth, sitecustomize, "
+		                   "nccl-conf)", VAL(&p, O_FORMAT));
+	memset(&o, 0, sizeof o);
+	o.init_from = VAL(&p, O_FROM);
+	o.install = install_options(&p, VAL(&p, O_TARGET));
+	o.progress = GIVEN(&p, O_QUIET) ? NULL : stderr;
+	rc = nccltune_retune(state, &o, stdout, err, sizeof err);
+	fflush(stdout);
+	return report_error(rc, err);
+}
+
 /* Parse a command that takes no options but --help, and one session folder. Returns
  * -1 with *dir set to go on, else the exit status to return at once. */
 static int session_dir_operand(const struct command *cmd, int argc, char **argv,
@@ -735,8 +785,8 @@ static int cmd_report(const struct command *cmd, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage_error(NULL, "missing command (run, export, uninstall, check, show, "
-		                   "report)");
+		return usage_error(NULL, "missing command (run, export, uninstall, check, retune, "
+		                   "show, report)");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		if (argc > 2 && strcmp(argv[1], "help") == 0) {
@@ -758,6 +808,6 @@ int main(int argc, char **argv)
 	for (const struct command *c = commands; c->name; c++)
 		if (strcmp(c->name, argv[1]) == 0)
 			return c->fn(c, argc - 1, argv + 1);
-	return usage_error(NULL, "unknown command '%s' (run, export, uninstall, check, show, "
-	                   "report)", argv[1]);
+	return usage_error(NULL, "unknown command '%s' (run, export, uninstall, check, retune, "
+	                   "show, report)", argv[1]);
 }

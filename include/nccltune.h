@@ -134,6 +134,34 @@ int nccltune_uninstall(const struct nccltune_install_options *o, char *written,
 int nccltune_check(const char *session_dir, const char *probe_command, FILE *out,
                    char *err, size_t errlen);
 
+/* ---- re-tuning unattended (tuner/workflows/retune.c; the session it runs: session/) ---- */
+
+struct nccltune_retune_options {
+	/* --init: make STATE_DIR/current point at this session folder (the one whose result
+	 * is in use), creating STATE_DIR; nothing is checked against the machine. */
+	const char *init_from;
+	/* How a re-tuned result is installed (and a result that is no better uninstalled):
+	 * as nccltune_install takes it; allow_model is ignored (a model's numbers are never
+	 * installed by a re-tune). */
+	struct nccltune_install_options install;
+	FILE *progress;          /* the re-tuning session's progress lines; NULL: none */
+};
+
+/* Re-tune the machine if it changed since STATE_DIR/current was tuned, as a unit run
+ * before the server takes the GPUs (examples/retune.service). Under a lock on
+ * STATE_DIR/lock: `nccltune check` of current (its recorded probe); unchanged: nothing;
+ * changed: a new session STATE_DIR/sessions/<UTC time> with current's probe, space and
+ * workload (warm-started from current), whose result is installed when it is measured
+ * and shown to be faster than NCCL's defaults (a measured result that is not: what was
+ * installed is removed; a model's: nothing installed); then `current` is relinked to it
+ * atomically and `previous` to the old one. Returns NCCLTUNE_OK (unchanged, or
+ * re-tuned); NCCLTUNE_ERROR when check cannot measure (nothing changed), the lock is
+ * held or a step fails; NCCLTUNE_USAGE without STATE_DIR/current (the message says how
+ * to create it) or for bad options; the session's own status otherwise (4, 130). What
+ * happens is said on `out`. */
+int nccltune_retune(const char *state_dir, const struct nccltune_retune_options *o, FILE *out,
+                    char *err, size_t errlen);
+
 /* Write session_dir/report.html (self-contained). */
 int nccltune_report_write(const char *session_dir, char *err, size_t errlen);
 

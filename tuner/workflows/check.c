@@ -28,6 +28,7 @@
 #include "nccltune.h"
 #include "run/runner.h"
 #include "result/summary.h"
+#include "workflows/check.h"
 #include "workflows/installed.h"
 
 extern char **environ;
@@ -143,11 +144,8 @@ static int fingerprint_diff(FILE *out, const struct summary_fingerprint *a,
 	return n;
 }
 
-/* The session recorded where its probe was (an absolute path into a build tree or an
- * install). When that path is gone - the folder was copied to another machine, the tree
- * rebuilt elsewhere - and it named one of nccltune's own probes, find that probe here
- * the way `nccltune run` does. Returns a malloc'd path, or NULL to keep argv0. */
-static char *relocate_tool(const char *argv0)
+/* Contract in workflows/check.h. */
+char *check_relocate_tool(const char *argv0)
 {
 	static const char *const tools[] = { "nccltune-probe", "nccltune-model-probe" };
 	const char *base = strrchr(argv0, '/');
@@ -292,7 +290,7 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 		goto out;
 	}
 	if (!argv) {
-		char *moved = relocate_tool(s->probe_argv[0]);
+		char *moved = check_relocate_tool(s->probe_argv[0]);
 
 		/* the summary frees argv[0]; swap in the tool found here */
 		if (moved) {
