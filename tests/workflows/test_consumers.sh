@@ -5,7 +5,8 @@
 #   dotenv          the docker CLI (--env-file, parsed client side; a fake daemon catches
 #                   what it sends), systemd's own env-file parser (the environment.d
 #                   generator reads files with the code EnvironmentFile= uses), and
-#                   `env $(grep -v '^#' nccl.env) CMD`
+#                   `env $(grep -v '^#' nccl.env) CMD` (`env $(cat nccl.env)` fails, as the
+#                   docs say)
 #   nccl-conf       NCCL itself: libnccl.so.2 reads $NCCL_CONF_FILE (nccl_conf_env.c)
 #   json            python3's json module
 # Each must see exactly the variables of the result and nothing else: no comment line
@@ -138,6 +139,11 @@ for kv in sorted(json.load(open(sys.argv[1]))["Env"] or []): print(kv)' "$T/dock
 	env -i PATH="$PATH" sh -c 'exec env $(grep -v "^#" "$1") python3 -c "$2"' sh "$d/dotenv" \
 		"$py_env" > "$d/got.envcmd" || fail "$name: env \$(grep -v '^#' nccl.env)"
 	diff "$d/want" "$d/got.envcmd" || fail "$name: env \$(grep -v '^#' nccl.env) saw other variables"
+	# what the documentation says does not work, does not: env $(cat nccl.env) runs the
+	# header's first word as the command
+	if env -i PATH="$PATH" sh -c 'exec env $(cat "$1") true' sh "$d/dotenv" 2>/dev/null; then
+		fail "$name: env \$(cat nccl.env) worked, yet the docs say it fails"
+	fi
 
 	# NCCL reads the nccl-conf export as its configuration file
 	rc=0

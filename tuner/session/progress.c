@@ -314,7 +314,8 @@ void session_print_summary(struct session_output *out, const struct session_endi
 		        end->dir);
 	} else if (cJSON_IsObject(best)) {
 		fprintf(f, "use it:   nccltune export --format shell %s\n", end->dir);
-		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", end->dir);
+		fprintf(f, "          nccltune export --install --python PY %s   (a .pth for the "
+		        "server's interpreter)\n", end->dir);
 		fprintf(f, "          nccltune export --format nccl-conf --install %s   (NCCL's own "
 		        "file)\n", end->dir);
 		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", end->dir,
