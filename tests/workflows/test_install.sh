@@ -11,6 +11,9 @@ PY=$(python3 -c 'import sys; print(sys.executable)')
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 T=$(cd "$T" && pwd -P)
+# the fixtures, copied: an install from a session folder records itself there
+cp -R "$DATA" "$T/data"
+DATA=$T/data
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # What Ubuntu ships (the apport hook), an older nccltune block, and code after it.
@@ -278,4 +281,10 @@ rc=0
 "$TOOL" install "$DATA/measured" - "$T/no-such-python" 2> "$T/err" >/dev/null || rc=$?
 [ "$rc" = 1 ] || fail "missing python status $rc"
 grep -q "no-such-python" "$T/err" || fail "missing python message $(cat "$T/err")"
+# the fixtures in the source tree are never written to (installs record themselves in the
+# session folder: the copies)
+for d in measured model defaults-best; do
+	[ ! -e "$NCCLTUNE_SOURCE_ROOT/tests/workflows/data/$d/installed.json" ] ||
+		fail "an install wrote into the source tree's fixture $d"
+done
 echo "install: ok"

@@ -12,6 +12,9 @@ DATA=$NCCLTUNE_SOURCE_ROOT/tests/workflows/data
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 T=$(cd "$T" && pwd -P)
+# the fixtures, copied: an install from a session folder records itself there
+cp -R "$DATA" "$T/data"
+DATA=$T/data
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # What NCCL ends up with for NAME, given the environment and the file, by its rules.

@@ -17,6 +17,9 @@ PY=$(python3 -c 'import sys; print(sys.executable)')
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 T=$(cd "$T" && pwd -P)
+# the fixtures, copied: an install from a session folder records itself there
+cp -R "$DATA" "$T/data"
+DATA=$T/data
 fail() { echo "FAIL: $*" >&2; exit 1; }
 proto='import os; print(os.environ.get("NCCL_PROTO"))'
 sees() { env -i PATH="$PATH" "$@" -c "$proto"; }
