@@ -19,7 +19,8 @@
 enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
-	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE,
+	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
+	O_INIT, O_FROM, O_TARGET,
 };
 
 /* Options that may be given more than once; every occurrence is kept, in order. */
@@ -80,12 +81,43 @@ static const struct opt run_opts[] = {
 
 static const struct opt export_opts[] = {
 	{"format", required_argument, "F", O_FORMAT, NULL},   /* help built from the formats */
-	{"install", optional_argument, "PATH", O_INSTALL, "merge the block (--format "
-	 "sitecustomize, the default, or nccl-conf) into PATH (default: PY's "
-	 "sitecustomize.py; for nccl-conf $NCCL_CONF_FILE, else ~/.nccl.conf), keeping a "
-	 "backup"},
-	{"python", required_argument, "PY", O_PYTHON, "the interpreter whose site-packages "
-	 "--install uses (default python3)"},
+	{"install", optional_argument, "PATH", O_INSTALL, "install it instead of printing it: "
+	 "--format pth (the default) writes nccltune.pth and _nccltune_env.py into PY's own "
+	 "site-packages (or the folder PATH), read by that interpreter alone; --format "
+	 "sitecustomize merges the block into the sitecustomize.py PY imports (or PATH); "
+	 "--format nccl-conf into $NCCL_CONF_FILE, else ~/.nccl.conf (or PATH). A changed "
+	 "file's old text is kept as FILE.nccltune-bak"},
+	{"python", required_argument, "PY", O_PYTHON, "the interpreter to install for "
+	 "(default python3)"},
+	{"system", no_argument, NULL, O_SYSTEM, "allow --install to change a system-wide "
+	 "sitecustomize.py (not a virtual environment's own, or the distribution's)"},
+	{"allow-model", no_argument, NULL, O_ALLOW_MODEL, "allow --install of a machine "
+	 "model's result (its numbers are not measurements: never for production)"},
+	{"help", no_argument, NULL, O_HELP, "this help"},
+	{NULL, 0, NULL, 0, NULL},
+};
+
+static const struct opt uninstall_opts[] = {
+	{"format", required_argument, "F", O_FORMAT, "what to remove: pth (the default), "
+	 "sitecustomize or nccl-conf, found as export --install finds it"},
+	{"python", required_argument, "PY", O_PYTHON, "the interpreter (default python3)"},
+	{"system", no_argument, NULL, O_SYSTEM, "allow changing a system-wide sitecustomize.py"},
+	{"help", no_argument, NULL, O_HELP, "this help"},
+	{NULL, 0, NULL, 0, NULL},
+};
+
+static const struct opt retune_opts[] = {
+	{"init", no_argument, NULL, O_INIT, "create STATE_DIR with current -> the --from session "
+	 "(the one whose result is in use), then stop"},
+	{"from", required_argument, "SESSION", O_FROM, "with --init: the session in use"},
+	{"format", required_argument, "F", O_FORMAT, "how a re-tuned result is installed: pth (the "
+	 "default), sitecustomize or nccl-conf, as export --install"},
+	{"target", required_argument, "PATH", O_TARGET, "the file (or pth's folder) to install "
+	 "into, as export --install=PATH"},
+	{"python", required_argument, "PY", O_PYTHON, "the interpreter the server runs (default "
+	 "python3)"},
+	{"system", no_argument, NULL, O_SYSTEM, "allow a system-wide sitecustomize.py"},
+	{"quiet", no_argument, NULL, O_QUIET, "no progress lines of the re-tuning session"},
 	{"help", no_argument, NULL, O_HELP, "this help"},
 	{NULL, 0, NULL, 0, NULL},
 };
@@ -104,7 +136,9 @@ static const struct opt plain_opts[] = {
 
 static int cmd_run(const struct command *cmd, int argc, char **argv);
 static int cmd_export(const struct command *cmd, int argc, char **argv);
+static int cmd_uninstall(const struct command *cmd, int argc, char **argv);
 static int cmd_check(const struct command *cmd, int argc, char **argv);
+static int cmd_retune(const struct command *cmd, int argc, char **argv);
 static int cmd_show(const struct command *cmd, int argc, char **argv);
 static int cmd_report(const struct command *cmd, int argc, char **argv);
 
@@ -113,8 +147,14 @@ static const struct command commands[] = {
 	 cmd_run},
 	{"export", "SESSION_DIR|results.json", "print the tuned environment in a format, or "
 	 "install it", export_opts, cmd_export},
-	{"check", "SESSION_DIR", "is this still the machine the session tuned? (exit 3 if not)",
+	{"uninstall", "[PATH]", "remove what export --install put there (the .pth files, or "
+	 "the block)", uninstall_opts, cmd_uninstall},
+	{"check", "SESSION_DIR", "is this still the machine the session tuned? (exit 3 if not, "
+	 "1 if it cannot measure)",
 	 check_opts, cmd_check},
+	{"retune", "STATE_DIR", "re-tune if the machine changed since STATE_DIR/current, install "
+	 "a measured gain, relink (run it before the server takes the GPUs)", retune_opts,
+	 cmd_retune},
 	{"show", "SESSION_DIR", "print a session's summary", plain_opts, cmd_show},
 	{"report", "SESSION_DIR", "write SESSION_DIR/report.html", plain_opts, cmd_report},
 	{NULL, NULL, NULL, NULL, NULL},
@@ -122,7 +162,8 @@ static const struct command commands[] = {
 
 static const struct { int code; const char *meaning; } exit_codes[] = {
 	{NCCLTUNE_OK, "success"},
-	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started)"},
+	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started; check: cannot "
+	 "measure)"},
 	{NCCLTUNE_USAGE, "bad input: options, space, workload or results files"},
 	{NCCLTUNE_CHANGED, "check: the machine's fingerprint changed"},
 	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration"},
@@ -229,13 +270,15 @@ static void main_help(FILE *f)
 	        "crashes, hangs or computes wrong sums, and export the fastest environment.\n\n"
 	        "Commands:\n");
 	for (const struct command *c = commands; c->name; c++)
-		fprintf(f, "  %-8s %s\n", c->name, c->summary);
+		fprintf(f, "  %-9s %s\n", c->name, c->summary);
 	fputs("\nGlobal options:\n  --help, -h               this help (nccltune COMMAND --help: "
 	      "the command's)\n  --version                the version\n", f);
 	fputs("\nExamples:\n  nccltune run --budget 60\n"
 	      "  nccltune run --model pcie-gen5-8gpu --budget 40 --out results/model-demo\n"
 	      "  nccltune run --resume results/model-demo\n"
-	      "  nccltune export --format shell results/model-demo\n", f);
+	      "  nccltune export --format shell results/model-demo\n"
+	      "  nccltune export --install --python /opt/venv/bin/python results/SESSION\n"
+	      "  nccltune retune --init /var/lib/nccltune --from results/SESSION\n", f);
 	for (const struct command *c = commands; c->name; c++) {
 		fputc('\n', f);
 		command_help(c, f);
@@ -533,9 +576,32 @@ static int report_error(int rc, const char *err)
 	return rc;
 }
 
+/* The install options of a parsed command line (export --install, uninstall). */
+static struct nccltune_install_options install_options(const struct parsed *p,
+                                                       const char *target)
+{
+	struct nccltune_install_options o;
+
+	memset(&o, 0, sizeof o);
+	o.format = VAL(p, O_FORMAT);
+	o.target = target;
+	o.python = VAL(p, O_PYTHON);
+	o.system = GIVEN(p, O_SYSTEM);
+	o.allow_model = GIVEN(p, O_ALLOW_MODEL);
+	o.notes = stdout;
+	return o;
+}
+
+static bool installable(const char *fmt)
+{
+	return !fmt || strcmp(fmt, "pth") == 0 || strcmp(fmt, "sitecustomize") == 0 ||
+	       strcmp(fmt, "nccl-conf") == 0;
+}
+
 static int cmd_export(const struct command *cmd, int argc, char **argv)
 {
 	struct parsed p;
+	struct nccltune_install_options o;
 	const char *fmt, *path, *target = NULL;
 	char err[2048] = "", written[4096] = "";
 	bool known = false;
@@ -546,25 +612,28 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 	fmt = VAL(&p, O_FORMAT);
 	first = p.first_operand;
 	if (GIVEN(&p, O_INSTALL)) {
-		if (fmt && strcmp(fmt, "sitecustomize") != 0 && strcmp(fmt, "nccl-conf") != 0)
-			return usage_error(cmd, "--install writes the sitecustomize or the nccl-conf "
-			                   "block; --format %s cannot be installed", fmt);
+		if (!installable(fmt))
+			return usage_error(cmd, "--install writes the pth files, or the sitecustomize or "
+			                   "the nccl-conf block; --format %s cannot be installed", fmt);
 		if (fmt && strcmp(fmt, "nccl-conf") == 0 && GIVEN(&p, O_PYTHON))
-			return usage_error(cmd, "--python only goes with a sitecustomize install");
+			return usage_error(cmd, "--python only goes with a pth or sitecustomize install");
 		target = VAL(&p, O_INSTALL);
 		/* "--install PATH SESSION": getopt only attaches an optional value given as
 		 * --install=PATH, so take PATH from the operands when there are two. */
 		if (!target && argc - first == 2)
 			target = argv[first++];
-	} else if (GIVEN(&p, O_PYTHON)) {
-		return usage_error(cmd, "--python only goes with --install");
+	} else if (GIVEN(&p, O_PYTHON) || GIVEN(&p, O_SYSTEM) || GIVEN(&p, O_ALLOW_MODEL)) {
+		return usage_error(cmd, "--python, --system and --allow-model only go with --install");
 	} else if (!fmt) {
 		fprintf(stderr, "nccltune export: missing --format (one of ");
 		print_formats(stderr);
 		fprintf(stderr, ")\nTry 'nccltune export --help'.\n");
 		return NCCLTUNE_USAGE;
+	} else if (strcmp(fmt, "pth") == 0) {
+		return usage_error(cmd, "--format pth is installed, not printed: use --install (its "
+		                   "module is the sitecustomize export)");
 	}
-	if (fmt) {
+	if (fmt && strcmp(fmt, "pth") != 0) {
 		for (size_t i = 0; nccltune_export_formats[i] && !known; i++)
 			known = strcmp(fmt, nccltune_export_formats[i]) == 0;
 		if (!known) {
@@ -578,10 +647,11 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 	if (rc)
 		return rc;
 	if (GIVEN(&p, O_INSTALL)) {
-		rc = nccltune_install(path, fmt, target, VAL(&p, O_PYTHON), written, sizeof written,
-		                      err, sizeof err);
+		o = install_options(&p, target);
+		rc = nccltune_install(path, &o, written, sizeof written, err, sizeof err);
 		if (rc == NCCLTUNE_OK)
 			printf("installed the tuned environment into %s\n", written);
+		fflush(stdout);
 		return report_error(rc, err);
 	}
 	rc = nccltune_export(path, fmt, stdout, err, sizeof err);
@@ -589,6 +659,30 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 		snprintf(err, sizeof err, "writing to stdout failed: %s", strerror(errno));
 		rc = NCCLTUNE_ERROR;
 	}
+	return report_error(rc, err);
+}
+
+static int cmd_uninstall(const struct command *cmd, int argc, char **argv)
+{
+	struct parsed p;
+	struct nccltune_install_options o;
+	char err[2048] = "", written[4096] = "";
+	const char *fmt;
+	int rc = parse_options(cmd, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	fmt = VAL(&p, O_FORMAT);
+	if (!installable(fmt))
+		return usage_error(cmd, "--format %s is never installed (pth, sitecustomize, "
+		                   "nccl-conf)", fmt);
+	if (argc - p.first_operand > 1)
+		return usage_error(cmd, "unexpected argument '%s'", argv[p.first_operand + 1]);
+	o = install_options(&p, p.first_operand < argc ? argv[p.first_operand] : NULL);
+	rc = nccltune_uninstall(&o, written, sizeof written, err, sizeof err);
+	if (rc == NCCLTUNE_OK && written[0])
+		printf("removed nccltune's environment from %s\n", written);
+	fflush(stdout);
 	return report_error(rc, err);
 }
 
@@ -616,6 +710,33 @@ static int cmd_check(const struct command *cmd, int argc, char **argv)
 		probe = model_cmd;
 	}
 	rc = nccltune_check(dir, probe, stdout, err, sizeof err);
+	fflush(stdout);
+	return report_error(rc, err);
+}
+
+static int cmd_retune(const struct command *cmd, int argc, char **argv)
+{
+	struct parsed p;
+	struct nccltune_retune_options o;
+	const char *state;
+	char err[2048] = "";
+	int rc = parse_options(cmd, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	rc = one_operand(cmd, argc, argv, p.first_operand, &state);
+	if (rc)
+		return rc;
+	if (GIVEN(&p, O_INIT) != GIVEN(&p, O_FROM))
+		return usage_error(cmd, "--init and --from SESSION go together");
+	if (!installable(VAL(&p, O_FORMAT)))
+		return usage_error(cmd, "--format %s cannot be installed (pth, sitecustomize, "
+		                   "nccl-conf)", VAL(&p, O_FORMAT));
+	memset(&o, 0, sizeof o);
+	o.init_from = VAL(&p, O_FROM);
+	o.install = install_options(&p, VAL(&p, O_TARGET));
+	o.progress = GIVEN(&p, O_QUIET) ? NULL : stderr;
+	rc = nccltune_retune(state, &o, stdout, err, sizeof err);
 	fflush(stdout);
 	return report_error(rc, err);
 }
@@ -664,7 +785,8 @@ static int cmd_report(const struct command *cmd, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage_error(NULL, "missing command (run, export, check, show, report)");
+		return usage_error(NULL, "missing command (run, export, uninstall, check, retune, "
+		                   "show, report)");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		if (argc > 2 && strcmp(argv[1], "help") == 0) {
@@ -686,5 +808,6 @@ int main(int argc, char **argv)
 	for (const struct command *c = commands; c->name; c++)
 		if (strcmp(c->name, argv[1]) == 0)
 			return c->fn(c, argc - 1, argv + 1);
-	return usage_error(NULL, "unknown command '%s' (run, export, check, show, report)", argv[1]);
+	return usage_error(NULL, "unknown command '%s' (run, export, uninstall, check, retune, "
+	                   "show, report)", argv[1]);
 }

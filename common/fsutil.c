@@ -108,6 +108,12 @@ out:
 int fs_write_atomic(const char *path, const void *data, size_t len, int mode,
                     char *err, size_t errlen)
 {
+	return fs_write_atomic_owned(path, data, len, mode, -1, -1, err, errlen);
+}
+
+int fs_write_atomic_owned(const char *path, const void *data, size_t len, int mode, long uid,
+                          long gid, char *err, size_t errlen)
+{
 	char tmp[4096];
 	const char *p = data;
 	size_t done = 0;
@@ -130,6 +136,13 @@ int fs_write_atomic(const char *path, const void *data, size_t len, int mode,
 			goto out;
 		}
 		done += (size_t)w;
+	}
+	/* the owner first: a chown may clear set-id bits that the mode then sets */
+	if ((uid >= 0 || gid >= 0) &&
+	    fchown(fd, uid >= 0 ? (uid_t)uid : (uid_t)-1, gid >= 0 ? (gid_t)gid : (gid_t)-1) != 0) {
+		fs_errf(err, errlen, "%s: cannot give the new file the owner %ld:%ld of the old one: "
+		        "%s (that takes root, or being that owner)", path, uid, gid, strerror(errno));
+		goto out;
 	}
 	if (fchmod(fd, (mode_t)mode) != 0) {
 		fs_errf(err, errlen, "%s: chmod failed: %s", path, strerror(errno));

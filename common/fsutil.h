@@ -17,6 +17,12 @@ char *fs_read_file(const char *path, size_t max_bytes, size_t *len, char *err, s
 int fs_write_atomic(const char *path, const void *data, size_t len, int mode,
                     char *err, size_t errlen);
 
+/* fs_write_atomic, and the new file gets owner uid and group gid (-1: the writer's) before
+ * it replaces `path`, so that rewriting someone's file keeps its owner; when the system
+ * refuses that (only root may give a file away), nothing is replaced. Same returns. */
+int fs_write_atomic_owned(const char *path, const void *data, size_t len, int mode, long uid,
+                          long gid, char *err, size_t errlen);
+
 /* Create `path` and any missing parents (like mkdir -p) with mode 0755. Returns 0 or
  * -1 with a message naming the component that failed. */
 int fs_mkdirs(const char *path, char *err, size_t errlen);

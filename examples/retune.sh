@@ -1,33 +1,26 @@
 #!/bin/sh
-# retune.sh - re-tune NCCL on this machine when it changed since the session in use.
-# Run by retune.service (systemd) or cron; install as /usr/local/bin/nccltune-retune.
+# retune.sh - re-tune NCCL on this machine when it changed since the session in use, for
+# cron or a server's start script; retune.service runs it before the server starts.
+# Install as /usr/local/bin/nccltune-retune. It is `nccltune retune`, which
 #
-#   nccltune check CURRENT   0: unchanged -> nothing to do
-#                            3: driver/CUDA/NCCL/GPUs/topology changed -> re-tune:
-#                               a new session warm-started from CURRENT, its environment
-#                               installed into PYTHON's sitecustomize, CURRENT relinked
-#                            1: the probe could not run; 2: CURRENT is not a session
-# The server must be restarted afterwards: NCCL reads its variables once per process.
+#   takes STATE/lock (a second run at the same time does nothing, exit 1);
+#   runs `nccltune check STATE/current` with that session's own probe:
+#     unchanged          -> nothing to do (exit 0);
+#     cannot measure     -> no GPU, a driver error, a failing probe: nothing changes (1);
+#     changed            -> a new session STATE/sessions/<UTC time> with the probe, space
+#                           and workload recorded in STATE/current, warm-started from it;
+#                           installed into PYTHON (a .pth in its own site-packages) only
+#                           when measured and shown faster than NCCL's defaults; then
+#                           STATE/current is relinked to it and STATE/previous to the old.
+# Once, by hand, after the first tuning session (whose result you installed):
+#   nccltune retune --init /var/lib/nccltune --from results/<session>
+# The server must start after it (NCCL reads its variables once per process), and the
+# probe needs the GPUs: run this only while the server is stopped.
 #
-# Settings (environment): NCCLTUNE_SESSIONS (default /var/lib/nccltune), where sessions
-# live, with CURRENT = $NCCLTUNE_SESSIONS/current a symlink to the one in use;
-# NCCLTUNE_WORKLOAD, the workload file (default $NCCLTUNE_SESSIONS/workload.json);
-# NCCLTUNE_PYTHON, the interpreter that runs the server (default python3).
+# Settings (environment): NCCLTUNE_STATE (default /var/lib/nccltune); NCCLTUNE_PYTHON,
+# the interpreter that runs the server (default python3). Variables the first session
+# had pinned from its environment must be set here too (retune refuses otherwise).
 set -u
-SESSIONS=${NCCLTUNE_SESSIONS:-/var/lib/nccltune}
-CURRENT=$SESSIONS/current
-WORKLOAD=${NCCLTUNE_WORKLOAD:-$SESSIONS/workload.json}
+STATE=${NCCLTUNE_STATE:-/var/lib/nccltune}
 PYTHON=${NCCLTUNE_PYTHON:-python3}
-
-nccltune check "$CURRENT"
-rc=$?
-case $rc in
-0) exit 0 ;;
-3) ;;
-*) echo "retune: nccltune check $CURRENT failed with status $rc" >&2; exit "$rc" ;;
-esac
-new=$SESSIONS/$(date -u +%Y%m%dT%H%M%SZ)
-nccltune run --warm-start "$CURRENT" --workload "$WORKLOAD" --out "$new" || exit $?
-nccltune export --format sitecustomize --install --python "$PYTHON" "$new" || exit $?
-ln -sfn "$new" "$CURRENT.new" && mv -T "$CURRENT.new" "$CURRENT" || exit $?
-echo "retune: re-tuned into $new; restart the server to use it"
+exec nccltune retune --quiet --python "$PYTHON" "$STATE"

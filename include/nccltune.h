@@ -88,23 +88,79 @@ const char *nccltune_export_filename(const char *format);
  * an error, never code. */
 int nccltune_export(const char *path, const char *format, FILE *out, char *err, size_t errlen);
 
-/* Merge nccltune's block in `format` ("sitecustomize", or NULL for it; "nccl-conf")
- * into `target` between marker lines, keeping the rest, replacing an older block,
- * keeping a backup (TARGET.nccltune-bak), atomically. target NULL: for sitecustomize the
- * sitecustomize.py `python` (NULL: python3) imports; for nccl-conf $NCCL_CONF_FILE, else
- * ~/.nccl.conf. An nccl-conf install is refused (NCCLTUNE_USAGE, naming the line) when a
- * line outside the block sets a tuned variable before it: NCCL keeps the first line for
- * a variable. The path written is reported in `written`. */
-int nccltune_install(const char *path, const char *format, const char *target,
-                     const char *python, char *written, size_t written_len, char *err,
-                     size_t errlen);
+/* How nccltune_install and nccltune_uninstall work; zero it, then set what you need. */
+struct nccltune_install_options {
+	/* "pth" (NULL means it): a .pth file and a module in the interpreter's own
+	 * site-packages, read at start-up by that interpreter alone (a venv's: that venv).
+	 * "sitecustomize": the block merged into the sitecustomize.py the interpreter imports.
+	 * "nccl-conf": the block merged into NCCL's configuration file. */
+	const char *format;
+	/* The file (sitecustomize, nccl-conf) or the site-packages folder (pth); NULL: found
+	 * as the format says - pth: `python`'s purelib; sitecustomize: the file `python`
+	 * imports; nccl-conf: $NCCL_CONF_FILE, else ~/.nccl.conf. */
+	const char *target;
+	const char *python;      /* the interpreter (pth, sitecustomize); NULL: python3 */
+	int system;              /* allow a system-wide sitecustomize (not a venv's own, or a
+	                          * file under /etc or /usr: a distribution's) */
+	int allow_model;         /* install a result of source "model" (never for production) */
+	FILE *notes;             /* which interpreters or programs it affects; NULL: none */
+};
+
+/* Install the tuned environment of `path` (a session folder or a results.json) as
+ * `o` says: merge nccltune's block between marker lines (replacing an older block,
+ * keeping the rest, the mode, owner and group) or write the pth files; a changed file's
+ * previous text is kept as FILE.nccltune-bak; every file is replaced atomically. Refused
+ * (NCCLTUNE_USAGE, with the reason): a model's result without allow_model, a system-wide
+ * sitecustomize without `system`, an nccl-conf file in which a line outside the block
+ * sets one of its variables before it (NCCL keeps the first line for a variable), a
+ * target with other hard links, an indented or broken block, a Python file its
+ * interpreter cannot parse. The main path written is reported in `written`. */
+int nccltune_install(const char *path, const struct nccltune_install_options *o,
+                     char *written, size_t written_len, char *err, size_t errlen);
+
+/* Remove what nccltune_install put there with the same options (path-less): the block,
+ * or the .pth file and its module. The file before the change is kept as
+ * FILE.nccltune-bak (for pth: the module itself). NCCLTUNE_OK also when nothing was
+ * installed (`written` is then ""); refusals as for install. */
+int nccltune_uninstall(const struct nccltune_install_options *o, char *written,
+                       size_t written_len, char *err, size_t errlen);
 
 /* Compare the fingerprint saved in `session_dir` with the current one, taken by
  * running `probe_command --fingerprint` (NULL: the probe the session used). Prints a
  * one-line verdict and the differences to `out`. NCCLTUNE_OK when unchanged,
- * NCCLTUNE_CHANGED when changed. */
+ * NCCLTUNE_CHANGED when changed; NCCLTUNE_ERROR, with a message that starts "cannot
+ * measure:", when the probe cannot run, prints no fingerprint or sees no GPU where the
+ * session had some; NCCLTUNE_USAGE for a folder without a saved fingerprint. */
 int nccltune_check(const char *session_dir, const char *probe_command, FILE *out,
                    char *err, size_t errlen);
+
+/* ---- re-tuning unattended (tuner/workflows/retune.c; the session it runs: session/) ---- */
+
+struct nccltune_retune_options {
+	/* --init: make STATE_DIR/current point at this session folder (the one whose result
+	 * is in use), creating STATE_DIR; nothing is checked against the machine. */
+	const char *init_from;
+	/* How a re-tuned result is installed (and a result that is no better uninstalled):
+	 * as nccltune_install takes it; allow_model is ignored (a model's numbers are never
+	 * installed by a re-tune). */
+	struct nccltune_install_options install;
+	FILE *progress;          /* the re-tuning session's progress lines; NULL: none */
+};
+
+/* Re-tune the machine if it changed since STATE_DIR/current was tuned, as a unit run
+ * before the server takes the GPUs (examples/retune.service). Under a lock on
+ * STATE_DIR/lock: `nccltune check` of current (its recorded probe); unchanged: nothing;
+ * changed: a new session STATE_DIR/sessions/<UTC time> with current's probe, space and
+ * workload (warm-started from current), whose result is installed when it is measured
+ * and shown to be faster than NCCL's defaults (a measured result that is not: what was
+ * installed is removed; a model's: nothing installed); then `current` is relinked to it
+ * atomically and `previous` to the old one. Returns NCCLTUNE_OK (unchanged, or
+ * re-tuned); NCCLTUNE_ERROR when check cannot measure (nothing changed), the lock is
+ * held or a step fails; NCCLTUNE_USAGE without STATE_DIR/current (the message says how
+ * to create it) or for bad options; the session's own status otherwise (4, 130). What
+ * happens is said on `out`. */
+int nccltune_retune(const char *state_dir, const struct nccltune_retune_options *o, FILE *out,
+                    char *err, size_t errlen);
 
 /* Write session_dir/report.html (self-contained). */
 int nccltune_report_write(const char *session_dir, char *err, size_t errlen);

@@ -54,7 +54,7 @@ expect 2 "missing --format" export "$tmp/s"
 expect 2 "unknown format 'pdf'" export --format pdf "$tmp/s"
 expect 2 "missing SESSION_DIR" show
 expect 2 "unexpected argument 'b'" report a b
-expect 2 "--install writes the sitecustomize or the nccl-conf block" export --format shell --install "$tmp/s"
+expect 2 "--install writes the pth files, or the sitecustomize or the nccl-conf block" export --format shell --install "$tmp/s"
 
 # --help lists every option of every command, and the exit codes.
 help=$("$NT" --help)

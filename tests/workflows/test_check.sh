@@ -35,6 +35,8 @@ f = json.loads(json.dumps(fp)); f["gpus"] = f["gpus"][:7]; f["gpu_count"] = 7
 f["topology"] = [r[:7] for r in f["topology"][:7]]
 save("lost-gpu.json", f)
 f = dict(fp, source="model", model="pcie-gen5-8gpu"); save("model.json", f)
+f = dict(fp, gpu_count=0, gpus=[], topology=[]); save("no-gpu.json", f)
+f = dict(fp); del f["gpu_count"]; f["gpus"] = []; f["topology"] = []; save("no-gpu-list.json", f)
 EOF2
 
 out=$("$TOOL" check "$DATA/measured" "$T/probe $T/same.json") || fail "same: status $?"
@@ -67,13 +69,24 @@ rc=0
 [ "$rc" = 3 ] || fail "model: status $rc"
 grep -qx 'source: measured -> model' "$T/out" || fail "model: $(cat "$T/out")"
 
+# The probe sees no GPU where the session had 8 (a driver error, a device gone): it
+# cannot measure - 1, not "changed" (3), which would start a re-tune of nothing.
+for f in no-gpu no-gpu-list; do
+	rc=0
+	"$TOOL" check "$DATA/measured" "$T/probe $T/$f.json" > "$T/out" 2> "$T/err" || rc=$?
+	[ "$rc" = 1 ] || fail "$f: status $rc"
+	grep -q "cannot measure: the probe sees no GPU, and the session tuned 8" "$T/err" ||
+		fail "$f: $(cat "$T/err")"
+	[ ! -s "$T/out" ] || fail "$f: printed a verdict: $(cat "$T/out")"
+done
+
 # The probe cannot be run or says nothing useful: 1.
 for probe in "$T/no-such-probe" "false" "$T/probe $T/missing.json" "echo not-json" \
              "sh -c 'echo {} ; exit 0'" "sh -c 'kill -9 \$\$'"; do
 	rc=0
 	"$TOOL" check "$DATA/measured" "$probe" > "$T/out" 2> "$T/err" || rc=$?
 	[ "$rc" = 1 ] || fail "probe '$probe': status $rc"
-	[ -s "$T/err" ] || fail "probe '$probe': no message"
+	grep -q "cannot measure: " "$T/err" || fail "probe '$probe': message $(cat "$T/err")"
 	[ ! -s "$T/out" ] || fail "probe '$probe': printed a verdict"
 done
 grep -q "signal 9" "$T/err" || fail "killed probe message: $(cat "$T/err")"

@@ -16,13 +16,14 @@
 #include "fsutil.h"
 #include "nccltune.h"
 #include "result/summary.h"
+#include "table.h"
 
 static char golden_dir[PATH_MAX];
 static bool update;
 
 struct fmt { const char *name, *ext; };
 static const struct fmt fmts[] = {
-	{ "sitecustomize", "sitecustomize.py" }, { "shell", "env.sh" }, { "dotenv", "nccl.env" },
+	{ "nccl-tuner", "nccl-tuner.table" }, { "sitecustomize", "sitecustomize.py" }, { "shell", "env.sh" }, { "dotenv", "nccl.env" },
 	{ "nccl-conf", "nccl.conf" }, { "json", "env.json" }, { "nccl-tuner-csv", "tuner.csv" },
 };
 
@@ -76,8 +77,9 @@ static void lines_safe(const char *text, const char *format)
 
 		CHECK(nl != NULL);                 /* every line ends with a newline */
 		CHECK(n <= 202);                    /* the tuner plugin reads 256-byte lines */
-		for (size_t i = 0; i < n; i++)
-			CHECK((unsigned char)p[i] >= 0x20 && (unsigned char)p[i] < 0x7f);
+		for (size_t i = 0; i < n; i++)   /* cJSON indents with tabs */
+			CHECK(((unsigned char)p[i] >= 0x20 && (unsigned char)p[i] < 0x7f) ||
+			      (p[i] == '\t' && strcmp(format, "json") == 0));
 		if (n > 0 && p[0] != '#') {
 			char line[1024];
 
@@ -91,9 +93,17 @@ static void lines_safe(const char *text, const char *format)
 				CHECK(!strchr(line, '`') && !strchr(line, '$') && !strchr(line, '"'));
 			} else if (strcmp(format, "sitecustomize") == 0) {
 				CHECK(!strchr(line, '`') && !strchr(line, '$') && !strchr(line, '\''));
+				/* the fixed lines of the block, and one pair per line */
 				CHECK(strcmp(line, "import os as _os") == 0 ||
-				      strncmp(line, "for _k, _v in [(\"NCCL_", 22) == 0 ||
-				      strcmp(line, "    if _k not in _os.environ: _os.environ[_k] = _v") == 0);
+				      strcmp(line, "if _os.environ.get(\"NCCLTUNE_OFF\") != \"1\":") == 0 ||
+				      strcmp(line, "    for _k, _v in (") == 0 ||
+				      (strncmp(line, "        (\"NCCL_", 15) == 0 &&
+				       strcmp(line + strlen(line) - 3, "\"),") == 0) ||
+				      strcmp(line, "        # pinned: set when the session ran (it measured "
+				             "with them)") == 0 ||
+				      strcmp(line, "    ):") == 0 ||
+				      strcmp(line, "        if _k not in _os.environ:") == 0 ||
+				      strcmp(line, "            _os.environ[_k] = _v") == 0);
 			} else if (strcmp(format, "dotenv") == 0) {
 				CHECK(strncmp(line, "NCCL_", 5) == 0);
 				CHECK(!strpbrk(line, "`$'\"\\ #"));
@@ -126,6 +136,13 @@ static void test_goldens(void)
 				snprintf(name, sizeof(name), "%s.%s", fixtures[f][1], fmts[k].ext);
 				golden(name, text, len);
 				lines_safe(text, fmts[k].name);
+				if (strcmp(fmts[k].name, "nccl-tuner") == 0) {
+					/* what the plugin reads: the table parses as a whole */
+					struct tuner_table t;
+
+					CHECK_INT(tuner_table_parse(text, len, &t, err, sizeof(err)), 0);
+					tuner_table_free(&t);
+				}
 			}
 			free(text);
 		}
@@ -152,9 +169,14 @@ static void test_accepted_code(void)
 
 	CHECK_INT(export_mem("hostile/accepted.json", "sitecustomize", &text, &len, err,
 	                     sizeof(err)), NCCLTUNE_OK);
-	CHECK_CONTAINS(text, "import os as _os\nfor _k, _v in [(\"NCCL_ALGO\", "
-	               "\"ring;allreduce:^tree\"), (\"NCCL_PROTO\", \"LL\"), (\"NCCL_SOCKET_IFNAME\", "
-	               "\"=eth0,^docker\")]:\n    if _k not in _os.environ: _os.environ[_k] = _v\n"
+	CHECK_CONTAINS(text, "    for _k, _v in (\n"
+	               "        (\"NCCL_ALGO\", \"ring;allreduce:^tree\"),\n"
+	               "        (\"NCCL_PROTO\", \"LL\"),\n"
+	               "        # pinned: set when the session ran (it measured with them)\n"
+	               "        (\"NCCL_SOCKET_IFNAME\", \"=eth0,^docker\"),\n"
+	               "    ):\n"
+	               "        if _k not in _os.environ:\n"
+	               "            _os.environ[_k] = _v\n"
 	               EXPORT_MARK_END "\n");
 	/* the hostile GPU name arrives as an inert comment */
 	CHECK_CONTAINS(text, "\n# machine: 1 x <script>alert(1)</script> \"GPU\" `id` $(id) + 1 x ");
@@ -235,7 +257,8 @@ static void test_statuses(void)
 }
 
 /* A summary built by hand, as a caller that bypasses the loader might: origin "crafted",
- * one variable NCCL_SOCKET_IFNAME=value (v must outlive s). */
+ * one variable NCCL_THREAD_THRESHOLDS=value (v must outlive s; a tuning variable
+ * whose values are free text). */
 static void crafted(struct summary *s, struct summary_var *v, const char *value)
 {
 	memset(s, 0, sizeof(*s));
@@ -243,7 +266,7 @@ static void crafted(struct summary *s, struct summary_var *v, const char *value)
 	s->source = "measured";
 	s->fp.gpu_count = -1;
 	s->best.present = true;
-	v->name = "NCCL_SOCKET_IFNAME";
+	v->name = "NCCL_THREAD_THRESHOLDS";
 	v->value = value;
 	s->best.env.n = 1;
 	s->best.env.v = v;
@@ -261,12 +284,12 @@ static void test_nccl_conf_limits(void)
 
 	memset(longv, 'a', sizeof(longv) - 1);
 	crafted(&s, &v, longv);
-	CHECK_INT(export_nccl_conf(&s, stdout, err, sizeof(err)), NCCLTUNE_USAGE);
-	CHECK_CONTAINS(err, "crafted: best.env.NCCL_SOCKET_IFNAME");
+	CHECK_INT(export_nccl_conf(&s, NULL, stdout, err, sizeof(err)), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(err, "crafted: best.env.NCCL_THREAD_THRESHOLDS");
 	CHECK_CONTAINS(err, "as nccl-conf");
 	v.value = "eth0";
-	CHECK_INT(export_render_string(&s, "nccl-conf", &text, &len, err, sizeof(err)), NCCLTUNE_OK);
-	CHECK_CONTAINS(text, "\nNCCL_SOCKET_IFNAME=eth0\n" EXPORT_MARK_END "\n");
+	CHECK_INT(export_render_string(&s, "nccl-conf", NULL, &text, &len, err, sizeof(err)), NCCLTUNE_OK);
+	CHECK_CONTAINS(text, "\nNCCL_THREAD_THRESHOLDS=eth0\n" EXPORT_MARK_END "\n");
 	CHECK(strncmp(text, EXPORT_MARK_BEGIN "\n", strlen(EXPORT_MARK_BEGIN) + 1) == 0);
 	free(text);
 }
@@ -285,14 +308,110 @@ static void test_defence_in_depth(void)
 			char *text = NULL, err[1024] = "";
 			size_t len = 0;
 
-			CHECK_INT(export_render_string(&s, fmts[k].name, &text, &len, err, sizeof(err)),
+			CHECK_INT(export_render_string(&s, fmts[k].name, NULL, &text, &len, err, sizeof(err)),
 			          NCCLTUNE_USAGE);
 			CHECK(text == NULL);
-			CHECK_CONTAINS(err, "crafted: best.env.NCCL_SOCKET_IFNAME");
+			CHECK_CONTAINS(err, "crafted: best.env.NCCL_THREAD_THRESHOLDS");
 		}
 		v.name = "PATH";
 		v.value = "LL";
-		CHECK_INT(export_sitecustomize(&s, stdout, NULL, 0), NCCLTUNE_USAGE);
+		CHECK_INT(export_sitecustomize(&s, NULL, stdout, NULL, 0), NCCLTUNE_USAGE);
+	}
+}
+
+/* A results file whose best.env holds a variable an export may not set (a loader, a site
+ * setting, a logging variable, a name nccltune does not know) loads - the loader checks
+ * syntax - and every format refuses it, naming the key, writing nothing. */
+static void test_roles(void)
+{
+	static const struct { const char *file, *name, *why; } cases[] = {
+		{ "roles/net-plugin.json", "best.env.NCCL_NET_PLUGIN", "a loader variable" },
+		{ "roles/tuner-plugin.json", "best.env.NCCL_TUNER_PLUGIN", "only to nccltune's own plugin" },
+		{ "roles/profiler-plugin.json", "best.env.NCCL_PROFILER_PLUGIN", "a loader variable" },
+		{ "roles/env-plugin.json", "best.env.NCCL_ENV_PLUGIN", "a loader variable" },
+		{ "roles/debug-file.json", "best.env.NCCL_DEBUG_FILE", "a loader variable" },
+		{ "roles/conf-file.json", "best.env.NCCL_CONF_FILE", "a loader variable" },
+		{ "roles/setting.json", "best.env.NCCL_SOCKET_IFNAME", "exported only as pinned" },
+		{ "roles/debug.json", "best.env.NCCL_DEBUG", "a logging variable" },
+		{ "roles/unknown.json", "best.env.NCCL_FUTURE_KNOB", "not a tuning variable nccltune knows" },
+		/* pinned: a site setting is exported (marked), a loader or logging one refused */
+		{ "roles/pinned-loader.json", "pinned.NCCL_DEBUG_FILE", "the session ran with it set" },
+		{ "roles/pinned-debug.json", "pinned.NCCL_DEBUG", "a logging variable" },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+			char *text = NULL, err[1024] = "", want[128];
+			size_t len = 0;
+
+			CHECK_INT(export_mem(cases[c].file, fmts[k].name, &text, &len, err, sizeof(err)),
+			          NCCLTUNE_USAGE);
+			CHECK_INT(len, 0);
+			snprintf(want, sizeof(want), "%s: %s: ", cases[c].file, cases[c].name);
+			CHECK_CONTAINS(err, want);
+			CHECK_CONTAINS(err, cases[c].why);
+			free(text);
+		}
+	}
+}
+
+/* A result with per-size rules: its table has exactly its rules; the env-style exports
+ * need the session's own table (exports/nccl-tuner.table), which the fixture lacks, so
+ * they refuse saying how to get it; NCCL_ALGO next to rules, and a rule for a size the
+ * workload did not tune, are refused by every format. */
+static void test_rules_exports(void)
+{
+	char *text = NULL, err[2048] = "";
+	size_t len = 0;
+	struct tuner_table t;
+
+	CHECK_INT(export_mem("rules", "nccl-tuner", &text, &len, err, sizeof(err)), NCCLTUNE_OK);
+	CHECK_INT(tuner_table_parse(text, len, &t, err, sizeof(err)), 0);
+	CHECK_INT(t.nrules, 2);
+	if (t.nrules == 2) {
+		CHECK_INT(t.rules[0].min_bytes, 43008);
+		CHECK_INT(t.rules[0].max_bytes, 43008);
+		CHECK_INT(t.rules[0].nranks, 8);
+		CHECK_INT(t.rules[0].nnodes, TUNER_ANY);
+		CHECK_INT(t.rules[0].algo, TUNER_ALGO_TREE);
+		CHECK_INT(t.rules[0].proto, TUNER_PROTO_SIMPLE);
+		CHECK_INT(t.rules[0].ctas, 2);
+		CHECK_INT(t.rules[1].min_bytes, 1048576);
+		CHECK_INT(t.rules[1].algo, TUNER_ANY);
+		CHECK_INT(t.rules[1].proto, TUNER_PROTO_SIMPLE);
+		CHECK_INT(t.rules[1].ctas, 0);
+	}
+	tuner_table_free(&t);
+	CHECK(strstr(text, "Derived from the tuned environment") == NULL);
+	free(text);
+	for (size_t k = 1; k < sizeof(fmts) / sizeof(fmts[0]) - 1; k++) {
+		text = NULL;
+		CHECK_INT(export_mem("rules", fmts[k].name, &text, &len, err, sizeof(err)),
+		          NCCLTUNE_USAGE);
+		CHECK_CONTAINS(err, "rules/results.json: best.rules: the table NCCLTUNE_TUNER_TABLE "
+		               "would name, ");
+		CHECK_CONTAINS(err, "/rules/exports/nccl-tuner.table, is missing");
+		CHECK_INT(len, 0);
+		free(text);
+	}
+	for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+		bool table = strncmp(fmts[k].name, "nccl-tuner", 10) == 0;
+
+		text = NULL;
+		CHECK_INT(export_mem("rules-bad/untuned-size.json", fmts[k].name, &text, &len, err,
+		                     sizeof(err)), strcmp(fmts[k].name, "nccl-tuner") == 0 ||
+		                                   !table ? NCCLTUNE_USAGE : NCCLTUNE_OK);
+		if (!table || strcmp(fmts[k].name, "nccl-tuner") == 0)
+			CHECK_CONTAINS(err, "best.rules[2].bytes: 4096 is not a size of the workload");
+		free(text);
+		text = NULL;
+		if (table)
+			continue;
+		CHECK_INT(export_mem("rules-bad/algo-env.json", fmts[k].name, &text, &len, err,
+		                     sizeof(err)), NCCLTUNE_USAGE);
+		CHECK_CONTAINS(err, "best.env.NCCL_ALGO: with best.rules nccltune's plugin makes the "
+		               "choice");
+		free(text);
 	}
 }
 
@@ -319,6 +438,8 @@ int main(void)
 	test_statuses();
 	test_defence_in_depth();
 	test_nccl_conf_limits();
+	test_roles();
+	test_rules_exports();
 	if (update)
 		fprintf(stderr, "goldens rewritten in %s: review the diff\n", golden_dir);
 	return check_status();

@@ -11,6 +11,9 @@ PY=$(python3 -c 'import sys; print(sys.executable)')
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 T=$(cd "$T" && pwd -P)
+# the fixtures, copied: an install from a session folder records itself there
+cp -R "$DATA" "$T/data"
+DATA=$T/data
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # What Ubuntu ships (the apport hook), an older nccltune block, and code after it.
@@ -58,8 +61,11 @@ ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind"
 # Python imports it: exactly the tuned variables, and a pinned one stays as it was.
 show_env='import os,json;print(json.dumps({k:v for k,v in os.environ.items() if k.startswith("NCCL_")}, sort_keys=True))'
 got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T" NCCL_NTHREADS=256 "$PY" -c "$show_env")
-want='{"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "131072", "NCCL_MAX_NCHANNELS": "2", "NCCL_NTHREADS": "256", "NCCL_PROTO": "LL"}'
+want='{"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "131072", "NCCL_MAX_NCHANNELS": "2", "NCCL_NTHREADS": "256", "NCCL_P2P_LEVEL": "SYS", "NCCL_PROTO": "LL"}'
 [ "$got" = "$want" ] || fail "python saw $got, want $want"
+# NCCLTUNE_OFF=1: the block sets nothing (examples/client/compare.py's "defaults")
+got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T" NCCLTUNE_OFF=1 "$PY" -c "$show_env")
+[ "$got" = "{}" ] || fail "NCCLTUNE_OFF=1: python saw $got"
 got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T" "$PY" -c 'import sitecustomize; print(sitecustomize.X_AFTER)')
 [ "$got" = 1 ] || fail "the rest of sitecustomize.py no longer runs"
 
@@ -79,7 +85,7 @@ got=$(env -i PATH="$PATH" HOME="${HOME:-/}" PYTHONPATH="$T/fresh" "$PY" -c "$sho
 mkdir "$T/etc" "$T/lib"
 printf 'A = 1\n' > "$T/etc/sitecustomize.py"
 ln -s "$T/etc/sitecustomize.py" "$T/lib/sitecustomize.py"
-"$TOOL" install "$DATA/model" "$T/lib/sitecustomize.py" > "$T/out3" || fail "symlink"
+"$TOOL" inst sitecustomize "$DATA/model" "$T/lib/sitecustomize.py" - allow-model > "$T/out3" 2>/dev/null || fail "symlink"
 [ -L "$T/lib/sitecustomize.py" ] || fail "symlink replaced by a file"
 [ "$(cat "$T/out3")" = "$T/etc/sitecustomize.py" ] || fail "symlink written path"
 head -n 1 "$T/etc/sitecustomize.py" | grep -qx 'A = 1' || fail "symlink target content"
@@ -104,6 +110,136 @@ for case in start-only end-only two-blocks nested; do
 	[ ! -e "$T/bad.py.nccltune-bak" ] || fail "$case: backup written"
 done
 
+# A results file whose best.env sets a loader variable (a plugin, a file NCCL opens), a
+# site setting, a logging variable or one nccltune does not know: --install refuses it
+# (status 2, naming the key) in every format that installs, and the target is untouched.
+printf 'A = 1\n' > "$T/roles.py"
+printf 'NCCL_DEBUG=WARN\n' > "$T/roles.conf"
+cp "$T/roles.py" "$T/roles.py.orig"
+cp "$T/roles.conf" "$T/roles.conf.orig"
+for f in "$DATA"/roles/*.json; do
+	key=$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))
+print([w + "." + k for w, a, b in (("best.env", d["best"]["env"], m["best"]["env"]),
+                                   ("pinned", d["pinned"], m["pinned"])) for k in a if k not in b][0])' "$f" "$DATA/measured/results.json")
+	for how in install install-conf; do
+		target=$T/roles.py
+		[ "$how" = install-conf ] && target=$T/roles.conf
+		rc=0
+		"$TOOL" $how "$f" "$target" > /dev/null 2> "$T/err" || rc=$?
+		[ "$rc" = 2 ] || fail "$(basename "$f") $how: status $rc"
+		grep -q "$key: " "$T/err" || fail "$(basename "$f") $how: message $(cat "$T/err")"
+		cmp -s "$target" "$target.orig" || fail "$(basename "$f") $how: target changed"
+		[ ! -e "$target.nccltune-bak" ] || fail "$(basename "$f") $how: backup written"
+	done
+done
+
+# The owner and group of the file are kept (and given to the backup); as root any owner.
+if [ "$(id -u)" = 0 ]; then
+	printf 'A = 1\n' > "$T/owned.py"
+	chown 12345:23456 "$T/owned.py"
+	chmod 0640 "$T/owned.py"
+	"$TOOL" install "$DATA/measured" "$T/owned.py" >/dev/null || fail "owned file"
+	[ "$(stat -c %u:%g:%a "$T/owned.py")" = 12345:23456:640 ] ||
+		fail "owner/group/mode not kept: $(stat -c %u:%g:%a "$T/owned.py")"
+	[ "$(stat -c %u:%g:%a "$T/owned.py.nccltune-bak")" = 12345:23456:640 ] ||
+		fail "backup owner: $(stat -c %u:%g:%a "$T/owned.py.nccltune-bak")"
+	# a user who may write the folder but is not the owner cannot keep it: refused, and the
+	# file is left as it is (not silently given to that user)
+	if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+		mkdir "$T/shared"
+		chmod 0711 "$T"
+		chmod 0777 "$T/shared"
+		printf 'A = 1\n' > "$T/shared/site.py"
+		chmod 0666 "$T/shared/site.py"
+		cp "$T/shared/site.py" "$T/shared.orig"
+		rc=0
+		setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/ \
+			"$TOOL" install "$DATA/measured" "$T/shared/site.py" >/dev/null 2> "$T/err" || rc=$?
+		[ "$rc" = 1 ] || fail "not the owner: status $rc ($(cat "$T/err"))"
+		grep -q "cannot give the new file the owner 0:0" "$T/err" || fail "not the owner: $(cat "$T/err")"
+		cmp -s "$T/shared/site.py" "$T/shared.orig" || fail "not the owner: file changed"
+		[ "$(stat -c %u "$T/shared/site.py")" = 0 ] || fail "not the owner: owner changed"
+		ls "$T/shared" | grep -q '\.tmp\.' && fail "not the owner: temporary left"
+	else
+		echo "note: no setpriv or no user nobody: the not-the-owner case skipped"
+	fi
+else
+	echo "note: not root: the owner case skipped"
+fi
+
+# A file with other hard links is refused, not replaced (the other names would keep the
+# old text): status 2, both names untouched.
+printf 'A = 1\n' > "$T/linked.py"
+ln "$T/linked.py" "$T/linked2.py"
+rc=0
+"$TOOL" install "$DATA/measured" "$T/linked.py" >/dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "hard link: status $rc"
+grep -q "has 2 hard links" "$T/err" || fail "hard link: $(cat "$T/err")"
+[ "$(cat "$T/linked2.py")" = "A = 1" ] && [ "$(stat -c %h "$T/linked.py")" = 2 ] || fail "hard link: changed"
+
+# An earlier block found however it is indented, and refused when not at the top level:
+# no second block is appended after it.
+printf 'import os\nif os.environ.get("X"):\n    # >>> nccltune >>>\n    pass\n    # <<< nccltune <<<\n' > "$T/indented.py"
+printf 'NCCL_DEBUG=WARN\n  # >>> nccltune >>>\nNCCL_PROTO=LL\n  # <<< nccltune <<<\n' > "$T/indented.conf"
+for f in indented.py indented.conf; do
+	cp "$T/$f" "$T/$f.orig"
+	how=install
+	case $f in *.conf) how=install-conf ;; esac
+	rc=0
+	"$TOOL" $how "$DATA/measured" "$T/$f" >/dev/null 2> "$T/err" || rc=$?
+	[ "$rc" = 2 ] || fail "$f: status $rc"
+	grep -q "$T/$f:[23]: an nccltune marker indented by [24] column(s), not at the top level" "$T/err" ||
+		fail "$f: $(cat "$T/err")"
+	cmp -s "$T/$f" "$T/$f.orig" || fail "$f: changed"
+done
+
+# Marker lines inside a string literal are text, not markers: the string (and the code
+# after it) is kept, the block is appended, and a second install replaces only it.
+cat > "$T/strings.py" <<'PYEOF'
+DOC = """
+# >>> nccltune >>>
+user text that must stay
+# <<< nccltune <<<
+"""
+HALF = '''
+# >>> nccltune >>>
+'''
+AFTER = 2
+PYEOF
+cp "$T/strings.py" "$T/strings.orig"
+"$TOOL" install "$DATA/measured" "$T/strings.py" >/dev/null || fail "strings: install"
+"$TOOL" install "$DATA/measured" "$T/strings.py" >/dev/null || fail "strings: second install"
+head -n 9 "$T/strings.py" | cmp -s - "$T/strings.orig" || fail "strings: the user's code changed"
+[ "$(grep -c '^# >>> nccltune >>>$' "$T/strings.py")" = 3 ] || fail "strings: not one block appended"
+got=$(env -i PATH="$PATH" PYTHONPATH="$T" "$PY" -c 'import strings, os
+print(repr(strings.DOC), repr(strings.HALF), strings.AFTER)')
+want=$(env -i PATH="$PATH" "$PY" -c 'exec(open("'"$T/strings.orig"'").read()); print(repr(DOC), repr(HALF), AFTER)')
+[ "$got" = "$want" ] || fail "strings: python sees $got, want $want"
+got=$(env -i PATH="$PATH" PYTHONPATH="$T" "$PY" -c 'import strings, os; print(os.environ.get("NCCL_PROTO"))')
+[ "$got" = LL ] || fail "strings: the block did not run: $got"
+
+# Markers that are top-level comment lines of the tokenizer but sit inside brackets: the
+# merged file is checked with the interpreter's parser before anything is replaced.
+printf 'X = (\n# >>> nccltune >>>\n1\n# <<< nccltune <<<\n)\n' > "$T/brackets.py"
+cp "$T/brackets.py" "$T/brackets.orig"
+rc=0
+"$TOOL" install "$DATA/measured" "$T/brackets.py" >/dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "brackets: status $rc"
+grep -q "$T/brackets.py: with nccltune's block in place the file would not be valid Python" "$T/err" ||
+	fail "brackets: $(cat "$T/err")"
+cmp -s "$T/brackets.py" "$T/brackets.orig" || fail "brackets: changed"
+[ ! -e "$T/brackets.py.nccltune-bak" ] || fail "brackets: backup written"
+
+# A file that is not valid Python is not edited (its interpreter's parser says why).
+printf 'def broken(:\n    pass\n' > "$T/broken.py"
+cp "$T/broken.py" "$T/broken.orig"
+rc=0
+"$TOOL" install "$DATA/measured" "$T/broken.py" >/dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "broken python: status $rc"
+grep -q "$T/broken.py:[0-9]*:.*not valid Python" "$T/err" || fail "broken python: $(cat "$T/err")"
+cmp -s "$T/broken.py" "$T/broken.orig" || fail "broken python: changed"
+
 # No configuration worked: nothing to install (status 4), nothing written.
 rc=0
 "$TOOL" install "$DATA/noconfig" "$T/none.py" 2>/dev/null >/dev/null || rc=$?
@@ -114,7 +250,16 @@ rc=0
 # entry holding one comes first on sys.path, so that one is chosen and merged.
 mkdir "$T/pp"
 printf 'B = 2\n' > "$T/pp/sitecustomize.py"
-PYTHONPATH="$T/pp" "$TOOL" install "$DATA/measured" - "$PY" > "$T/out4" || fail "auto"
+# PY is no virtual environment, so that file is system-wide: refused without --system.
+rc=0
+PYTHONPATH="$T/pp" "$TOOL" install "$DATA/measured" - "$PY" > /dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "auto without system: status $rc"
+grep -q "$T/pp/sitecustomize.py is a system-wide sitecustomize .*only with --system" "$T/err" ||
+	fail "auto without system: $(cat "$T/err")"
+grep -q nccltune "$T/pp/sitecustomize.py" && fail "auto without system: changed"
+PYTHONPATH="$T/pp" "$TOOL" inst sitecustomize "$DATA/measured" - "$PY" system > "$T/out4" 2> "$T/notes" ||
+	fail "auto"
+grep -q "^warning: $T/pp/sitecustomize.py is system-wide" "$T/notes" || fail "auto: no warning: $(cat "$T/notes")"
 [ "$(cat "$T/out4")" = "$T/pp/sitecustomize.py" ] || fail "auto chose $(cat "$T/out4")"
 grep -q '^# >>> nccltune >>>$' "$T/pp/sitecustomize.py" || fail "auto: no block"
 # A fresh virtual environment whose interpreter imports no sitecustomize: a new one in
@@ -136,4 +281,10 @@ rc=0
 "$TOOL" install "$DATA/measured" - "$T/no-such-python" 2> "$T/err" >/dev/null || rc=$?
 [ "$rc" = 1 ] || fail "missing python status $rc"
 grep -q "no-such-python" "$T/err" || fail "missing python message $(cat "$T/err")"
+# the fixtures in the source tree are never written to (installs record themselves in the
+# session folder: the copies)
+for d in measured model defaults-best; do
+	[ ! -e "$NCCLTUNE_SOURCE_ROOT/tests/workflows/data/$d/installed.json" ] ||
+		fail "an install wrote into the source tree's fixture $d"
+done
 echo "install: ok"

@@ -12,6 +12,9 @@ DATA=$NCCLTUNE_SOURCE_ROOT/tests/workflows/data
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 T=$(cd "$T" && pwd -P)
+# the fixtures, copied: an install from a session folder records itself there
+cp -R "$DATA" "$T/data"
+DATA=$T/data
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # What NCCL ends up with for NAME, given the environment and the file, by its rules.
@@ -51,7 +54,7 @@ cmp -s "$T/orig.conf" "$T/nccl.conf.nccltune-bak" || fail "backup"
 
 # What NCCL reads from it: the tuned values and the user's own; the environment wins.
 for kv in NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 \
-          NCCL_NTHREADS=64 NCCL_SOCKET_IFNAME==eth0 NCCL_DEBUG=WARN; do
+          NCCL_NTHREADS=64 NCCL_P2P_LEVEL=SYS NCCL_SOCKET_IFNAME==eth0 NCCL_DEBUG=WARN; do
 	name=${kv%%=*} want=${kv#*=}
 	got=$(unset "$name"; nccl_sees "$name" "$T/nccl.conf")
 	[ "$got" = "$want" ] || fail "$name: NCCL would read '$got', want '$want'"
@@ -70,6 +73,13 @@ grep -q "shadow.conf:1: sets NCCL_PROTO outside nccltune's block" "$T/shadow.err
 	fail "message: $(cat "$T/shadow.err")"
 cmp -s "$T/shadow.orig" "$T/shadow.conf" || fail "refused install changed the file"
 [ ! -e "$T/shadow.conf.nccltune-bak" ] || fail "refused install left a backup"
+# so would one for a pinned variable (the block sets it too)
+printf 'NCCL_P2P_LEVEL=PIX\n' > "$T/shadow2.conf"
+rc=0
+"$TOOL" install-conf "$DATA/measured" "$T/shadow2.conf" > /dev/null 2> "$T/shadow.err" || rc=$?
+[ "$rc" = 2 ] || fail "shadowing a pinned variable: exit $rc, want 2"
+grep -q "shadow2.conf:1: sets NCCL_P2P_LEVEL outside nccltune's block" "$T/shadow.err" ||
+	fail "message: $(cat "$T/shadow.err")"
 # after the block it is dead and harmless: accepted (the block's own line comes first)
 { cat "$T/block"; printf 'NCCL_PROTO=Simple\n'; } > "$T/after.conf"
 "$TOOL" install-conf "$DATA/measured" "$T/after.conf" >/dev/null || fail "line after the block"
@@ -93,16 +103,27 @@ cmp -s "$T/block" "$T/home/.nccl.conf" || fail "new ~/.nccl.conf is not just the
 if [ -n "$NT" ]; then
 	out=$("$NT" export --format nccl-conf --install="$T/cli.conf" "$DATA/measured") ||
 		fail "nccltune export --format nccl-conf --install"
-	[ "$out" = "installed the tuned environment into $T/cli.conf" ] || fail "CLI said: $out"
+	[ "$(printf '%s\n' "$out" | tail -n 1)" = "installed the tuned environment into $T/cli.conf" ] ||
+		fail "CLI said: $out"
+	printf '%s\n' "$out" | grep -q "^affects every NCCL program that reads $T/cli.conf" ||
+		fail "CLI did not say what it affects: $out"
 	cmp -s "$T/block" "$T/cli.conf" || fail "CLI install content"
 	rc=0
 	"$NT" export --format nccl-conf --install="$T/cli2.conf" --python python3 \
 		"$DATA/measured" >/dev/null 2>"$T/cli.err" || rc=$?
 	[ "$rc" = 2 ] || fail "--python with nccl-conf: exit $rc"
-	grep -q -- "--python only goes with a sitecustomize install" "$T/cli.err" ||
+	grep -q -- "--python only goes with a pth or sitecustomize install" "$T/cli.err" ||
 		fail "CLI message: $(cat "$T/cli.err")"
 	rc=0
 	"$NT" export --format json --install="$T/x.json" "$DATA/measured" 2>/dev/null || rc=$?
 	[ "$rc" = 2 ] || fail "--format json --install: exit $rc"
+	# a loader variable in best.env: the CLI exits 2 naming the key, prints nothing
+	for f in net-plugin tuner-plugin profiler-plugin env-plugin debug-file; do
+		rc=0
+		"$NT" export --format shell "$DATA/roles/$f.json" > "$T/cli.out" 2> "$T/cli.err" || rc=$?
+		[ "$rc" = 2 ] || fail "CLI export of roles/$f.json: exit $rc"
+		[ ! -s "$T/cli.out" ] || fail "CLI export of roles/$f.json printed something"
+		grep -q "best.env.NCCL_[A-Z_]*: a loader variable" "$T/cli.err" || fail "CLI: $(cat "$T/cli.err")"
+	done
 fi
 echo "nccl-conf install passed"

@@ -41,6 +41,10 @@ for s in measured model noconfig defaults-best accepted; do
 		grep -q 'One run varies by about 2.1% (spread of the final repeats of 4 ' "$R" ||
 			fail "measured: no noise line in the report"
 		grep -q '^  noise      one run varies by about 2.1%' "$T/$s.txt" || fail "show: noise"
+		# the pinned variable is exported (marked), and the page says so
+		grep -q 'the exports set them too, marked pinned): .*NCCL_P2P_LEVEL' "$R" ||
+			fail "measured: the report says nothing of the exported pin"
+		grep -q 'not exported' "$R" && fail "measured: the report says pins are not exported"
 	else
 		grep -q 'One run varies' "$R" && fail "$s: a noise line without a noise figure"
 	fi

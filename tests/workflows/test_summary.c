@@ -3,12 +3,14 @@
  * with a message naming the file and the key. */
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../check.h"
+#include "fsutil.h"
 #include "ncclvars.h"
 #include "nccltune.h"
 #include "result/summary.h"
@@ -461,6 +463,17 @@ static void test_hostile(void)
 		{ "workload-negative.json", "workload.collectives[0].bytes: -1 is out of range" },
 		{ "ci-inverted.json", "best.ci95_us: low 3000 is above high 2000" },
 		{ "many-keys.json", "best.env: more than 256 keys" },
+		/* what goes into every export's header (PEP 263: a coding comment on line 1 or 2
+		 * of a Python file sets its encoding; in UTF-7 "+AAo-" is a newline) */
+		{ "tool-coding.json", "tool.name: expected \"nccltune\"" },
+		{ "tool-version-bad.json", "tool.version: not a version string" },
+		{ "created-utf7.json", "created: not an RFC 3339 time" },
+		{ "created-not-a-date.json", "created: not an RFC 3339 time" },
+		/* best.rules, the per-size rules of nccltune's tuner plugin */
+		{ "rules-unknown-algo.json", "best.rules[0].algo: unknown algorithm 'Warp'" },
+		{ "rules-twice.json", "best.rules[2].bytes: a second rule for 43008 bytes (rules[0])" },
+		{ "rules-ctas-range.json", "best.rules[0].ctas: 65 is out of range" },
+		{ "rules-missing-key.json", "best.rules[0].ctas: missing" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -494,6 +507,91 @@ static void test_hostile(void)
 	}
 }
 
+/* best.rules: words as NCCL's indexes, null as NCCL's choice. */
+static void test_rules(void)
+{
+	struct summary *s = NULL;
+	char err[1024] = "";
+
+	CHECK_INT(summary_load(fixture("rules"), 0, &s, err, sizeof(err)), 0);
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	CHECK(s->has_rules);
+	CHECK_INT(s->nrules, 2);
+	CHECK_INT(s->rules[0].bytes, 43008);
+	CHECK_INT(s->rules[0].algo, NCCLVARS_ALGO_TREE);
+	CHECK_INT(s->rules[0].proto, NCCLVARS_PROTO_SIMPLE);
+	CHECK_INT(s->rules[0].ctas, 2);
+	CHECK_INT(s->rules[1].bytes, 1048576);
+	CHECK_INT(s->rules[1].algo, -1);
+	CHECK_INT(s->rules[1].proto, NCCLVARS_PROTO_SIMPLE);
+	CHECK_INT(s->rules[1].ctas, 0);
+	summary_destroy(s);
+	s = NULL;
+	CHECK_INT(summary_load(fixture("measured"), 0, &s, err, sizeof(err)), 0);
+	CHECK(s && !s->has_rules && s->nrules == 0);
+	summary_destroy(s);
+}
+
+/* created, tool.name and tool.version: exactly the shapes nccltune writes. */
+static void test_header_fields(void)
+{
+	static const struct { const char *created, *version; bool ok; } cases[] = {
+		{ "2026-11-29T12:10:00Z", "0.1.0", true },
+		{ "2026-11-29t12:10:00.123456z", "10.20.30.40", true },
+		{ "2024-02-29T23:59:60+05:30", "1.2.3-rc1+git.abc", true },
+		{ "2026-11-29T12:10:00-00:00", "0", true },
+		{ "2025-02-29T12:00:00Z", "0.1.0", false },        /* not a leap year */
+		{ "2026-13-01T12:00:00Z", "0.1.0", false },
+		{ "2026-11-29 12:10:00Z", "0.1.0", false },
+		{ "2026-11-29T12:10:00", "0.1.0", false },         /* no offset */
+		{ "2026-11-29T24:00:00Z", "0.1.0", false },
+		{ "2026-11-29T12:10:00.Z", "0.1.0", false },
+		{ "2026-11-29T12:10:00Z ", "0.1.0", false },
+		{ "+AAo-import os#", "0.1.0", false },
+		{ "2026-11-29T12:10:00Z", "v0.1", false },
+		{ "2026-11-29T12:10:00Z", "0.1 x", false },
+		{ "2026-11-29T12:10:00Z", "0.1.0-", true },
+		{ "2026-11-29T12:10:00Z", "0.1.0;id", false },
+	};
+	char path[PATH_MAX + 64], err[1024];
+	size_t len = 0;
+	char *base;
+
+	snprintf(path, sizeof(path), "%s/measured/results.json", data_dir);
+	base = fs_read_file(path, 1 << 20, &len, err, sizeof(err));
+	CHECK(base != NULL);
+	for (size_t i = 0; base && i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *c = strstr(base, "\"created\": \""), *v = strstr(base, "\"version\": \"");
+		char text[1 << 17];
+		struct summary *s = NULL;
+		int rc, n;
+
+		CHECK(c && v && v < c && len < sizeof(text) - 256);
+		if (!c || !v || v >= c || len >= sizeof(text) - 256)
+			break;
+		/* base up to the version's value, the new version, up to created's value, the
+		 * new time, the rest from the closing quote of created */
+		n = snprintf(text, sizeof(text), "%.*s%s%.*s%s%s", (int)(v + 12 - base), base,
+		             cases[i].version, (int)(c - strchr(v + 12, '"')), strchr(v + 12, '"'),
+		             "\"created\": \"", cases[i].created);
+		snprintf(text + n, sizeof(text) - (size_t)n, "%s", strchr(c + 12, '"'));
+		rc = summary_parse(text, strlen(text), "t.json", &s, err, sizeof(err));
+		if ((rc == 0) != cases[i].ok)
+			fprintf(stderr, "created '%s', version '%s': %s\n", cases[i].created,
+			        cases[i].version, rc == 0 ? "accepted" : err);
+		CHECK_INT(rc == 0, cases[i].ok);
+		if (rc == 0) {
+			CHECK_STR(s->created, cases[i].created);
+			CHECK_STR(s->tool_version, cases[i].version);
+		}
+		summary_destroy(s);
+	}
+	free(base);
+}
+
 int main(void)
 {
 	const char *root = getenv("NCCLTUNE_SOURCE_ROOT");
@@ -511,5 +609,7 @@ int main(void)
 	test_pruned_unset();
 	test_hostile();
 	test_fingerprint();
+	test_header_fields();
+	test_rules();
 	return check_status();
 }

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,7 +164,7 @@ static int parse_ci(struct jr *r, const char *key, const cJSON *v, bool ratio, b
 
 /* baseline, best, top[i], and (with more keys) tries[i]. */
 struct mdoc {
-	const cJSON *env, *ci, *per_size, *ratio, *tuned;
+	const cJSON *env, *ci, *per_size, *rules, *ratio, *tuned;
 	double objective;
 	int repeats;
 	bool in_space;
@@ -178,10 +179,12 @@ struct mdoc {
 	{"ci95_us", JR_ARRAY | JR_NULL, 0, 0, 0, NULL, JR_ITEM, M(ci), 0, NULL}, \
 	{"repeats", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1000000, NULL, JR_INT, M(repeats), 0, NULL}
 
-/* per_size is read for best only; elsewhere it is allowed and not looked at. */
+/* per_size and rules are read for best only; elsewhere they are allowed and not looked
+ * at. */
 static const struct jr_field measure_fields[] = {
 	MEASURE_FIELDS(JR_REQUIRED),
 	{"per_size", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, M(per_size), 0, NULL},
+	{"rules", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, M(rules), 0, NULL},
 	JR_END,
 };
 
@@ -249,6 +252,8 @@ static int take_best(struct jr *r, const cJSON *v, void *dst)
 	struct mdoc d;
 
 	if (parse_measure(r, v, SUMMARY_ENV_STRICT, &s->best, &d) < 0)
+		return -1;
+	if (d.rules && summary_read_under(r, "rules", summary_read_rules, d.rules, s) < 0)
 		return -1;
 	return d.per_size ? summary_read_under(r, "per_size", take_per_size, d.per_size, s) : 0;
 }
@@ -423,9 +428,93 @@ static int take_pruned(struct jr *r, const cJSON *v, void *dst)
 
 #define S(f) offsetof(struct summary, f)
 
+/* tool.name, tool.version and created reach every export's header (and the first
+ * comment lines of a Python file decide its source encoding, PEP 263): each is held to
+ * the one shape nccltune writes. */
+static const char *const tool_names[] = {"nccltune", NULL};
+
+/* A version string: digits, up to three ".digits", then an optional suffix of
+ * [0-9A-Za-z.+~-] that starts with '-', '+' or '~' ("0.1.0", "1.2.3-rc1+git.abc"). */
+static int version_word(struct jr *r, const cJSON *v, void *dst)
+{
+	const char *p = v->valuestring;
+	int parts = 0;
+
+	(void)dst;
+	for (;;) {
+		if (!isdigit((unsigned char)*p))
+			return jr_fail(r, "not a version string (digits and dots, e.g. 0.1.0)");
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (++parts == 4 || *p != '.')
+			break;
+		p++;
+	}
+	if (*p && !strchr("-+~", *p))
+		return jr_fail(r, "not a version string (digits and dots, e.g. 0.1.0)");
+	for (; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr(".+~-", *p))
+			return jr_fail(r, "not a version string: character 0x%02x",
+			               (unsigned char)*p);
+	return 0;
+}
+
+/* n digits at *p into *out, advancing *p; false when any is not a digit. */
+static bool digits(const char **p, int n, int *out)
+{
+	*out = 0;
+	for (int i = 0; i < n; i++, (*p)++) {
+		if (!isdigit((unsigned char)**p))
+			return false;
+		*out = *out * 10 + (**p - '0');
+	}
+	return true;
+}
+
+static bool take_char(const char **p, const char *set)
+{
+	if (!**p || !strchr(set, **p))
+		return false;
+	(*p)++;
+	return true;
+}
+
+/* An RFC 3339 date-time (section 5.6): YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM), with
+ * real calendar days and a leap second allowed. */
+static int rfc3339_time(struct jr *r, const cJSON *v, void *dst)
+{
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	const char *p = v->valuestring;
+	int y, mo, d, h, mi, sec, oh = 0, om = 0;
+	bool ok;
+
+	(void)dst;
+	ok = digits(&p, 4, &y) && take_char(&p, "-") && digits(&p, 2, &mo) &&
+	     take_char(&p, "-") && digits(&p, 2, &d) && take_char(&p, "Tt") &&
+	     digits(&p, 2, &h) && take_char(&p, ":") && digits(&p, 2, &mi) &&
+	     take_char(&p, ":") && digits(&p, 2, &sec);
+	if (ok && *p == '.') {
+		int n = 0;
+
+		for (p++; isdigit((unsigned char)*p) && n < 9; p++)
+			n++;
+		ok = n > 0;
+	}
+	if (ok && !take_char(&p, "Zz"))
+		ok = take_char(&p, "+-") && digits(&p, 2, &oh) && take_char(&p, ":") &&
+		     digits(&p, 2, &om);
+	ok = ok && *p == '\0' && mo >= 1 && mo <= 12 && d >= 1 && d <= mdays[mo - 1] &&
+	     !(mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))) &&
+	     h <= 23 && mi <= 59 && sec <= 60 && oh <= 23 && om <= 59;
+	if (!ok)
+		return jr_fail(r, "not an RFC 3339 time (e.g. 2026-11-29T12:10:00Z)");
+	return 0;
+}
+
 static const struct jr_field tool_fields[] = {
-	{"name", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(tool_name), 0, NULL},
-	{"version", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(tool_version), 0, NULL},
+	{"name", JR_STRING | JR_NULL, 0, 0, 64, tool_names, JR_STR, S(tool_name), 0, NULL},
+	{"version", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(tool_version), 0,
+	 version_word},
 	JR_END,
 };
 
@@ -494,7 +583,7 @@ enum { ROOT_SEED = 9 };   /* index of "seed" below */
 static const struct jr_field root_fields[] = {
 	{"schema", JR_STRING, JR_REQUIRED, 0, 64, result_schema, JR_KEEP, 0, 0, NULL},
 	{"tool", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_tool},
-	{"created", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(created), 0, NULL},
+	{"created", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(created), 0, rfc3339_time},
 	{"fingerprint", JR_OBJECT | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0,
 	 take_fingerprint},
 	{"source", JR_STRING, JR_REQUIRED, 0, 16, sources, JR_STR, S(source), 0, NULL},
@@ -667,6 +756,7 @@ void summary_destroy(struct summary *s)
 	env_free(&s->baseline.env);
 	env_free(&s->best.env);
 	free(s->sizes);
+	free(s->rules);
 	for (size_t i = 0; i < s->ntop; i++)
 		env_free(&s->top[i].env);
 	free(s->top);

@@ -30,6 +30,10 @@ int summary_read_env_when(struct jr *r, const cJSON *v, void *dst);
  * on failure fp is cleared. Returns 0 or -1 after jr_fail. */
 int summary_read_fingerprint(struct jr *r, const cJSON *o, struct summary_fingerprint *fp);
 
+/* best.rules (rules.c): the array v into s->rules / nrules, has_rules set (dst is the
+ * struct summary). Returns 0 or -1 after jr_fail. */
+int summary_read_rules(struct jr *r, const cJSON *v, void *dst);
+
 /* Run fn on v (a member of the current object) with `key` on the path. Returns fn's
  * result, or -1 when the path is too deep. */
 int summary_read_under(struct jr *r, const char *key, jr_handler fn, const cJSON *v,

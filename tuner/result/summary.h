@@ -70,6 +70,15 @@ struct summary_try {
 };
 
 struct summary_size { uint64_t bytes; double us; };
+
+/* One per-size rule of best.rules: what nccltune's tuner plugin makes NCCL run for a
+ * collective of exactly `bytes` (common/ncclvars indexes; -1 or 0: NCCL's choice). */
+struct summary_rule {
+	uint64_t bytes;
+	int algo;                         /* enum ncclvars_algo, or -1 */
+	int proto;                        /* enum ncclvars_proto, or -1 */
+	int ctas;                         /* 1..64, or 0 */
+};
 struct summary_failure { struct summary_env env; const char *stage; long count; };
 struct summary_pruned { struct summary_env when; const char *reason; };
 
@@ -99,6 +108,10 @@ struct summary {
 	struct summary_measure baseline, best;   /* best.present false: no config worked */
 	size_t nsizes;
 	struct summary_size *sizes;       /* best.per_size */
+	bool has_rules;                   /* best.rules present (even empty): deployed through
+	                                   * nccltune's tuner plugin */
+	size_t nrules;
+	struct summary_rule *rules;       /* best.rules */
 	bool has_gain;
 	double gain, gain_lo, gain_hi;    /* gain_lo/hi NAN without an interval */
 	bool has_noise;                   /* "noise": how much one run varies (optional) */

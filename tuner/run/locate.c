@@ -1,15 +1,21 @@
-/* locate.c - where nccltune's own probes are: whether a GPU is visible, the probe for
- * the GPUs or for a machine model (runner_find_tool), and nccltune_probe_command, the
- * probe's command line quoted for a shell-like split (runner_split_command). */
+/* locate.c - where nccltune's own probes and plugin are: whether a GPU is visible, the
+ * probe for the GPUs or for a machine model (runner_find_tool), nccltune_probe_command,
+ * the probe's command line quoted for a shell-like split (runner_split_command), and
+ * locate_plugin, the tuner plugin checked by dlopen and its control version. */
 #include "run/locate.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fsutil.h"
 #include "nccltune.h"
+#include "nccltune_config.h"
 #include "run/runner.h"
 
 extern char **environ;
@@ -90,4 +96,101 @@ int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, 
 		return NCCLTUNE_ERROR;
 	}
 	return NCCLTUNE_OK;
+}
+
+#define PLUGIN_FILE "libnccl-tuner-nccltune.so"
+
+int locate_plugin_check(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int (*version)(void);
+	void *h;
+	int v, rc = -1;
+
+	if (path[0] != '/')
+		return fs_errf(err, errlen, "%s: not an absolute path", path);
+	if (stat(path, &st) != 0)
+		return fs_errf(err, errlen, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return fs_errf(err, errlen, "%s: not a regular file", path);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return fs_errf(err, errlen, "%s: does not load: %s", path, dlerror());
+	*(void **)&version = dlsym(h, "nccltune_tuner_control_version");
+	if (!version) {
+		fs_errf(err, errlen, "%s: not nccltune's tuner plugin (no "
+		        "nccltune_tuner_control_version)", path);
+		goto out;
+	}
+	v = version();
+	if (v != 1) {
+		fs_errf(err, errlen, "%s: control version %d, not 1: another nccltune's plugin", path,
+		        v);
+		goto out;
+	}
+	rc = 0;
+out:
+	dlclose(h);
+	return rc;
+}
+
+/* The folder of the running program, or -1. */
+static int program_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0 || (size_t)n >= len - 1)
+		return -1;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+int locate_plugin(char *buf, size_t len, bool *build_tree, char *err, size_t errlen)
+{
+	static const char *const rel[] = {"/../plugin/", "/../../plugin/"};
+	const char *over = getenv("NCCLTUNE_PLUGIN");
+	char dir[PATH_MAX], cand[PATH_MAX + 64], why[PATH_MAX + 400], looked[2048];
+	size_t used = 0;
+
+	*build_tree = false;
+	if (over && *over) {
+		if (locate_plugin_check(over, why, sizeof why) != 0)
+			return fs_errf(err, errlen, "$NCCLTUNE_PLUGIN: %s", why);
+		if (!realpath(over, buf) || strlen(buf) >= len)
+			return fs_errf(err, errlen, "$NCCLTUNE_PLUGIN=%s: cannot resolve it", over);
+		return 0;
+	}
+	looked[0] = '\0';
+	for (size_t i = 0; i <= sizeof rel / sizeof rel[0]; i++) {
+		char real[PATH_MAX];
+		int k;
+
+		if (i < sizeof rel / sizeof rel[0]) {
+			if (program_dir(dir, sizeof dir) != 0)
+				continue;
+			snprintf(cand, sizeof cand, "%s%s%s", dir, rel[i], PLUGIN_FILE);
+		} else {
+			snprintf(cand, sizeof cand, "%s/%s", NCCLTUNE_LIBDIR, PLUGIN_FILE);
+		}
+		if (realpath(cand, real) && locate_plugin_check(real, why, sizeof why) == 0) {
+			if (strlen(real) >= len)
+				return fs_errf(err, errlen, "%s: path too long", real);
+			snprintf(buf, len, "%s", real);
+			*build_tree = i < sizeof rel / sizeof rel[0];
+			return 0;
+		}
+		if (!realpath(cand, real))
+			fs_errf(why, sizeof why, "%s: %s", cand, strerror(errno));
+		k = snprintf(looked + used, sizeof looked - used, "%s%s", used ? "; " : "", why);
+		if (k > 0 && (size_t)k < sizeof looked - used)
+			used += (size_t)k;
+	}
+	return fs_errf(err, errlen, "nccltune's tuner plugin (%s) not found: $NCCLTUNE_PLUGIN "
+	               "unset; %s (build it with meson compile, install it with meson install, "
+	               "or point NCCLTUNE_PLUGIN at it)", PLUGIN_FILE, looked);
 }

@@ -56,6 +56,15 @@ static int resolve_probe(nccltune_session *s)
 				                    "or pass --probe CMD or --model NAME", e);
 			return set_argv(s, path, NULL, NULL, NULL, NULL);
 		}
+		/* The stand-in model is for the demo command only (nccltune run without --probe,
+		 * --model or --warm-start): a warm-started session re-tunes a real machine (the
+		 * re-tune flow, examples/retune.*), and model numbers must never stand in for its
+		 * measurement. */
+		if (s->cfg.warm_dir)
+			return session_fail(s, NCCLTUNE_ERROR, "no GPU visible, and --warm-start %s "
+			                    "re-tunes a real machine: model numbers never stand in for "
+			                    "it; fix the GPUs or the driver, or pass --probe CMD (or "
+			                    "--model NAME for a model session)", s->cfg.warm_dir);
 		model = "pcie-gen5-8gpu";
 		s->run.auto_model = true;
 		session_note(&s->out, "no GPU visible: tuning the MODEL %s (a stand-in, not a "

@@ -301,9 +301,21 @@ void session_print_summary(struct session_output *out, const struct session_endi
 	}
 	print_noise(f, doc);
 	print_runs(f, end);
-	if (cJSON_IsObject(best)) {
+	if (cJSON_IsObject(best) && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc,
+	                                                                          "pinned")) > 0)
+		fprintf(f, "pinned:   %s (set when the session ran; the exports set them too, "
+		        "marked pinned)\n", env_text(cJSON_GetObjectItemCaseSensitive(doc, "pinned"), env,
+		                                     sizeof env));
+	if (cJSON_IsObject(best) && end->model) {
+		/* a model's numbers are never installed: say how to get real ones */
+		fprintf(f, "next:     these are MODEL figures, not measurements: nothing to install.\n"
+		        "          On the real machine run nccltune run (no --model) with the same\n"
+		        "          workload, then install that session (exports: %s/exports/)\n",
+		        end->dir);
+	} else if (cJSON_IsObject(best)) {
 		fprintf(f, "use it:   nccltune export --format shell %s\n", end->dir);
-		fprintf(f, "          nccltune export --format sitecustomize --install %s\n", end->dir);
+		fprintf(f, "          nccltune export --install --python PY %s   (a .pth for the "
+		        "server's interpreter)\n", end->dir);
 		fprintf(f, "          nccltune export --format nccl-conf --install %s   (NCCL's own "
 		        "file)\n", end->dir);
 		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", end->dir,

@@ -10,8 +10,13 @@
  *   unchanged: 8 x NVIDIA RTX PRO 6000 Blackwell, driver 580.159.04, ...   -> 0
  *   changed: 1 difference from the fingerprint saved in SESSION            -> 3
  *   driver: 580.159.04 -> 590.10
- * NCCLTUNE_ERROR (1) when the probe cannot be run or prints no valid fingerprint;
- * NCCLTUNE_USAGE (2) for a session folder without a readable saved fingerprint. */
+ * NCCLTUNE_ERROR (1), "cannot measure: ...", when the probe cannot be run, prints no
+ * valid fingerprint, or sees no GPU where the session had some (a driver or device
+ * problem: re-tuning then would measure nothing, or a stand-in);
+ * NCCLTUNE_USAGE (2) for a session folder without a readable saved fingerprint.
+ * An unchanged machine whose installed environment (SESSION/installed.json) names a
+ * plugin that no longer loads or a table that no longer parses is NCCLTUNE_ERROR too,
+ * with what to reinstall. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +28,8 @@
 #include "nccltune.h"
 #include "run/runner.h"
 #include "result/summary.h"
+#include "workflows/check.h"
+#include "workflows/installed.h"
 
 extern char **environ;
 
@@ -137,11 +144,8 @@ static int fingerprint_diff(FILE *out, const struct summary_fingerprint *a,
 	return n;
 }
 
-/* The session recorded where its probe was (an absolute path into a build tree or an
- * install). When that path is gone - the folder was copied to another machine, the tree
- * rebuilt elsewhere - and it named one of nccltune's own probes, find that probe here
- * the way `nccltune run` does. Returns a malloc'd path, or NULL to keep argv0. */
-static char *relocate_tool(const char *argv0)
+/* Contract in workflows/check.h. */
+char *check_relocate_tool(const char *argv0)
 {
 	static const char *const tools[] = { "nccltune-probe", "nccltune-model-probe" };
 	const char *base = strrchr(argv0, '/');
@@ -243,6 +247,22 @@ out:
 	return rc;
 }
 
+/* Does fp describe a machine without GPUs (gpu_count 0, or no count and no GPU list)? */
+static bool sees_no_gpu(const struct summary_fingerprint *fp)
+{
+	return fp->gpu_count == 0 || (fp->gpu_count < 0 && fp->ngpus == 0);
+}
+
+/* Put "cannot measure: " before the message in err: the verdict of a check whose probe
+ * could not describe the machine (exit 1), which is neither "unchanged" nor "changed". */
+static void cannot_measure(char *err, size_t errlen)
+{
+	char copy[2048];
+
+	snprintf(copy, sizeof(copy), "%s", err);
+	fs_errf(err, errlen, "cannot measure: %s", copy);
+}
+
 int nccltune_check(const char *session_dir, const char *probe_command, FILE *out,
                    char *err, size_t errlen)
 {
@@ -270,7 +290,7 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 		goto out;
 	}
 	if (!argv) {
-		char *moved = relocate_tool(s->probe_argv[0]);
+		char *moved = check_relocate_tool(s->probe_argv[0]);
 
 		/* the summary frees argv[0]; swap in the tool found here */
 		if (moved) {
@@ -279,8 +299,21 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 		}
 	}
 	rc = take_fingerprint(argv ? argv : s->probe_argv, &doc, &now, err, errlen);
-	if (rc != NCCLTUNE_OK)
+	if (rc != NCCLTUNE_OK) {
+		cannot_measure(err, errlen);
 		goto out;
+	}
+	if (sees_no_gpu(&now) && !sees_no_gpu(&s->fp)) {
+		char e[512];
+
+		fs_errf(e, sizeof(e), "the probe sees no GPU, and the session tuned %d: a driver or "
+		        "device problem, not a new machine; nothing compared, nothing to re-tune",
+		        s->fp.gpu_count > 0 ? s->fp.gpu_count : (int)s->fp.ngpus);
+		fs_errf(err, errlen, "%s", e);
+		cannot_measure(err, errlen);
+		rc = NCCLTUNE_ERROR;
+		goto out;
+	}
 	summary_describe_machine(&now, desc, sizeof(desc));
 	{
 		char *buf = NULL;
@@ -299,7 +332,10 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 			rc = NCCLTUNE_ERROR;
 			goto out;
 		}
-		if (n == 0) {
+		if (n == 0 && s->dir[0] &&
+		    (rc = installed_verify(s->dir, err, errlen)) != NCCLTUNE_OK) {
+			/* the machine is the same, but what was installed from it is broken */
+		} else if (n == 0) {
 			char clean[1024];
 
 			fprintf(out, "unchanged: %s\n", summary_sanitize(desc, clean, sizeof(clean)));

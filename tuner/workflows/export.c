@@ -1,18 +1,27 @@
-/* export.c - the tuned environment as sitecustomize.py, shell exports, an env file, an
- * NCCL configuration file (nccl.conf), JSON or rows for NVIDIA's example tuner plugin; one
- * function per format.
+/* export.c - what every export format shares: the list of formats and their file names,
+ * the comment writer and the header, and the plan - what an export sets:
  *
- * The text is built in memory and handed over whole, so an error half-way never leaves
- * half an export behind. Every value is written through a quoting function of its format
- * even though the loader already refused anything outside NCCL's syntax: the two checks
- * are independent, and either alone keeps a hostile results.json from becoming code. */
+ *   - for a result with per-size rules (best.rules), nccltune's tuner plugin
+ *     (NCCL_TUNER_PLUGIN: the absolute path of the plugin locate_plugin finds and checks
+ *     by loading it) and its table (NCCLTUNE_TUNER_TABLE: the session's exports/ table,
+ *     or the one an install wrote);
+ *   - best.env: only variables of role `tune` in common/ncclvars;
+ *   - the variables pinned from the environment the session ran in (role tune or
+ *     setting), which every format marks "pinned: set when the session ran".
+ *
+ * Anything else - a loader variable, a logging one, a name nccltune does not know - is
+ * refused, naming the key. The formats themselves are in export_env.c and
+ * export_table.c. The text is built in memory and handed over whole, so an error
+ * half-way never leaves half an export behind. Every value is written through a quoting
+ * function of its format even though the loader already refused anything outside NCCL's
+ * syntax: the two checks are independent, and either alone keeps a hostile results.json
+ * from becoming code. */
 #include "workflows/export.h"
 
-#include <ctype.h>
-#include <math.h>
+#include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +30,21 @@
 #include "fsutil.h"
 #include "ncclvars.h"
 #include "nccltune.h"
+#include "run/locate.h"
 
+/* nccl-tuner first: a session writes its exports in this order, and the env-style
+ * exports of a result with rules name the table it wrote. */
 const char *const nccltune_export_formats[] = {
-	"sitecustomize", "shell", "dotenv", "nccl-conf", "json", "nccl-tuner-csv", NULL
+	"nccl-tuner", "sitecustomize", "shell", "dotenv", "nccl-conf", "json", "nccl-tuner-csv",
+	NULL
 };
 
 const char *nccltune_export_filename(const char *format)
 {
 	static const char *const files[][2] = {
-		{ "sitecustomize", "sitecustomize.py" }, { "shell", "env.sh" },
-		{ "dotenv", "nccl.env" }, { "nccl-conf", "nccl.conf" }, { "json", "env.json" },
-		{ "nccl-tuner-csv", "tuner.csv" },
+		{ "nccl-tuner", EXPORT_TABLE_FILE }, { "sitecustomize", "sitecustomize.py" },
+		{ "shell", "env.sh" }, { "dotenv", "nccl.env" }, { "nccl-conf", "nccl.conf" },
+		{ "json", "env.json" }, { "nccl-tuner-csv", "tuner.csv" },
 	};
 
 	for (size_t i = 0; format && i < sizeof(files) / sizeof(files[0]); i++)
@@ -40,11 +53,32 @@ const char *nccltune_export_filename(const char *format)
 	return NULL;
 }
 
+/* ---- comments ---- */
+
 /* Longest comment line we write. NVIDIA's example tuner plugin reads its file with a
  * 256-byte fgets: the rest of a longer '#' line would be parsed as a config row. */
 #define COMMENT_MAX 200
 
-static void comment(FILE *out, const char *text)
+/* The first comment line of every export, and the line after the start marker of the
+ * blocks: fixed text. Python reads a `coding[:=]` comment on line 1 or 2 of a source file
+ * as its encoding (PEP 263); in UTF-7 "+AAo-" is a newline, so data there could become
+ * code. Nothing from a results file is ever printed on those two lines. */
+#define HEADER_FIRST "NCCL settings from an nccltune session (nccltune export); details below"
+
+
+
+/* Does text declare a source encoding the way PEP 263 reads it ("coding" then ':' or
+ * '=', as in "coding: utf-7", "-*- coding=latin-1 -*-", "vim: fileencoding=utf-7")?
+ * Compared without case, which refuses more than Python reads. */
+static bool declares_coding(const char *text)
+{
+	for (const char *p = text; *p; p++)
+		if (strncasecmp(p, "coding", 6) == 0 && (p[6] == ':' || p[6] == '='))
+			return true;
+	return false;
+}
+
+void export_comment(struct export_writer *w, const char *text)
 {
 	char clean[COMMENT_MAX + 1];
 	size_t n;
@@ -58,12 +92,16 @@ static void comment(FILE *out, const char *text)
 	n = strlen(clean);
 	if (n == COMMENT_MAX && strlen(text) > COMMENT_MAX)
 		memcpy(clean + COMMENT_MAX - 3, "...", 3);
-	fprintf(out, "#%s%s\n", *clean ? " " : "", clean);
+	if (w->rc == NCCLTUNE_OK && (declares_coding(clean) || declares_coding(text))) {
+		fs_errf(w->err, w->errlen, "%s: the header line '%.60s' declares a source encoding "
+		        "('coding:' or 'coding='), which Python obeys in a comment (PEP 263); refused",
+		        w->origin, clean);
+		w->rc = NCCLTUNE_USAGE;
+	}
+	fprintf(w->out, "#%s%s\n", *clean ? " " : "", clean);
 }
 
-static void commentf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void commentf(FILE *out, const char *fmt, ...)
+void export_commentf(struct export_writer *w, const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
@@ -71,421 +109,296 @@ static void commentf(FILE *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	comment(out, line);
+	export_comment(w, line);
 }
 
-/* What every export starts with: who tuned what, where, and how well; a model's figures
- * are marked as such on a line of their own. */
-static void header(const struct summary *s, FILE *out)
+/* What every export starts with, after the fixed first line: who tuned what, where, and
+ * how well; a model's figures are marked as such, with what to do instead. */
+static void header(struct export_writer *w, const struct summary *s)
 {
 	char buf[1024];
 
-	commentf(out, "NCCL settings tuned by %s %s on %s",
-	         s->tool_name ? s->tool_name : "nccltune",
+	export_commentf(w, "tuned by %s %s on %s", s->tool_name ? s->tool_name : "nccltune",
 	         s->tool_version ? s->tool_version : "(version unknown)",
 	         s->created ? s->created : "(date unknown)");
-	commentf(out, "machine: %s", summary_describe_machine(&s->fp, buf, sizeof(buf)));
-	commentf(out, "workload: %s", summary_describe_workload(&s->workload, buf, sizeof(buf)));
-	commentf(out, "result: %s", summary_describe_gain(s, buf, sizeof(buf)));
-	if (s->model)
-		commentf(out, "source: model (%s) - not a measurement", s->model);
-	else
-		comment(out, "source: measured");
+	export_commentf(w, "machine: %s", summary_describe_machine(&s->fp, buf, sizeof(buf)));
+	export_commentf(w, "workload: %s", summary_describe_workload(&s->workload, buf, sizeof(buf)));
+	export_commentf(w, "result: %s", summary_describe_gain(s, buf, sizeof(buf)));
+	if (s->model) {
+		export_commentf(w, "source: model (%s) - not a measurement", s->model);
+		export_comment(w, "A machine model's numbers are no reason to set anything in production:");
+		export_comment(w, "on the real machine run nccltune run (no --model) with the same workload,");
+		export_comment(w, "then export or install that session (export --install refuses a model).");
+	} else {
+		export_comment(w, "source: measured");
+	}
 }
 
-static int refuse(const struct summary *s, const struct summary_var *v, const char *format,
-                  const char *why, char *err, size_t errlen)
+struct export_writer export_writer_start(const struct summary *s, FILE *out, const char *first,
+                                         bool marker, char *err, size_t errlen)
 {
-	char q[80];
+	struct export_writer w = {out, s->origin, err, errlen, NCCLTUNE_OK};
 
-	fs_errf(err, errlen, "%s: best.env.%s: value '%s' cannot be written safely as %s: %s",
-	        s->origin, v->name, summary_sanitize(v->value, q, sizeof(q)), format, why);
-	return NCCLTUNE_USAGE;
+	if (first)
+		fprintf(out, "%s\n", first);
+	if (marker)
+		fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
+	export_comment(&w, HEADER_FIRST);
+	header(&w, s);
+	return w;
 }
 
-/* Defence in depth: the name and value checks of the loader, repeated here so that an
- * export never depends on a caller having loaded the summary with summary_load. */
-static int check_env(const struct summary *s, const char *format, char *err, size_t errlen)
-{
-	char why[256];
+/* ---- what to set ---- */
 
+/* The comment above pinned variables, in every format. */
+#define PINNED_NOTE "pinned: set when the session ran (it measured with them)"
+
+bool export_uses_plugin(const struct summary *s)
+{
+	return s->has_rules && s->nrules > 0;
+}
+
+/* Why an export may not set `name` (from best.env when !pinned), or NULL when it may:
+ * only variables of role `tune` in common/ncclvars, and site settings that were pinned.
+ * A loader variable (a plugin, a file NCCL opens or writes) from a results file would
+ * let whoever wrote that file choose code or files for every NCCL program; nccltune's
+ * own plugin is set by the export itself, never taken from best.env; a variable nccltune
+ * does not know may be a loader of an NCCL version newer than its table. */
+static const char *role_refusal(const char *name, bool pinned)
+{
+	const struct ncclvar *var = ncclvars_find(name);
+
+	if (!var)
+		return "not a tuning variable nccltune knows (common/ncclvars.c); an export sets "
+		       "only those, since an unknown name may be a loader of a newer NCCL";
+	switch (var->role) {
+	case NCCLVARS_TUNE:
+		return NULL;
+	case NCCLVARS_LOADER:
+		if (strcmp(name, "NCCL_TUNER_PLUGIN") == 0)
+			return "a loader variable: an export sets NCCL_TUNER_PLUGIN only to nccltune's "
+			       "own plugin, itself, never from a results file";
+		return "a loader variable (it names a library or a file NCCL opens or writes): "
+		       "never exported from a results file";
+	case NCCLVARS_SETTING:
+		return pinned ? NULL
+		              : "a site setting, not a tuning variable: exported only as pinned (set "
+		                "in the environment the session ran in)";
+	default:
+		return "a logging variable, not a tuning variable: never exported";
+	}
+}
+
+/* Add env's variables to the plan as `kind`: the loader's name and value checks again (an
+ * export never depends on its caller having used summary_load), the role, and the
+ * format's own limits (`safe`, may be NULL). */
+static int plan_add(const struct summary *s, const struct summary_env *env, enum export_kind kind,
+                    const char *format, bool (*safe)(const char *value, char *why, size_t whylen),
+                    struct export_plan *p, char *err, size_t errlen)
+{
+	const char *key = kind == EXPORT_PINNED ? "pinned" : "best.env";
+	char why[256], q[80];
+
+	for (size_t i = 0; i < env->n; i++) {
+		const struct summary_var *v = &env->v[i];
+		const char *role;
+
+		if (ncclvars_name_check(v->name, why, sizeof(why)) != 0)
+			return fs_errf(err, errlen, "%s: %s: '%s': %s", s->origin, key,
+			               summary_sanitize(v->name, q, sizeof(q)), why);
+		if (!v->value || ncclvars_check(v->name, v->value, why, sizeof(why)) != 0 ||
+		    (safe && !safe(v->value, why, sizeof(why))))
+			return fs_errf(err, errlen, "%s: %s.%s: value '%s' cannot be written safely as "
+			               "%s: %s", s->origin, key, v->name,
+			               summary_sanitize(v->value ? v->value : "(unset)", q, sizeof(q)),
+			               format, v->value ? why : "no value");
+		role = role_refusal(v->name, kind == EXPORT_PINNED);
+		if (role)
+			return fs_errf(err, errlen, "%s: %s.%s: %s; refused%s", s->origin, key, v->name,
+			               role, kind == EXPORT_PINNED ? " (the session ran with it set: "
+			               "unset it and tune again, or set it yourself where the program "
+			               "runs)" : "");
+		for (size_t j = 0; j < p->n; j++)
+			if (strcmp(p->v[j].name, v->name) == 0)
+				return fs_errf(err, errlen, "%s: %s.%s: set twice (best.env and pinned)",
+				               s->origin, key, v->name);
+		if (p->n == sizeof(p->v) / sizeof(p->v[0]))
+			return fs_errf(err, errlen, "%s: %s: too many variables", s->origin, key);
+		p->v[p->n].name = v->name;
+		p->v[p->n].value = v->value;
+		p->v[p->n++].kind = kind;
+	}
+	return 0;
+}
+
+/* Add one plugin variable, its value through the format's limits. */
+static int plan_plugin_var(const struct summary *s, const char *name, const char *value,
+                           const char *format,
+                           bool (*safe)(const char *value, char *why, size_t whylen),
+                           struct export_plan *p, char *err, size_t errlen)
+{
+	char why[256], q[120];
+
+	if (safe && !safe(value, why, sizeof(why)))
+		return fs_errf(err, errlen, "%s: %s: the path '%s' cannot be written safely as %s: %s",
+		               s->origin, name, summary_sanitize(value, q, sizeof(q)), format, why);
+	p->v[p->n].name = name;
+	p->v[p->n].value = value;
+	p->v[p->n++].kind = EXPORT_PLUGIN;
+	return 0;
+}
+
+/* The session's own table, SESSION/exports/nccl-tuner.table (absolute), into p->table;
+ * it must exist and be exactly the nccl-tuner export of s. NCCLTUNE_OK or
+ * NCCLTUNE_USAGE. */
+static int session_table(const struct summary *s, struct export_plan *p, char *err,
+                         size_t errlen)
+{
+	char dir[PATH_MAX], real[PATH_MAX], e[512];
+	char *want = NULL, *have = NULL;
+	size_t wlen = 0, hlen = 0;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s", s->dir[0] ? s->dir : s->origin);
+	if (!realpath(s->dir[0] ? dir : dirname(dir), real)) {
+		fs_errf(err, errlen, "%s: cannot resolve its folder: %s", s->origin, strerror(errno));
+		return NCCLTUNE_USAGE;
+	}
+	if (snprintf(p->table, sizeof(p->table), "%s/exports/" EXPORT_TABLE_FILE, real) >=
+	    (int)sizeof(p->table)) {
+		fs_errf(err, errlen, "%s: path too long", real);
+		return NCCLTUNE_USAGE;
+	}
+	rc = export_render_string(s, "nccl-tuner", NULL, &want, &wlen, err, errlen);
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	have = fs_read_file(p->table, 1u << 20, &hlen, e, sizeof(e));
+	if (!have || hlen != wlen || memcmp(have, want, wlen) != 0) {
+		fs_errf(err, errlen, "%s: best.rules: the table %s would name, %s, is %s; write it "
+		        "with nccltune export --format nccl-tuner (the session does), or install with "
+		        "export --install, which writes its own", s->origin, EXPORT_TABLE_VAR,
+		        p->table, have ? "not this result's" : "missing");
+		rc = NCCLTUNE_USAGE;
+	}
+	free(want);
+	free(have);
+	return rc;
+}
+
+/* For a result with rules: nccltune's plugin and its table first. NCCL_ALGO or
+ * NCCL_PROTO in best.env would make NCCL rule out (IGNORE) every other pair at every
+ * size, so the plugin could not apply a rule: refused. */
+static int plan_plugin(const struct summary *s, const char *format, const struct export_where *w,
+                       bool (*safe)(const char *value, char *why, size_t whylen),
+                       struct export_plan *p, char *err, size_t errlen)
+{
+	static const char *const excluded[] = {"NCCL_ALGO", "NCCL_PROTO"};
+	char why[2048];
+	int rc;
+
+	for (size_t i = 0; i < sizeof(excluded) / sizeof(excluded[0]); i++)
+		if (summary_env_get(&s->best.env, excluded[i])) {
+			fs_errf(err, errlen, "%s: best.env.%s: with best.rules nccltune's plugin makes the "
+			        "choice, and %s in the environment would rule out every other pair at "
+			        "every size; refused", s->origin, excluded[i], excluded[i]);
+			return NCCLTUNE_USAGE;
+		}
+	if (w && w->plugin) {
+		if (locate_plugin_check(w->plugin, why, sizeof(why)) != 0) {
+			fs_errf(err, errlen, "%s: best.rules: %s", s->origin, why);
+			return NCCLTUNE_ERROR;
+		}
+		snprintf(p->plugin, sizeof(p->plugin), "%s", w->plugin);
+	} else if (locate_plugin(p->plugin, sizeof(p->plugin), &p->plugin_from_build, why,
+	                         sizeof(why)) != 0) {
+		fs_errf(err, errlen, "%s: best.rules needs nccltune's tuner plugin: %s", s->origin, why);
+		return NCCLTUNE_ERROR;
+	}
+	if (w && w->table) {
+		if (w->table[0] != '/' || strlen(w->table) >= sizeof(p->table)) {
+			fs_errf(err, errlen, "%s: the table path must be absolute", w->table);
+			return NCCLTUNE_USAGE;
+		}
+		snprintf(p->table, sizeof(p->table), "%s", w->table);
+	} else if ((rc = session_table(s, p, err, errlen)) != NCCLTUNE_OK) {
+		return rc;
+	}
+	if (plan_plugin_var(s, EXPORT_PLUGIN_VAR, p->plugin, format, safe, p, err, errlen) < 0 ||
+	    plan_plugin_var(s, EXPORT_TABLE_VAR, p->table, format, safe, p, err, errlen) < 0)
+		return NCCLTUNE_USAGE;
+	return NCCLTUNE_OK;
+}
+
+int export_plan_make(const struct summary *s, const char *format, const struct export_where *w,
+                     bool (*safe)(const char *value, char *why, size_t whylen),
+                     struct export_plan *p, char *err, size_t errlen)
+{
+	bool table = strcmp(format, "nccl-tuner") == 0 || strcmp(format, "nccl-tuner-csv") == 0;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
 	if (!s->best.present) {
 		fs_errf(err, errlen, "%s: no configuration worked in this session (best is null): "
 		        "nothing to export", s->origin);
 		return NCCLTUNE_NO_CONFIG;
 	}
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		const struct summary_var *v = &s->best.env.v[i];
-
-		if (ncclvars_name_check(v->name, why, sizeof(why)) != 0) {
-			char q[80];
-
-			fs_errf(err, errlen, "%s: best.env: '%s': %s", s->origin,
-			        summary_sanitize(v->name, q, sizeof(q)), why);
-			return NCCLTUNE_USAGE;
-		}
-		if (ncclvars_check(v->name, v->value, why, sizeof(why)) != 0)
-			return refuse(s, v, format, why, err, errlen);
-	}
-	return NCCLTUNE_OK;
-}
-
-/* check_env, then `safe` on every value: the format's own limits. */
-static int check_values(const struct summary *s, const char *format,
-                        bool (*safe)(const char *value, char *why, size_t whylen), char *err,
-                        size_t errlen)
-{
-	char why[256];
-	int rc = check_env(s, format, err, errlen);
-
-	for (size_t i = 0; rc == NCCLTUNE_OK && i < s->best.env.n; i++)
-		if (!safe(s->best.env.v[i].value, why, sizeof(why)))
-			rc = refuse(s, &s->best.env.v[i], format, why, err, errlen);
-	return rc;
-}
-
-/* ---- sitecustomize ---- */
-
-/* A Python string literal for any byte string: printable ASCII as is except quote and
- * backslash, everything else as \xNN. */
-static void py_literal(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch >= 0x20 && ch < 0x7f)
-			fputc(ch, out);
-		else
-			fprintf(out, "\\x%02x", ch);
-	}
-	fputc('"', out);
-}
-
-int export_sitecustomize(const struct summary *s, FILE *out, char *err, size_t errlen)
-{
-	int rc = check_env(s, "sitecustomize", err, errlen);
-
-	if (rc != NCCLTUNE_OK)
+	if (!table && export_uses_plugin(s) &&
+	    (rc = plan_plugin(s, format, w, safe, p, err, errlen)) != NCCLTUNE_OK)
 		return rc;
-	fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
-	header(s, out);
-	if (s->best.env.n == 0) {
-		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
-	} else {
-		comment(out, "Sets each variable unless the environment already has it (yours wins).");
-		fprintf(out, "import os as _os\nfor _k, _v in [");
-		for (size_t i = 0; i < s->best.env.n; i++) {
-			fprintf(out, "%s(", i ? ", " : "");
-			py_literal(out, s->best.env.v[i].name);
-			fprintf(out, ", ");
-			py_literal(out, s->best.env.v[i].value);
-			fputc(')', out);
-		}
-		fprintf(out, "]:\n    if _k not in _os.environ: _os.environ[_k] = _v\n");
-	}
-	fprintf(out, "%s\n", EXPORT_MARK_END);
+	if (plan_add(s, &s->best.env, EXPORT_TUNED, format, safe, p, err, errlen) < 0 ||
+	    plan_add(s, &s->pinned, EXPORT_PINNED, format, safe, p, err, errlen) < 0)
+		return NCCLTUNE_USAGE;
 	return NCCLTUNE_OK;
 }
 
-/* ---- shell ---- */
-
-/* Single quotes make everything literal to sh; a single quote itself becomes '\''. */
-static void sh_quote(FILE *out, const char *s)
+bool export_plan_notes(const struct export_plan *p, size_t i, const char **a, const char **b)
 {
-	fputc('\'', out);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputs("'\\''", out);
-		else
-			fputc(*s, out);
+	enum export_kind k = p->v[i].kind, prev = i ? p->v[i - 1].kind : k;
+
+	*a = *b = NULL;
+	if (i == 0 && k == EXPORT_PLUGIN) {
+		*a = "nccltune's tuner plugin and its table of per-size rules (NCCL_ALGO and "
+		     "NCCL_PROTO stay unset)";
+		if (p->plugin_from_build)
+			*b = "the plugin is the build tree's, not installed (meson install puts it in "
+			     "the libdir)";
+	} else if (k == EXPORT_TUNED && i > 0 && prev == EXPORT_PLUGIN) {
+		*a = "the process-level variables the session measured with those rules";
+	} else if (k == EXPORT_PINNED && (i == 0 || prev != EXPORT_PINNED)) {
+		*a = PINNED_NOTE;
 	}
-	fputc('\'', out);
-}
-
-/* No control character: sh_quote keeps quotes literal, but no quoting survives a
- * newline pasted into an interactive shell, or a control character in a terminal; and
- * an nccl.conf line ends at a newline. */
-static bool no_control(const char *v, char *why, size_t whylen)
-{
-	for (const char *p = v; *p; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			fs_errf(why, whylen, "control character 0x%02x", (unsigned char)*p);
-			return false;
-		}
-	}
-	return true;
-}
-
-int export_shell(const struct summary *s, FILE *out, char *err, size_t errlen)
-{
-	int rc = check_values(s, "shell", no_control, err, errlen);
-
-	if (rc != NCCLTUNE_OK)
-		return rc;
-	header(s, out);
-	if (s->best.env.n == 0) {
-		comment(out, "NCCL's defaults were the best configuration found: nothing to export.");
-		return NCCLTUNE_OK;
-	}
-	comment(out, "Source it before starting the program: . ./env.sh");
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		fprintf(out, "export %s=", s->best.env.v[i].name);
-		sh_quote(out, s->best.env.v[i].value);
-		fputc('\n', out);
-	}
-	return NCCLTUNE_OK;
-}
-
-/* ---- dotenv ---- */
-
-/* docker --env-file takes a value literally to the end of the line; systemd's
- * EnvironmentFile= strips whitespace and interprets quotes and backslashes. Only a value
- * that means the same to both can be written, unquoted. */
-static bool dotenv_safe(const char *v, char *why, size_t whylen)
-{
-	for (const char *p = v; *p; p++) {
-		if (!(isalnum((unsigned char)*p) || strchr("_.,:;^+=/@%-", *p))) {
-			fs_errf(why, whylen, "character 0x%02x would be read differently by docker "
-			        "--env-file and systemd EnvironmentFile=", (unsigned char)*p);
-			return false;
-		}
-	}
-	return *v != '\0';
-}
-
-int export_dotenv(const struct summary *s, FILE *out, char *err, size_t errlen)
-{
-	int rc = check_values(s, "dotenv", dotenv_safe, err, errlen);
-
-	if (rc != NCCLTUNE_OK)
-		return rc;
-	header(s, out);
-	comment(out, "For docker run --env-file FILE and systemd EnvironmentFile=FILE.");
-	if (s->best.env.n == 0)
-		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
-	for (size_t i = 0; i < s->best.env.n; i++)
-		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
-	return NCCLTUNE_OK;
-}
-
-/* ---- nccl-conf ---- */
-
-/* NCCL's own configuration file (src/misc/param.cc, setEnvFile): a line that starts
- * with '#' is a comment; any other splits at its first '=' into a name and a value taken
- * literally to the end of the line (no quotes, no escapes, no trimming), each part cut
- * at 1023 bytes; NCCL 2.28 drops a trailing '\r', older versions keep it. Each pair is
- * set with setenv(..., 0): the process environment wins over the file, and within a
- * file the first line for a variable wins. */
-#define NCCL_CONF_PART_MAX 1023
-
-static bool nccl_conf_safe(const char *v, char *why, size_t whylen)
-{
-	if (strlen(v) > NCCL_CONF_PART_MAX) {
-		fs_errf(why, whylen, "longer than the %d bytes NCCL reads from a line",
-		        NCCL_CONF_PART_MAX);
-		return false;
-	}
-	return no_control(v, why, whylen);
-}
-
-int export_nccl_conf(const struct summary *s, FILE *out, char *err, size_t errlen)
-{
-	int rc = check_values(s, "nccl-conf", nccl_conf_safe, err, errlen);
-
-	if (rc != NCCLTUNE_OK)
-		return rc;
-	fprintf(out, "%s\n", EXPORT_MARK_BEGIN);
-	header(s, out);
-	comment(out, "NCCL reads $NCCL_CONF_FILE (NCCL >= 2.23) or else ~/.nccl.conf, then");
-	comment(out, "/etc/nccl.conf. The environment wins over these files, and in a file the");
-	comment(out, "first line for a variable wins: nccltune export --install checks that.");
-	if (s->best.env.n == 0)
-		comment(out, "NCCL's defaults were the best configuration found: nothing to set.");
-	for (size_t i = 0; i < s->best.env.n; i++)
-		fprintf(out, "%s=%s\n", s->best.env.v[i].name, s->best.env.v[i].value);
-	fprintf(out, "%s\n", EXPORT_MARK_END);
-	return NCCLTUNE_OK;
-}
-
-/* ---- json ---- */
-
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
-int export_json(const struct summary *s, FILE *out, char *err, size_t errlen)
-{
-	int rc = check_env(s, "json", err, errlen);
-
-	if (rc != NCCLTUNE_OK)
-		return rc;
-	if (s->best.env.n == 0) {
-		fputs("{}\n", out);
-		return NCCLTUNE_OK;
-	}
-	fputs("{\n", out);
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		fputs("  ", out);
-		json_string(out, s->best.env.v[i].name);
-		fputs(": ", out);
-		json_string(out, s->best.env.v[i].value);
-		fputs(i + 1 < s->best.env.n ? ",\n" : "\n", out);
-	}
-	fputs("}\n", out);
-	return NCCLTUNE_OK;
-}
-
-/* ---- NVIDIA example tuner plugin CSV ---- */
-
-/* The example plugin's lower-case names, by NCCL's index (common/ncclvars.h); the
- * plugin silently maps an unknown name to ring/simple. */
-static const char *const csv_algos[NCCLVARS_NALGOS] = {
-	[NCCLVARS_ALGO_TREE] = "tree", [NCCLVARS_ALGO_RING] = "ring",
-	[NCCLVARS_ALGO_COLLNET_DIRECT] = "collnet_direct",
-	[NCCLVARS_ALGO_COLLNET_CHAIN] = "collnet_chain", [NCCLVARS_ALGO_NVLS] = "nvls",
-	[NCCLVARS_ALGO_NVLS_TREE] = "nvls_tree", [NCCLVARS_ALGO_PAT] = "pat",
-};
-static const char *const csv_protos[NCCLVARS_NPROTOS] = {
-	[NCCLVARS_PROTO_LL] = "ll", [NCCLVARS_PROTO_LL128] = "ll128",
-	[NCCLVARS_PROTO_SIMPLE] = "simple",
-};
-
-/* The plugin's name of `value` when it is one word of list w (compared as NCCL
- * compares it), else NULL: a list or an exclusion cannot be a row. */
-static const char *csv_name(const char *value, enum ncclvars_wordlist w,
-                            const char *const *names)
-{
-	int i = value ? ncclvars_word_find(w, value, strlen(value)) : -1;
-
-	return i < 0 ? NULL : names[i];
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Which variables a row expresses; the rest are listed for the environment. */
-static bool csv_expresses(const char *name)
-{
-	return strcmp(name, "NCCL_ALGO") == 0 || strcmp(name, "NCCL_PROTO") == 0 ||
-	       strcmp(name, "NCCL_MAX_NCHANNELS") == 0;
-}
-
-int export_tuner_csv(const struct summary *s, FILE *out, char *err, size_t errlen)
-{
-	const char *algo_v, *proto_v, *chan_v, *algo, *proto;
-	uint64_t sizes[64];
-	size_t nsizes = 0;
-	long nranks = -1;
-	bool rest = false;
-	int rc = check_env(s, "nccl-tuner-csv", err, errlen);
-
-	if (rc != NCCLTUNE_OK)
-		return rc;
-	algo_v = summary_env_get(&s->best.env, "NCCL_ALGO");
-	proto_v = summary_env_get(&s->best.env, "NCCL_PROTO");
-	chan_v = summary_env_get(&s->best.env, "NCCL_MAX_NCHANNELS");
-	algo = csv_name(algo_v, NCCLVARS_ALGOS, csv_algos);
-	proto = csv_name(proto_v, NCCLVARS_PROTOS, csv_protos);
-	header(s, out);
-	comment(out, "Rows for NVIDIA's example tuner plugin (NCCL ext-tuner/example):");
-	comment(out, "  NCCL_TUNER_PLUGIN=/path/libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=this-file");
-	comment(out, "Columns: collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
-	        "nNodes,nRanks,numPipeOps,regBuff");
-	comment(out, "The plugin sets nChannels=1 before matching, so -1 (\"keep\") means ONE channel;");
-	comment(out, "channels=0 is what leaves NCCL its own channel count. Unmatched calls also get 1.");
-	if (s->best.env.n == 0) {
-		comment(out, "NCCL's defaults were the best configuration found: no rows. Do not load");
-		comment(out, "the example plugin for this result: it would cap every collective at 1 channel.");
-		return NCCLTUNE_OK;
-	}
-	if (!algo || !proto) {
-		/* A row names exactly one algorithm and one protocol; "NCCL decides", a list or
-		 * an exclusion cannot be written, and a guessed row would be a config that was
-		 * never measured. */
-		commentf(out, "No rows: the tuned configuration has %s=%s and %s=%s,",
-		         "NCCL_ALGO", algo_v ? algo_v : "(NCCL's choice)",
-		         "NCCL_PROTO", proto_v ? proto_v : "(NCCL's choice)");
-		comment(out, "and a row must name one algorithm and one protocol. Use env.sh or");
-		comment(out, "sitecustomize.py instead, without the example plugin.");
-		return NCCLTUNE_OK;
-	}
-	if (s->fp.gpu_count > 0)
-		nranks = s->fp.gpu_count;
-	else if (s->fp.ngpus > 0)
-		nranks = (long)s->fp.ngpus;
-	for (size_t i = 0; i < s->workload.n && nsizes < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		bool dup = false;
-
-		for (size_t j = 0; j < nsizes; j++)
-			if (sizes[j] == s->workload.c[i].bytes)
-				dup = true;
-		if (!dup)
-			sizes[nsizes++] = s->workload.c[i].bytes;
-	}
-	qsort(sizes, nsizes, sizeof(sizes[0]), cmp_u64);
-	commentf(out, "One row per tuned message size (only measured sizes); nRanks %s.",
-	         nranks > 0 ? "= the GPUs of the fingerprint" : "-1 (no fingerprint)");
-	if (!chan_v)
-		comment(out, "NCCL_MAX_NCHANNELS was not tuned: channels=0 (NCCL's choice).");
-	for (size_t i = 0; i < nsizes; i++)
-		fprintf(out, "allreduce,%llu,%llu,%s,%s,%s,1,%ld,-1,-1\n", (unsigned long long)sizes[i],
-		        (unsigned long long)sizes[i], algo, proto, chan_v ? chan_v : "0", nranks);
-	for (size_t i = 0; i < s->best.env.n; i++) {
-		if (csv_expresses(s->best.env.v[i].name))
-			continue;
-		if (!rest)
-			comment(out, "A tuner plugin cannot set these; put them in the environment as well:");
-		rest = true;
-		commentf(out, "  %s=%s", s->best.env.v[i].name, s->best.env.v[i].value);
-	}
-	return NCCLTUNE_OK;
+	return *a != NULL;
 }
 
 /* ---- dispatch ---- */
 
-int export_render(const struct summary *s, const char *format, FILE *out, char *err,
-                  size_t errlen)
+int export_render(const struct summary *s, const char *format, const struct export_where *w,
+                  FILE *out, char *err, size_t errlen)
 {
 	if (!format)
 		format = "";
+	if (strcmp(format, "nccl-tuner") == 0)
+		return export_tuner_table(s, w, out, err, errlen);
 	if (strcmp(format, "sitecustomize") == 0)
-		return export_sitecustomize(s, out, err, errlen);
+		return export_sitecustomize(s, w, out, err, errlen);
 	if (strcmp(format, "shell") == 0)
-		return export_shell(s, out, err, errlen);
+		return export_shell(s, w, out, err, errlen);
 	if (strcmp(format, "dotenv") == 0)
-		return export_dotenv(s, out, err, errlen);
+		return export_dotenv(s, w, out, err, errlen);
 	if (strcmp(format, "nccl-conf") == 0)
-		return export_nccl_conf(s, out, err, errlen);
+		return export_nccl_conf(s, w, out, err, errlen);
 	if (strcmp(format, "json") == 0)
-		return export_json(s, out, err, errlen);
+		return export_json(s, w, out, err, errlen);
 	if (strcmp(format, "nccl-tuner-csv") == 0)
-		return export_tuner_csv(s, out, err, errlen);
-	fs_errf(err, errlen, "unknown export format '%s' (sitecustomize, shell, dotenv, "
-	        "nccl-conf, json, nccl-tuner-csv)", format);
+		return export_tuner_csv(s, w, out, err, errlen);
+	fs_errf(err, errlen, "unknown export format '%s' (nccl-tuner, sitecustomize, shell, "
+	        "dotenv, nccl-conf, json, nccl-tuner-csv)", format);
 	return NCCLTUNE_USAGE;
 }
 
-int export_render_string(const struct summary *s, const char *format, char **text, size_t *len,
-                         char *err, size_t errlen)
+int export_render_string(const struct summary *s, const char *format,
+                         const struct export_where *w, char **text, size_t *len, char *err,
+                         size_t errlen)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -499,7 +412,7 @@ int export_render_string(const struct summary *s, const char *format, char **tex
 		fs_errf(err, errlen, "out of memory rendering the %s export", format ? format : "?");
 		return NCCLTUNE_ERROR;
 	}
-	rc = export_render(s, format, mem, err, errlen);
+	rc = export_render(s, format, w, mem, err, errlen);
 	if (ferror(mem) && rc == NCCLTUNE_OK) {
 		fs_errf(err, errlen, "out of memory rendering the %s export", format);
 		rc = NCCLTUNE_ERROR;
@@ -526,7 +439,7 @@ int nccltune_export(const char *path, const char *format, FILE *out, char *err, 
 
 	if (summary_load(path, 0, &s, err, errlen) < 0)
 		return NCCLTUNE_USAGE;
-	rc = export_render_string(s, format, &text, &len, err, errlen);
+	rc = export_render_string(s, format, NULL, &text, &len, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
 	if (fwrite(text, 1, len, out) != len || fflush(out) != 0) {

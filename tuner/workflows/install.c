@@ -1,162 +1,269 @@
-/* install.c - merge nccltune's block (the sitecustomize or the nccl-conf export) into a
- * sitecustomize.py or an NCCL configuration file: between marker lines, keeping the rest
+/* install.c - install and uninstall the tuned environment: the pth format (pth.c), or
+ * nccltune's block (the sitecustomize or the nccl-conf export) merged into a
+ * sitecustomize.py or an NCCL configuration file between marker lines, keeping the rest
  * of the file byte for byte (Ubuntu ships a sitecustomize.py with the apport hook; an
  * nccl.conf often holds NCCL_SOCKET_IFNAME), replacing an earlier nccltune block,
- * keeping a backup, atomically.
+ * keeping a backup, atomically, with the file's mode, owner and group.
+ *
+ * Markers count only as whole top-level comment lines: in Python the interpreter's own
+ * tokenizer says which lines are comments (a marker inside a string literal is text),
+ * an indented block is refused rather than skipped, and the merged file must pass the
+ * interpreter's parser before it replaces the old one. A file with other hard links is
+ * refused: an atomic replace would leave the other names with the old text.
  *
  * Without a target: for sitecustomize, the interpreter is asked which sitecustomize it
  * imports (Python imports only the first `sitecustomize` on sys.path, so writing a second
- * one into site-packages next to the distribution's would silently do nothing); for
- * nccl-conf, the file NCCL reads for this user: $NCCL_CONF_FILE, else ~/.nccl.conf.
+ * one into site-packages next to the distribution's would silently do nothing), and one
+ * that is not a virtual environment's own is system-wide: changed only with `system`;
+ * for nccl-conf, the file NCCL reads for this user: $NCCL_CONF_FILE, else ~/.nccl.conf.
  * NCCL keeps the first line it reads for a variable, so a line of the file outside the
- * block that sets a tuned variable before it is refused rather than silently winning. */
+ * block that sets one of the block's variables before it is refused rather than silently
+ * winning. */
+#include "workflows/install.h"
+
 #include <errno.h>
 #include <libgen.h>
-#include <limits.h>
 #include <pwd.h>
-#include <stdbool.h>
-#include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "workflows/export.h"
 #include "fsutil.h"
-#include "nccltune.h"
-#include "run/runner.h"
-#include "result/summary.h"
+#include "run/locate.h"
+#include "workflows/export.h"
+#include "workflows/installed.h"
+#include "workflows/python.h"
 
-extern char **environ;
-
-#define SITE_MAX (4u << 20)      /* a sitecustomize.py or nccl.conf larger is not one */
-#define PY_TIMEOUT_S 30.0
-
-/* Which file is (or would be) `import sitecustomize`: the one already imported at
- * start-up; else the first on sys.path (without the current folder, which is not on the
- * path when site runs); else a new one in purelib (or the first site-packages folder)
- * that is on sys.path. Prints the path, or nothing. */
-static const char find_site_py[] =
-	"import os, sys, site, sysconfig, importlib.util\n"
-	"m = sys.modules.get('sitecustomize')\n"
-	"f = getattr(m, '__file__', None) if m else None\n"
-	"if not f:\n"
-	"    cwd = os.getcwd()\n"
-	"    sys.path[:] = [p for p in sys.path if p not in ('', '.', cwd)]\n"
-	"    s = importlib.util.find_spec('sitecustomize')\n"
-	"    f = s.origin if s is not None and s.has_location else None\n"
-	"if not f:\n"
-	"    dirs = [sysconfig.get_paths()['purelib']]\n"
-	"    dirs += list(getattr(site, 'getsitepackages', lambda: [])())\n"
-	"    for d in dirs:\n"
-	"        if d in sys.path and os.path.isdir(d):\n"
-	"            f = os.path.join(d, 'sitecustomize.py')\n"
-	"            break\n"
-	"print(f or '')\n";
-
-static int find_site(const char *python, char *buf, size_t len, char *err, size_t errlen)
+void install_note(const struct nccltune_install_options *o, const char *fmt, ...)
 {
-	char *argv[] = { NULL, "-c", NULL, NULL };
-	struct runner_request req;
-	struct runner_result res;
-	char rerr[512];
-	int rc = NCCLTUNE_ERROR;
-	size_t n;
+	va_list ap;
 
-	memset(&req, 0, sizeof(req));
-	memset(&res, 0, sizeof(res));
-	argv[0] = strdup(python);
-	argv[2] = strdup(find_site_py);
-	if (!argv[0] || !argv[2]) {
-		fs_errf(err, errlen, "out of memory");
-		goto out;
-	}
-	req.argv = argv;
-	req.envp = environ;
-	req.timeout_s = PY_TIMEOUT_S;
-	if (runner_run(&req, &res, rerr, sizeof(rerr)) < 0) {
-		fs_errf(err, errlen, "cannot run %s to find its site-packages: %s", python, rerr);
-		goto out;
-	}
-	if (!res.spawned) {
-		fs_errf(err, errlen, "cannot run %s to find its site-packages: %s (use --python PY "
-		        "or give the sitecustomize.py path)", python, res.spawn_error);
-		goto out;
-	}
-	if (res.timed_out || res.exit_status != 0) {
-		fs_errf(err, errlen, "%s failed while looking for its site-packages (%s): %.300s",
-		        python, res.timed_out ? "timed out" : "non-zero exit", res.err ? res.err : "");
-		goto out;
-	}
-	n = res.out_len;
-	while (n > 0 && (res.out[n - 1] == '\n' || res.out[n - 1] == '\r'))
-		n--;
-	if (n == 0) {
-		fs_errf(err, errlen, "%s has no site-packages folder on sys.path; give the "
-		        "sitecustomize.py path explicitly", python);
-		goto out;
-	}
-	if (n >= len || memchr(res.out, '\n', n) || res.out[0] != '/' ||
-	    n < 3 || strncmp(res.out + n - 3, ".py", 3) != 0) {
-		fs_errf(err, errlen, "%s named an unusable sitecustomize location '%.200s' (not an "
-		        "absolute .py path); give the path explicitly", python, res.out);
-		goto out;
-	}
-	memcpy(buf, res.out, n);
-	buf[n] = '\0';
-	rc = NCCLTUNE_OK;
-out:
-	runner_result_free(&res);
-	free(argv[0]);
-	free(argv[2]);
+	if (!o->notes)
+		return;
+	va_start(ap, fmt);
+	vfprintf(o->notes, fmt, ap);
+	va_end(ap);
+	fputc('\n', o->notes);
+}
+
+int install_table(const struct summary *s, const char *table,
+                  const struct nccltune_install_options *o, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!export_uses_plugin(s))
+		return NCCLTUNE_OK;
+	rc = export_render_string(s, "nccl-tuner", NULL, &text, &len, err, errlen);
+	if (rc == NCCLTUNE_OK && fs_write_atomic(table, text, len, 0644, err, errlen) < 0)
+		rc = NCCLTUNE_ERROR;
+	if (rc == NCCLTUNE_OK)
+		install_note(o, "the per-size rules for nccltune's tuner plugin: %s", table);
+	free(text);
 	return rc;
 }
 
-static bool is_marker(const char *line, size_t n, const char *marker)
+void install_record(const struct summary *s, const char *format, const char *file,
+                    const char *table, const struct nccltune_install_options *o)
 {
-	size_t m = strlen(marker);
+	char plugin[PATH_MAX], e[2048];
+	bool build;
+	bool rules = export_uses_plugin(s);
 
-	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
-		n--;
-	return n == m && memcmp(line, marker, m) == 0;
+	if (rules && locate_plugin(plugin, sizeof(plugin), &build, e, sizeof(e)) != 0)
+		rules = false;
+	installed_add(s, format, file, rules ? plugin : NULL, rules ? table : NULL, o->notes);
 }
 
-/* Locate nccltune's block in `old`: [*begin, *end) spans its lines, newline included.
- * Returns 1 when found, 0 when there is none, -1 (message) for a broken marker pair or a
- * second block - both mean someone edited the file, and guessing could eat their code. */
-static int find_block(const char *target, const char *old, size_t len, size_t *begin,
-                      size_t *end, char *err, size_t errlen)
-{
-	size_t pos = 0, line = 0, open_line = 0, found = 0, first_line = 0;
-	bool inside = false;
+/* ---- the target file ---- */
 
+int target_read(const char *path, const char *what, struct target *t, char *err,
+                size_t errlen)
+{
+	struct stat st;
+
+	memset(t, 0, sizeof(*t));
+	t->mode = 0644;
+	t->uid = t->gid = -1;
+	if (lstat(path, &st) == 0) {
+		/* Write through a symlink (Ubuntu links /usr/lib/python3.X/sitecustomize.py to
+		 * /etc): renaming over the link would replace it with a copy. */
+		if (!realpath(path, t->real)) {
+			fs_errf(err, errlen, "%s: cannot resolve it: %s", path, strerror(errno));
+			return NCCLTUNE_ERROR;
+		}
+		if (stat(t->real, &st) != 0 || !S_ISREG(st.st_mode)) {
+			fs_errf(err, errlen, "%s: not a regular file", path);
+			return NCCLTUNE_ERROR;
+		}
+		if (st.st_nlink > 1) {
+			fs_errf(err, errlen, "%s: has %lu hard links, and replacing it would leave the "
+			        "other names with the old text, so nccltune does not change it: break the "
+			        "link first (cp FILE FILE.new && mv FILE.new FILE) or install elsewhere",
+			        t->real, (unsigned long)st.st_nlink);
+			return NCCLTUNE_USAGE;
+		}
+		t->existed = true;
+		t->mode = (int)(st.st_mode & 07777);
+		t->uid = (long)st.st_uid;
+		t->gid = (long)st.st_gid;
+		t->old = fs_read_file(t->real, INSTALL_FILE_MAX, &t->olen, err, errlen);
+		if (!t->old)
+			return NCCLTUNE_ERROR;
+		if (memchr(t->old, '\0', t->olen)) {
+			fs_errf(err, errlen, "%s: contains NUL bytes: not a %s", t->real, what);
+			return NCCLTUNE_USAGE;
+		}
+	} else if (errno == ENOENT) {
+		char dir[PATH_MAX];
+		struct stat dst;
+
+		if (strlen(path) >= PATH_MAX) {
+			fs_errf(err, errlen, "%s: path too long", path);
+			return NCCLTUNE_ERROR;
+		}
+		snprintf(t->real, PATH_MAX, "%s", path);
+		snprintf(dir, sizeof(dir), "%s", path);
+		if (stat(dirname(dir), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
+			fs_errf(err, errlen, "%s: its folder does not exist", path);
+			return NCCLTUNE_ERROR;
+		}
+	} else {
+		fs_errf(err, errlen, "%s: %s", path, strerror(errno));
+		return NCCLTUNE_ERROR;
+	}
+	return NCCLTUNE_OK;
+}
+
+int target_write(const struct target *t, const char *text, size_t len, char *err,
+                 size_t errlen)
+{
+	char bak[PATH_MAX + 32];
+
+	if (t->existed) {
+		snprintf(bak, sizeof(bak), "%s" INSTALL_BACKUP, t->real);
+		if (fs_write_atomic_owned(bak, t->old, t->olen, t->mode, t->uid, t->gid, err,
+		                          errlen) < 0)
+			return NCCLTUNE_ERROR;
+	}
+	if (fs_write_atomic_owned(t->real, text, len, t->mode, t->uid, t->gid, err, errlen) < 0)
+		return NCCLTUNE_ERROR;
+	return NCCLTUNE_OK;
+}
+
+void target_free(struct target *t)
+{
+	if (!t)
+		return;
+	free(t->old);
+	t->old = NULL;
+}
+
+/* ---- finding nccltune's block ----
+ *
+ * A marker is a whole line that is exactly a marker, trailing blanks aside. In an NCCL
+ * configuration file only a '#' in the first column starts a comment, so a marker must
+ * start there. In Python a marker must be a comment token of the interpreter's own
+ * tokenizer (python_markers): a marker line inside a string literal is text, not a
+ * marker, so it can never make nccltune replace (swallow) the user's code. Either way a
+ * marker that is indented (inside a Python block, say) is refused, never silently
+ * skipped: a second block appended after it would leave two. */
+
+/* Is the line [line, line+n) a marker after *indent blanks (trailing blanks aside)? */
+static bool marker_line(const char *line, size_t n, const char *marker, size_t *indent)
+{
+	size_t m = strlen(marker), i = 0;
+
+	while (i < n && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	while (n > i && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+		n--;
+	*indent = i;
+	return n - i == m && memcmp(line + i, marker, m) == 0;
+}
+
+/* The markers of an NCCL configuration file, by lines. */
+static int text_markers(const char *target, const char *old, size_t len,
+                        struct python_marker *m, size_t *n, char *err, size_t errlen)
+{
+	size_t pos = 0, line = 0;
+
+	*n = 0;
 	while (pos < len) {
 		const char *nl = memchr(old + pos, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - (old + pos)) : len - pos;
-		size_t next = nl ? pos + n + 1 : len;
+		size_t k = nl ? (size_t)(nl - (old + pos)) : len - pos, indent;
+		bool b;
 
 		line++;
-		if (is_marker(old + pos, n, EXPORT_MARK_BEGIN)) {
+		if ((b = marker_line(old + pos, k, EXPORT_MARK_BEGIN, &indent)) ||
+		    marker_line(old + pos, k, EXPORT_MARK_END, &indent)) {
+			if (*n == PYTHON_MARKERS_MAX)
+				return fs_errf(err, errlen, "%s: more than %d nccltune marker lines; fix the "
+				               "file by hand", target, PYTHON_MARKERS_MAX);
+			m[*n].line = line;
+			m[*n].col = indent;
+			m[(*n)++].begin = b;
+		}
+		pos = nl ? pos + k + 1 : len;
+	}
+	return 0;
+}
+
+/* Byte offset of the start of line `line` (1-based) in old; len when past the end. */
+static size_t line_start(const char *old, size_t len, size_t line)
+{
+	size_t pos = 0;
+
+	for (size_t l = 1; l < line && pos < len; l++) {
+		const char *nl = memchr(old + pos, '\n', len - pos);
+
+		pos = nl ? (size_t)(nl - old) + 1 : len;
+	}
+	return pos;
+}
+
+/* nccltune's block among the markers: [*begin, *end) spans its lines, newline included.
+ * Returns 1 when found, 0 when there is none, -1 (message) for an indented marker, a
+ * broken marker pair or a second block - each means someone edited the file, and
+ * guessing could eat their code. */
+static int find_block(const char *target, const char *old, size_t len,
+                      const struct python_marker *m, size_t n, size_t *begin, size_t *end,
+                      char *err, size_t errlen)
+{
+	size_t open_line = 0, found = 0, first_line = 0;
+	bool inside = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].col > 0)
+			return fs_errf(err, errlen, "%s:%zu: an nccltune marker indented by %zu "
+			               "column(s), not at the top level (inside other code?): nccltune "
+			               "changes only a block whose marker lines start in the first column; "
+			               "move the block there or remove it, then run again", target,
+			               m[i].line, m[i].col);
+		if (m[i].begin) {
 			if (inside)
 				return fs_errf(err, errlen, "%s:%zu: nccltune start marker inside the block "
-				               "opened at line %zu, which has no end marker; fix the file by hand",
-				               target, line, open_line);
+				               "opened at line %zu, which has no end marker; fix the file by "
+				               "hand", target, m[i].line, open_line);
 			if (found)
 				return fs_errf(err, errlen, "%s:%zu: a second nccltune block (the first is at "
-				               "line %zu); keep one and run again", target, line, first_line);
+				               "line %zu); keep one and run again", target, m[i].line,
+				               first_line);
 			inside = true;
-			open_line = line;
-			*begin = pos;
-		} else if (is_marker(old + pos, n, EXPORT_MARK_END)) {
+			open_line = m[i].line;
+			*begin = line_start(old, len, m[i].line);
+		} else {
 			if (!inside)
 				return fs_errf(err, errlen, "%s:%zu: nccltune end marker without a start "
-				               "marker; fix the file by hand", target, line);
+				               "marker; fix the file by hand", target, m[i].line);
 			inside = false;
 			found++;
 			first_line = open_line;
-			*end = next;
+			*end = line_start(old, len, m[i].line + 1);
 		}
-		pos = next;
 	}
 	if (inside)
 		return fs_errf(err, errlen, "%s:%zu: nccltune start marker without an end marker "
@@ -164,8 +271,9 @@ static int find_block(const char *target, const char *old, size_t len, size_t *b
 	return found ? 1 : 0;
 }
 
-/* old with the block put in: in place of the earlier block, or appended after a blank
- * line. Returns a malloc'd buffer or NULL (out of memory). */
+/* old with [begin, end) replaced by the block (blen 0: removed, with the blank line
+ * that an append put before it), or the block appended after a blank line when !replace.
+ * Returns a malloc'd buffer or NULL (out of memory). */
 static char *merge(const char *old, size_t olen, size_t begin, size_t end, bool replace,
                    const char *block, size_t blen, size_t *nlen)
 {
@@ -175,6 +283,8 @@ static char *merge(const char *old, size_t olen, size_t begin, size_t end, bool 
 	if (!buf)
 		return NULL;
 	if (replace) {
+		if (blen == 0 && begin >= 2 && old[begin - 1] == '\n' && old[begin - 2] == '\n')
+			begin--;
 		memcpy(buf, old, begin);
 		n = begin;
 		memcpy(buf + n, block, blen);
@@ -194,6 +304,8 @@ static char *merge(const char *old, size_t olen, size_t begin, size_t end, bool 
 	*nlen = n;
 	return buf;
 }
+
+/* ---- nccl-conf ---- */
 
 /* The configuration file NCCL reads for this user: $NCCL_CONF_FILE when set (NCCL >=
  * 2.23), else ~/.nccl.conf ($HOME, else the password database). */
@@ -227,163 +339,309 @@ static int find_nccl_conf(char *buf, size_t len, char *err, size_t errlen)
 	return NCCLTUNE_OK;
 }
 
+/* Does the NAME=... assignment line [line, line+n) of an NCCL configuration file set a
+ * variable that one of the block's own assignment lines sets? */
+static bool block_sets(const char *block, size_t blen, const char *line, size_t n)
+{
+	const char *eq = memchr(line, '=', n);
+	size_t pos = 0, k = eq ? (size_t)(eq - line) : 0;
+
+	if (!eq || line[0] == '#')
+		return false;
+	while (pos < blen) {
+		const char *nl = memchr(block + pos, '\n', blen - pos);
+		size_t m = nl ? (size_t)(nl - (block + pos)) : blen - pos;
+
+		if (block[pos] != '#' && m > k && block[pos + k] == '=' &&
+		    memcmp(block + pos, line, k) == 0)
+			return true;
+		pos = nl ? pos + m + 1 : blen;
+	}
+	return false;
+}
+
 /* An NCCL configuration file keeps the first line for a variable: refuse one outside
- * nccltune's block that sets a tuned variable and comes before the block (before its
- * place at the end when there is none). 0, or NCCLTUNE_USAGE with a message. */
+ * nccltune's block that sets a variable of the block (tuned, pinned or the plugin's) and
+ * comes before it (before its place at the end when there is none). 0, or
+ * NCCLTUNE_USAGE with a message. */
 static int conf_conflicts(const char *target, const char *old, size_t len, size_t block_at,
-                          const struct summary *s, char *err, size_t errlen)
+                          const char *block, size_t blen, char *err, size_t errlen)
 {
 	size_t pos = 0, line = 0;
 
 	while (pos < len && pos < block_at) {
 		const char *nl = memchr(old + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (old + pos)) : len - pos;
-		const char *eq = memchr(old + pos, '=', n);
 
 		line++;
-		if (old[pos] != '#' && eq) {
-			size_t nlen = (size_t)(eq - (old + pos));
+		if (block_sets(block, blen, old + pos, n)) {
+			const char *eq = memchr(old + pos, '=', n);
 
-			for (size_t i = 0; i < s->best.env.n; i++) {
-				const char *name = s->best.env.v[i].name;
-
-				if (strlen(name) == nlen && memcmp(name, old + pos, nlen) == 0) {
-					fs_errf(err, errlen, "%s:%zu: sets %s outside nccltune's block, and NCCL "
-					        "keeps the first line for a variable, so the tuned value would not "
-					        "apply; remove or comment out that line and run again", target, line,
-					        name);
-					return NCCLTUNE_USAGE;
-				}
-			}
+			fs_errf(err, errlen, "%s:%zu: sets %.*s outside nccltune's block, and NCCL "
+			        "keeps the first line for a variable, so the tuned value would not "
+			        "apply; remove or comment out that line and run again", target, line,
+			        (int)(eq - (old + pos)), old + pos);
+			return NCCLTUNE_USAGE;
 		}
 		pos = nl ? pos + n + 1 : len;
 	}
 	return 0;
 }
 
-/* Read the install target, through a symlink: its real path into real (PATH_MAX), and
- * when it exists its text (*old, malloc'd), its mode and *existed; a missing target is
- * fine when its folder exists. Returns NCCLTUNE_OK, NCCLTUNE_USAGE for a file that is
- * not text, or NCCLTUNE_ERROR, with a message naming target. */
-static int read_target(const char *target, bool conf, char *real, char **old, size_t *olen,
-                       int *mode, bool *existed, char *err, size_t errlen)
+/* ---- the sitecustomize target ---- */
+
+/* Is `path` under folder `dir` (both absolute, symlinks resolved where they exist)? */
+static bool under(const char *path, const char *dir)
 {
-	struct stat st;
+	char d[PATH_MAX], p[PATH_MAX];
+	size_t n;
 
-	if (lstat(target, &st) == 0) {
-		/* Write through a symlink (Ubuntu links /usr/lib/python3.X/sitecustomize.py to
-		 * /etc): renaming over the link would replace it with a copy. */
-		if (!realpath(target, real)) {
-			fs_errf(err, errlen, "%s: cannot resolve it: %s", target, strerror(errno));
-			return NCCLTUNE_ERROR;
-		}
-		if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
-			fs_errf(err, errlen, "%s: not a regular file", target);
-			return NCCLTUNE_ERROR;
-		}
-		*existed = true;
-		*mode = (int)(st.st_mode & 07777);
-		*old = fs_read_file(real, SITE_MAX, olen, err, errlen);
-		if (!*old)
-			return NCCLTUNE_ERROR;
-		if (memchr(*old, '\0', *olen)) {
-			fs_errf(err, errlen, "%s: contains NUL bytes: not a %s", real,
-			        conf ? "configuration file" : "Python source file");
-			return NCCLTUNE_USAGE;
-		}
-	} else if (errno == ENOENT) {
-		char dir[PATH_MAX];
-		struct stat dst;
+	if (!realpath(dir, d))
+		snprintf(d, sizeof(d), "%s", dir);
+	if (!realpath(path, p))
+		snprintf(p, sizeof(p), "%s", path);
+	n = strlen(d);
+	return strncmp(p, d, n) == 0 && (p[n] == '/' || (n > 0 && d[n - 1] == '/'));
+}
 
-		if (strlen(target) >= PATH_MAX) {
-			fs_errf(err, errlen, "%s: path too long", target);
-			return NCCLTUNE_ERROR;
-		}
-		snprintf(real, PATH_MAX, "%s", target);
-		snprintf(dir, sizeof(dir), "%s", target);
-		if (stat(dirname(dir), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
-			fs_errf(err, errlen, "%s: its folder does not exist", target);
-			return NCCLTUNE_ERROR;
+/* A file of the distribution (a package's file, a dpkg conffile): /etc or /usr, but not
+ * /usr/local. */
+static bool distribution_file(const char *real)
+{
+	return (strncmp(real, "/etc/", 5) == 0 || strncmp(real, "/usr/", 5) == 0) &&
+	       strncmp(real, "/usr/local/", 11) != 0;
+}
+
+/* The sitecustomize.py to change into buf: o->target, or the one o->python imports. A
+ * system-wide one - not inside the interpreter's own virtual environment, or a file of
+ * the distribution - only with o->system; says on o->notes what it affects. */
+static int sitecustomize_target(const struct nccltune_install_options *o, const char *python,
+                                char *buf, size_t len, char *err, size_t errlen)
+{
+	struct python_info pi;
+	char real[PATH_MAX];
+	bool system;
+	int rc;
+
+	if (o->target) {
+		snprintf(buf, len, "%s", o->target);
+		if (!realpath(o->target, real))
+			snprintf(real, sizeof(real), "%s", o->target);
+		system = distribution_file(real);
+		if (!system) {
+			install_note(o, "affects every interpreter that imports %s", buf);
+			return NCCLTUNE_OK;
 		}
 	} else {
-		fs_errf(err, errlen, "%s: %s", target, strerror(errno));
-		return NCCLTUNE_ERROR;
+		rc = python_info(python, &pi, err, errlen);
+		if (rc != NCCLTUNE_OK)
+			return rc;
+		if (!pi.sitecustomize[0]) {
+			fs_errf(err, errlen, "%s has no site-packages folder on sys.path; give the "
+			        "sitecustomize.py path explicitly", python);
+			return NCCLTUNE_ERROR;
+		}
+		snprintf(buf, len, "%s", pi.sitecustomize);
+		if (!realpath(buf, real))
+			snprintf(real, sizeof(real), "%s", buf);
+		system = !(pi.venv && under(real, pi.prefix)) || distribution_file(real);
+		if (!system) {
+			install_note(o, "affects only the virtual environment %s (its interpreter %s)",
+			             pi.prefix, pi.executable);
+			return NCCLTUNE_OK;
+		}
 	}
+	if (!o->system) {
+		fs_errf(err, errlen, "%s is a system-wide sitecustomize (%s): it runs in every "
+		        "program of its interpreter and of every virtual environment made from it, "
+		        "and a distribution's copy belongs to its package; nccltune changes it only "
+		        "with --system. For one interpreter use the default format, pth (a .pth file "
+		        "in that interpreter's own site-packages)", buf,
+		        distribution_file(real) ? "a file of the distribution"
+		                                : "not inside the interpreter's virtual environment");
+		return NCCLTUNE_USAGE;
+	}
+	install_note(o, "warning: %s is system-wide: this affects every program of its "
+	             "interpreter and every virtual environment made from it that has no "
+	             "sitecustomize of its own", buf);
 	return NCCLTUNE_OK;
 }
 
-int nccltune_install(const char *path, const char *format, const char *target,
-                     const char *python, char *written, size_t written_len, char *err,
-                     size_t errlen)
-{
-	struct summary *s = NULL;
-	char *block = NULL, *old = NULL, *merged = NULL;
-	size_t blen = 0, olen = 0, mlen = 0, begin = 0, end = 0;
-	char found_path[PATH_MAX], real[PATH_MAX], bak[PATH_MAX + 32];
-	bool existed = false, conf;
-	int mode = 0644, rc, found;
+/* ---- blocks ---- */
 
-	if (written && written_len)
-		written[0] = '\0';
-	if (!format)
-		format = "sitecustomize";
-	conf = strcmp(format, "nccl-conf") == 0;
-	if (!conf && strcmp(format, "sitecustomize") != 0) {
-		fs_errf(err, errlen, "format %s cannot be installed (sitecustomize, nccl-conf)", format);
-		return NCCLTUNE_USAGE;
+/* The target of a block install or uninstall into buf, as `conf` and `o` say. */
+static int block_target(const struct nccltune_install_options *o, bool conf,
+                        const char *python, char *buf, size_t len, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!conf)
+		return sitecustomize_target(o, python, buf, len, err, errlen);
+	if (o->target) {
+		snprintf(buf, len, "%s", o->target);
+		rc = NCCLTUNE_OK;
+	} else {
+		rc = find_nccl_conf(buf, len, err, errlen);
 	}
-	if (conf && python) {
-		fs_errf(err, errlen, "a Python interpreter only matters to a sitecustomize install");
-		return NCCLTUNE_USAGE;
-	}
-	if (summary_load(path, 0, &s, err, errlen) < 0)
-		return NCCLTUNE_USAGE;
-	rc = export_render_string(s, format, &block, &blen, err, errlen);
+	if (rc == NCCLTUNE_OK)
+		install_note(o, "affects every NCCL program that reads %s (NCCL reads "
+		             "$NCCL_CONF_FILE, else ~/.nccl.conf, then /etc/nccl.conf)", buf);
+	return rc;
+}
+
+/* Put the `format` export of s into the target (s NULL: take nccltune's block out, and
+ * the table next to it). A result with rules gets its table written next to the file,
+ * FILE.nccltune-tuner.table, which the block names. `written` gets the file changed (""
+ * when an uninstall found nothing). */
+static int block_change(const struct nccltune_install_options *o, bool conf,
+                        const struct summary *s, const char *format, char *written,
+                        size_t written_len, char *err, size_t errlen)
+{
+	const char *python = o->python ? o->python : "python3";
+	struct nccltune_install_options quiet = *o;
+	struct python_marker marks[PYTHON_MARKERS_MAX];
+	struct export_where where = {NULL, NULL};
+	struct target t;
+	char *merged = NULL, *block = NULL, path[PATH_MAX], table[PATH_MAX + 32];
+	size_t mlen = 0, blen = 0, begin = 0, end = 0, nmarks = 0;
+	int rc, found;
+
+	memset(&t, 0, sizeof(t));
+	quiet.notes = NULL;   /* what an install affects is no news to an uninstall */
+	rc = block_target(s ? o : &quiet, conf, python, path, sizeof(path), err, errlen);
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	rc = target_read(path, conf ? "configuration file" : "Python source file", &t, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
-	if (!target) {
-		rc = conf ? find_nccl_conf(found_path, sizeof(found_path), err, errlen)
-		          : find_site(python ? python : "python3", found_path, sizeof(found_path), err,
-		                      errlen);
-		if (rc != NCCLTUNE_OK)
-			goto out;
-		target = found_path;
-	}
-	rc = read_target(target, conf, real, &old, &olen, &mode, &existed, err, errlen);
+	snprintf(table, sizeof(table), "%s" INSTALL_TABLE_SUFFIX, t.real);
+	if (s && export_uses_plugin(s))
+		where.table = table;
+	if (s)
+		rc = export_render_string(s, format, &where, &block, &blen, err, errlen);
+	if (rc == NCCLTUNE_OK && t.existed)
+		rc = conf ? (text_markers(t.real, t.old, t.olen, marks, &nmarks, err, errlen) < 0
+		             ? NCCLTUNE_USAGE : NCCLTUNE_OK)
+		          : python_markers(python, t.real, marks, &nmarks, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
+	rc = NCCLTUNE_USAGE;
+	found = find_block(t.real, t.old ? t.old : "", t.olen, marks, nmarks, &begin, &end, err,
+	                   errlen);
+	if (found < 0 || (conf && s && conf_conflicts(t.real, t.old ? t.old : "", t.olen,
+	                                              found ? begin : t.olen, block, blen, err,
+	                                              errlen) != 0))
+		goto out;
+	rc = NCCLTUNE_OK;
+	if (!s && found == 0) {
+		install_note(o, "nothing to uninstall: %s has no nccltune block", t.real);
+		goto out;
+	}
 	rc = NCCLTUNE_ERROR;
-	found = find_block(real, old ? old : "", olen, &begin, &end, err, errlen);
-	if (found < 0 || (conf && conf_conflicts(real, old ? old : "", olen, found ? begin : olen, s,
-	                                         err, errlen) != 0)) {
-		rc = NCCLTUNE_USAGE;
-		goto out;
-	}
-	merged = merge(old ? old : "", olen, begin, end, found == 1, block, blen, &mlen);
+	merged = merge(t.old ? t.old : "", t.olen, begin, end, found == 1, block ? block : "",
+	               blen, &mlen);
 	if (!merged) {
 		fs_errf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (existed && mlen == olen && memcmp(merged, old, olen) == 0) {
-		/* Nothing changes: keep the backup of the last real change. */
-		rc = NCCLTUNE_OK;
-		goto done;
-	}
-	if (existed) {
-		snprintf(bak, sizeof(bak), "%s.nccltune-bak", real);
-		if (fs_write_atomic(bak, old, olen, mode, err, errlen) < 0)
-			goto out;
-	}
-	if (fs_write_atomic(real, merged, mlen, mode, err, errlen) < 0)
+	/* the file as it will be must still be Python, by the interpreter's own parser */
+	if (!conf && (rc = python_parses(python, merged, mlen, t.real, err, errlen)) != NCCLTUNE_OK)
 		goto out;
-	rc = NCCLTUNE_OK;
+	if (s && (rc = install_table(s, table, o, err, errlen)) != NCCLTUNE_OK)
+		goto out;
+	if (!s && unlink(table) != 0 && errno != ENOENT) {
+		fs_errf(err, errlen, "%s: cannot remove it: %s", table, strerror(errno));
+		rc = NCCLTUNE_ERROR;
+		goto out;
+	}
+	if (t.existed && mlen == t.olen && memcmp(merged, t.old, t.olen) == 0)
+		goto done;   /* nothing changes: keep the backup of the last real change */
+	rc = target_write(&t, merged, mlen, err, errlen);
+	if (rc != NCCLTUNE_OK)
+		goto out;
+	if (t.existed)
+		install_note(o, "the file as it was before: %s" INSTALL_BACKUP, t.real);
 done:
+	rc = NCCLTUNE_OK;
+	if (s)
+		install_record(s, format, t.real, export_uses_plugin(s) ? table : NULL, o);
 	if (written && written_len)
-		snprintf(written, written_len, "%s", real);
+		snprintf(written, written_len, "%s", t.real);
 out:
 	free(merged);
-	free(old);
 	free(block);
+	target_free(&t);
+	return rc;
+}
+
+/* ---- the public entry points ---- */
+
+/* "pth" (NULL), "sitecustomize" or "nccl-conf" in *format; NCCLTUNE_USAGE otherwise. */
+static int check_format(const struct nccltune_install_options *o, const char **format,
+                        char *err, size_t errlen)
+{
+	*format = o->format ? o->format : "pth";
+	if (strcmp(*format, "pth") != 0 && strcmp(*format, "sitecustomize") != 0 &&
+	    strcmp(*format, "nccl-conf") != 0) {
+		fs_errf(err, errlen, "format %s cannot be installed (pth, sitecustomize, nccl-conf)",
+		        *format);
+		return NCCLTUNE_USAGE;
+	}
+	if (strcmp(*format, "nccl-conf") == 0 && o->python) {
+		fs_errf(err, errlen, "a Python interpreter only matters to a pth or sitecustomize "
+		        "install");
+		return NCCLTUNE_USAGE;
+	}
+	return NCCLTUNE_OK;
+}
+
+int nccltune_install(const char *path, const struct nccltune_install_options *o,
+                     char *written, size_t written_len, char *err, size_t errlen)
+{
+	struct summary *s = NULL;
+	const char *format;
+	int rc;
+
+	if (written && written_len)
+		written[0] = '\0';
+	rc = check_format(o, &format, err, errlen);
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	if (summary_load(path, 0, &s, err, errlen) < 0)
+		return NCCLTUNE_USAGE;
+	if (s->model && !o->allow_model) {
+		fs_errf(err, errlen, "%s: a result of the machine model %s, not a measurement: its "
+		        "numbers say nothing about this machine, so it is not installed (--allow-model "
+		        "installs it anyway, e.g. for a test); tune the real machine with nccltune run "
+		        "(no --model) and install that session", s->origin, s->model);
+		rc = NCCLTUNE_USAGE;
+	} else if (!s->best.present) {
+		fs_errf(err, errlen, "%s: no configuration worked in this session (best is null): "
+		        "nothing to install", s->origin);
+		rc = NCCLTUNE_NO_CONFIG;
+	} else if (strcmp(format, "pth") == 0) {
+		rc = pth_install(s, o, written, written_len, err, errlen);
+	} else {
+		rc = block_change(o, strcmp(format, "nccl-conf") == 0, s, format, written,
+		                  written_len, err, errlen);
+	}
 	summary_destroy(s);
 	return rc;
+}
+
+int nccltune_uninstall(const struct nccltune_install_options *o, char *written,
+                       size_t written_len, char *err, size_t errlen)
+{
+	const char *format;
+	int rc;
+
+	if (written && written_len)
+		written[0] = '\0';
+	rc = check_format(o, &format, err, errlen);
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	if (strcmp(format, "pth") == 0)
+		return pth_uninstall(o, written, written_len, err, errlen);
+	return block_change(o, strcmp(format, "nccl-conf") == 0, NULL, format, written,
+	                    written_len, err, errlen);
 }

@@ -661,8 +661,8 @@ static void section_headline(FILE *o, const struct summary *s)
 		fputs("</table>", o);
 	}
 	if (s->pinned.n) {
-		fputs("<p class=\"dim\">Pinned by the environment of the run (not searched, not "
-		      "exported): ", o);
+		fputs("<p class=\"dim\">Pinned by the environment of the run (not searched; the "
+		      "exports set them too, marked pinned): ", o);
 		esc_env(o, &s->pinned);
 		fputs("</p>", o);
 	}

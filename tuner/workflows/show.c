@@ -114,8 +114,8 @@ static void tuned_env(FILE *o, const struct summary *s)
 	if (s->pinned.n) {
 		char d[2048], c[2048];
 
-		fprintf(o, "  pinned (not exported): %s\n",
-		        CLEAN(summary_describe_env(&s->pinned, d, sizeof(d)), c));
+		fprintf(o, "  pinned (set when the session ran; the exports set them too, marked "
+		        "pinned): %s\n", CLEAN(summary_describe_env(&s->pinned, d, sizeof(d)), c));
 	}
 }
 
@@ -239,6 +239,25 @@ static void per_size(FILE *o, const struct summary *s)
 	}
 }
 
+/* What to do with the result: install a measured one; tune the real machine instead of
+ * a model. */
+static void next_steps(FILE *o, const struct summary *s)
+{
+	char where[1100];
+
+	if (!s->best.present)
+		return;
+	CLEAN(s->dir[0] ? s->dir : s->origin, where);
+	if (s->model) {
+		fputs("\nnext\n  a MODEL result, not a measurement: nothing to install. On the real "
+		      "machine run\n  nccltune run (no --model) with the same workload, then install "
+		      "that session.\n", o);
+		return;
+	}
+	fprintf(o, "\nuse it\n  nccltune export --install %s\n  nccltune export --format shell "
+	        "%s\n", where, where);
+}
+
 int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 {
 	struct summary *s = NULL;
@@ -263,6 +282,7 @@ int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 	families(mem, s);
 	failures(mem, s);
 	per_size(mem, s);
+	next_steps(mem, s);
 	bad = ferror(mem) != 0;
 	if (fclose(mem) != 0 || bad) {
 		fs_errf(err, errlen, "out of memory");

@@ -1,8 +1,12 @@
-# NCCL settings tuned by nccltune 0.1.0 on 2026-11-29T13:00:00Z
+# NCCL settings from an nccltune session (nccltune export); details below
+# tuned by nccltune 0.1.0 on 2026-11-29T13:00:00Z
 # machine: 8 x NVIDIA RTX PRO 6000 Blackwell Server Edition, driver 580.159.04, CUDA 13.0, NCCL 2.28.9, host fixture-model [model pcie-gen5-8gpu]
 # workload: 122 x 43008 B all-reduce bf16 per step
 # result: baseline 20.10 ms/step, tuned 2.51 ms/step: 8.00x faster (95% CI 7.90-8.10x)
 # source: model (pcie-gen5-8gpu) - not a measurement
-# Source it before starting the program: . ./env.sh
+# A machine model's numbers are no reason to set anything in production:
+# on the real machine run nccltune run (no --model) with the same workload,
+# then export or install that session (export --install refuses a model).
+# Source it before starting the program: . ./env.sh (sh, bash, dash, zsh)
 export NCCL_PROTO='LL'
 export NCCL_MAX_NCHANNELS='7'

@@ -1,0 +1,152 @@
+/* installed.c - SESSION/installed.json, the record of what was installed from a session
+ * (see installed.h): appended to by install, checked by check. */
+#include "workflows/installed.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsutil.h"
+#include "nccltune.h"
+#include "run/locate.h"
+#include "table.h"
+#include "workflows/export.h"
+
+#define RECORD_MAX (1u << 20)
+
+/* The record of dir, parsed, or a new empty one; NULL when out of memory or unreadable
+ * (a corrupt record is started afresh: it only ever describes installs). */
+static cJSON *record_load(const char *path)
+{
+	char e[256], *text = fs_read_file(path, RECORD_MAX, NULL, e, sizeof e);
+	cJSON *doc = text ? cJSON_Parse(text) : NULL;
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
+
+	free(text);
+	if (!cJSON_IsObject(doc) || !cJSON_IsString(schema) ||
+	    strcmp(schema->valuestring, INSTALLED_SCHEMA) != 0 ||
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "installs"))) {
+		cJSON_Delete(doc);
+		doc = cJSON_CreateObject();
+		if (!doc || !cJSON_AddStringToObject(doc, "schema", INSTALLED_SCHEMA) ||
+		    !cJSON_AddArrayToObject(doc, "installs")) {
+			cJSON_Delete(doc);
+			return NULL;
+		}
+	}
+	return doc;
+}
+
+static bool add_path(cJSON *o, const char *key, const char *value)
+{
+	return value ? cJSON_AddStringToObject(o, key, value) != NULL
+	             : cJSON_AddNullToObject(o, key) != NULL;
+}
+
+void installed_add(const struct summary *s, const char *format, const char *file,
+                   const char *plugin, const char *table, FILE *notes)
+{
+	char path[PATH_MAX + 32], e[1024] = "out of memory";
+	cJSON *doc, *list, *entry = NULL, *it;
+	char *text = NULL;
+	int i = 0;
+
+	if (!s->dir[0])
+		return;
+	snprintf(path, sizeof path, "%s/" INSTALLED_FILE, s->dir);
+	doc = record_load(path);
+	list = cJSON_GetObjectItemCaseSensitive(doc, "installs");
+	cJSON_ArrayForEach(it, list) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "file");
+
+		if (cJSON_IsString(f) && strcmp(f->valuestring, file) == 0) {
+			cJSON_DeleteItemFromArray(list, i);
+			break;
+		}
+		i++;
+	}
+	entry = cJSON_CreateObject();
+	if (!doc || !entry || !cJSON_AddStringToObject(entry, "format", format) ||
+	    !cJSON_AddStringToObject(entry, "file", file) || !add_path(entry, "plugin", plugin) ||
+	    !add_path(entry, "table", table) || !cJSON_AddItemToArray(list, entry))
+		goto fail;
+	entry = NULL;
+	text = cJSON_Print(doc);
+	if (!text || fs_write_atomic(path, text, strlen(text), 0644, e, sizeof e) != 0)
+		goto fail;
+	goto out;
+fail:
+	if (notes)
+		fprintf(notes, "warning: the install is not recorded in %s (%s): nccltune check "
+		        "will not see it\n", path, e);
+out:
+	cJSON_Delete(entry);
+	cJSON_free(text);
+	cJSON_Delete(doc);
+}
+
+/* Does `file` still hold an install of `format`: the .pth file, or a block? */
+static bool still_installed(const char *format, const char *file)
+{
+	char e[256], *text;
+	bool found = false;
+	struct stat st;
+
+	if (stat(file, &st) != 0)
+		return false;
+	if (strcmp(format, "pth") == 0)
+		return true;
+	text = fs_read_file(file, 4u << 20, NULL, e, sizeof e);
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		found |= n == strlen(EXPORT_MARK_BEGIN) && memcmp(p, EXPORT_MARK_BEGIN, n) == 0;
+		p = nl ? nl + 1 : p + n;
+	}
+	free(text);
+	return found;
+}
+
+int installed_verify(const char *session_dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 32], why[2048];
+	struct stat st;
+	cJSON *doc, *it;
+	int rc = NCCLTUNE_OK;
+
+	snprintf(path, sizeof path, "%s/" INSTALLED_FILE, session_dir);
+	if (stat(path, &st) != 0)
+		return NCCLTUNE_OK;
+	doc = record_load(path);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "installs")) {
+		const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(it, "format");
+		const cJSON *file = cJSON_GetObjectItemCaseSensitive(it, "file");
+		const cJSON *plugin = cJSON_GetObjectItemCaseSensitive(it, "plugin");
+		const cJSON *table = cJSON_GetObjectItemCaseSensitive(it, "table");
+		struct tuner_table t;
+
+		if (!cJSON_IsString(fmt) || !cJSON_IsString(file) ||
+		    !still_installed(fmt->valuestring, file->valuestring))
+			continue;
+		if (cJSON_IsString(plugin) &&
+		    locate_plugin_check(plugin->valuestring, why, sizeof why) != 0)
+			rc = NCCLTUNE_ERROR;
+		else if (cJSON_IsString(table) &&
+		         tuner_table_load(table->valuestring, &t, why, sizeof why) != 0)
+			rc = NCCLTUNE_ERROR;
+		else if (cJSON_IsString(table))
+			tuner_table_free(&t);
+		if (rc != NCCLTUNE_OK) {
+			fs_errf(err, errlen, "the environment installed into %s no longer works: %s; "
+			        "NCCL would run without the tuned rules: install it again (nccltune export "
+			        "--install %s)", file->valuestring, why, session_dir);
+			break;
+		}
+	}
+	cJSON_Delete(doc);
+	return rc;
+}
