@@ -20,7 +20,7 @@ enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
 	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
-	O_INIT, O_FROM, O_TARGET,
+	O_INIT, O_FROM, O_TARGET, O_JSON,
 };
 
 /* Options that may be given more than once; every occurrence is kept, in order. */
@@ -51,8 +51,8 @@ static const struct opt run_opts[] = {
 	{"space", required_argument, "FILE", O_SPACE, "search space (nccltune-space/1); default: "
 	 "protocol, algorithm, channels, buffer size, threads"},
 	{"workload", required_argument, "FILE", O_WORKLOAD, "workload file (nccltune-workload/1)"},
-	{"bytes", required_argument, "LIST", O_BYTES, "message sizes per rank, e.g. 43008,64K "
-	 "(default 43008)"},
+	{"bytes", required_argument, "LIST", O_BYTES, "message sizes per rank, e.g. "
+	 "43008,64K,1.5M,1G (default 43008)"},
 	{"ops", required_argument, "K", O_OPS, "all-reduces of each size per step (default 122)"},
 	{"dtype", required_argument, "T", O_DTYPE, "bf16, f16 or f32 (default bf16)"},
 	{"budget", required_argument, "N", O_BUDGET, "probe runs in all, baseline, retries and "
@@ -75,6 +75,9 @@ static const struct opt run_opts[] = {
 	{"resume", required_argument, "DIR", O_RESUME, "continue an interrupted session; nothing "
 	 "measured is run again (takes no other option)"},
 	{"quiet", no_argument, NULL, O_QUIET, "no progress lines"},
+	{"json", no_argument, NULL, O_JSON, "at the end, print one JSON object on stdout: status, "
+	 "verdict, source, baseline, best env, gain with its interval, session folder (progress "
+	 "stays on stderr)"},
 	{"help", no_argument, NULL, O_HELP, "this help"},
 	{NULL, 0, NULL, 0, NULL},
 };
@@ -162,8 +165,8 @@ static const struct command commands[] = {
 
 static const struct { int code; const char *meaning; } exit_codes[] = {
 	{NCCLTUNE_OK, "success"},
-	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started; check: cannot "
-	 "measure)"},
+	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started, a session "
+	 "folder in use by another nccltune; check: cannot measure)"},
 	{NCCLTUNE_USAGE, "bad input: options, space, workload or results files"},
 	{NCCLTUNE_CHANGED, "check: the machine's fingerprint changed"},
 	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration"},
@@ -434,12 +437,21 @@ static int parse_options(const struct command *cmd, int argc, char **argv, struc
 #define GIVEN(p, id) ((p)->given[(id) - O_HELP] > 0)
 #define VAL(p, id) ((p)->val[(id) - O_HELP])
 
+/* An error message of the library on stderr; it may hold what a probe or a file said,
+ * so its control characters are escaped. */
+static void print_error(const char *prefix, const char *msg)
+{
+	char clean[4 * 2048 + 1];
+
+	fprintf(stderr, "%s%s\n", prefix, nccltune_printable(msg, clean, sizeof clean));
+}
+
 static int finish(nccltune_session *s, int rc)
 {
 	if (rc == NCCLTUNE_INTERRUPTED)
-		fprintf(stderr, "%s\n", nccltune_session_error(s));
+		print_error("", nccltune_session_error(s));
 	else if (rc != NCCLTUNE_OK)
-		fprintf(stderr, "nccltune: %s\n", nccltune_session_error(s));
+		print_error("nccltune: ", nccltune_session_error(s));
 	nccltune_session_destroy(s);
 	return rc;
 }
@@ -501,7 +513,7 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 		rc = nccltune_session_set_timeout(s, d);
 	}
 	if (rc != NCCLTUNE_OK)
-		fprintf(stderr, "nccltune: %s\n", nccltune_session_error(s));
+		print_error("nccltune: ", nccltune_session_error(s));
 	return rc;
 }
 
@@ -554,6 +566,11 @@ static int cmd_run(const struct command *cmd, int argc, char **argv)
 	}
 	if (rc == NCCLTUNE_OK)
 		rc = nccltune_session_run(s);
+	if (GIVEN(&p, O_JSON) && nccltune_session_summary_json(s, rc, stdout) != NCCLTUNE_OK) {
+		fputs("nccltune: --json: writing the summary to stdout failed\n", stderr);
+		if (rc == NCCLTUNE_OK)
+			rc = NCCLTUNE_ERROR;
+	}
 	return finish(s, rc);
 }
 
@@ -572,7 +589,7 @@ static int one_operand(const struct command *cmd, int argc, char **argv, int fir
 static int report_error(int rc, const char *err)
 {
 	if (rc != NCCLTUNE_OK && rc != NCCLTUNE_CHANGED)
-		fprintf(stderr, "nccltune: %s\n", err[0] ? err : "failed");
+		print_error("nccltune: ", err[0] ? err : "failed");
 	return rc;
 }
 

@@ -212,6 +212,50 @@ out:
 	return rc;
 }
 
+/* One byte count: digits, an optional decimal fraction, an optional suffix K, M or G
+ * (KiB, MiB, GiB; either case). Returns 0 with *out, -1 when it is not of that form,
+ * -2 when it is not a whole number of bytes (1.3K), -3 when it is out of range. */
+static int byte_count(const char *item, unsigned long long *out)
+{
+	const char *p = item;
+	unsigned long long whole = 0, frac = 0, scale = 1, mult = 1;
+	int digits = 0;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (whole > PROTO_MAX_BYTES)
+			return -3;
+		whole = whole * 10 + (unsigned)(*p - '0');
+	}
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++, digits++) {
+			if (digits == 9)
+				return -2;   /* finer than any suffix makes whole */
+			frac = frac * 10 + (unsigned)(*p - '0');
+			scale *= 10;
+		}
+		if (digits == 0)
+			return -1;
+	}
+	if (*p == 'K' || *p == 'k')
+		mult = 1ull << 10;
+	else if (*p == 'M' || *p == 'm')
+		mult = 1ull << 20;
+	else if (*p == 'G' || *p == 'g')
+		mult = 1ull << 30;
+	if (mult > 1)
+		p++;
+	if (*p)
+		return -1;
+	if (whole > PROTO_MAX_BYTES / mult)
+		return -3;
+	if ((frac * mult) % scale != 0)
+		return -2;
+	*out = whole * mult + frac * mult / scale;
+	return 0;
+}
+
 int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, size_t errlen)
 {
 	size_t n = 0;
@@ -223,33 +267,24 @@ int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, siz
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		char item[64];
-		char *end;
-		unsigned long long v;
-		size_t mult = 1;
+		unsigned long long v = 0;
+		int rc;
 
 		if (len == 0 || len >= sizeof item)
 			return fs_errf(err, errlen, "--bytes: bad item '%.*s' in '%s'", (int)len, p, list);
 		memcpy(item, p, len);
 		item[len] = '\0';
-		if (!isdigit((unsigned char)item[0]))
+		rc = byte_count(item, &v);
+		if (rc == -1)
 			return fs_errf(err, errlen, "--bytes: '%s' is not a byte count", item);
-		errno = 0;
-		v = strtoull(item, &end, 10);
-		if (*end == 'K' || *end == 'k') {
-			mult = 1024;
-			end++;
-		} else if (*end == 'M' || *end == 'm') {
-			mult = 1024 * 1024;
-			end++;
-		}
-		if (errno != 0 || *end != '\0')
-			return fs_errf(err, errlen, "--bytes: '%s' is not a byte count", item);
-		if (v == 0 || v > PROTO_MAX_BYTES / mult)
+		if (rc == -2)
+			return fs_errf(err, errlen, "--bytes: '%s' is not a whole number of bytes", item);
+		if (rc == -3 || v == 0 || v > PROTO_MAX_BYTES)
 			return fs_errf(err, errlen, "--bytes: '%s' is out of range (1 .. %zu)", item,
 			               PROTO_MAX_BYTES);
 		if (n == PROTO_MAX_SIZES)
 			return fs_errf(err, errlen, "--bytes: more than %d sizes", PROTO_MAX_SIZES);
-		w->bytes[n++] = (size_t)v * mult;
+		w->bytes[n++] = (size_t)v;
 		p += len;
 		if (*p == ',') {
 			p++;

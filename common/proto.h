@@ -148,8 +148,9 @@ int proto_workload_ops(const struct proto_workload *w, size_t i);
  * naming both options in err. */
 int proto_workload_validate(const struct proto_workload *w, char *err, size_t errlen);
 
-/* Parse a comma-separated list of byte counts ("43008,65536"; suffixes K, M = KiB, MiB)
- * into w->bytes. Returns 0, or -1 with a message naming the offending item. */
+/* Parse a comma-separated list of byte counts ("43008,64K,1.5M,1G": suffixes K, M, G =
+ * KiB, MiB, GiB; a decimal fraction when it gives whole bytes) into w->bytes. Returns 0,
+ * or -1 with a message naming the offending item. */
 int proto_bytes_parse(const char *list, struct proto_workload *w, char *err, size_t errlen);
 
 const char *proto_dtype_name(enum proto_dtype d);        /* "bf16", "f16", "f32" */

@@ -12,7 +12,8 @@
 /* Also the CLI's exit codes (README, "Exit codes"). */
 enum nccltune_status {
 	NCCLTUNE_OK = 0,
-	NCCLTUNE_ERROR = 1,        /* runtime failure: I/O, a probe that cannot be started */
+	NCCLTUNE_ERROR = 1,        /* runtime failure: I/O, a probe that cannot be started, a
+	                            * session folder locked by another nccltune */
 	NCCLTUNE_USAGE = 2,        /* bad input: options, space/workload/results files */
 	NCCLTUNE_CHANGED = 3,      /* check: the machine's fingerprint changed */
 	NCCLTUNE_NO_CONFIG = 4,    /* the session ended without a single working config */
@@ -56,12 +57,30 @@ void nccltune_session_set_progress(nccltune_session *s, FILE *f);
 
 /* Run (or, after nccltune_session_resume, continue) the session to the end: budget,
  * time limit or a signal. Writes journal.jsonl as runs complete, results.json, the
- * exports and report.html at the end. */
+ * exports and report.html at the end. A new session locks its folder (DIR/.lock;
+ * NCCLTUNE_ERROR naming the holder's pid when another process has it). While it runs,
+ * the process is a child subreaper, and after every probe run it SIGKILLs and reaps
+ * every child it did not have when this call started: an embedding program must not start
+ * children of its own from other threads meanwhile. Stops with NCCLTUNE_USAGE or
+ * NCCLTUNE_ERROR after the baseline when the probe refuses its command line or finds
+ * no usable GPU. */
 int nccltune_session_run(nccltune_session *s);
 
 /* Load the session in `dir` from its journal so that nccltune_session_run continues
- * it. Setters other than progress are refused afterwards. */
+ * it. Setters other than progress are refused afterwards. Takes the folder's lock
+ * (DIR/.lock) until the session is destroyed: NCCLTUNE_ERROR, naming the holder's pid,
+ * when another process holds it. A new session takes the lock of its --out folder when
+ * it runs. */
 int nccltune_session_resume(nccltune_session *s, const char *dir);
+
+/* After nccltune_session_run returned `status`: one line of JSON on `out` with what a
+ * script needs (docs/formats.md, "Run summary"): {"schema": "nccltune-run/1", "status",
+ * "error" (null or the message), "session" (the folder or null), "results" (its
+ * results.json or null), and from results.json "verdict", "source", "model",
+ * "baseline", "best" (env, objective_us, ci95_us, repeats, per_size), "gain" (ratio and
+ * ci95, or null), "budget_needed", "noise"; null when the session wrote none}.
+ * Returns NCCLTUNE_OK, or NCCLTUNE_ERROR when out of memory or writing failed. */
+int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *out);
 
 /* The session folder (valid after run or resume started). */
 const char *nccltune_session_out_dir(const nccltune_session *s);
@@ -73,6 +92,12 @@ const char *nccltune_session_out_dir(const nccltune_session *s);
  * quoted for a shell-like split. NCCLTUNE_OK, or NCCLTUNE_ERROR with a message saying
  * where it looked. (In tuner/run/locate.c, below the session, with finding the probes.) */
 int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, size_t errlen);
+
+/* `text` (NULL reads as "") for a terminal, into buf: control characters (C0, newline
+ * included, DEL, C1) and invalid UTF-8 written as \xHH, cut to fit len - 1 bytes. For
+ * every message that may hold what a probe or a file said (the error strings of this
+ * API). Returns buf. Can't fail. (In tuner/session/notes.c.) */
+char *nccltune_printable(const char *text, char *buf, size_t len);
 
 /* ---- what users do with a result (tuner/workflows/) ---- */
 

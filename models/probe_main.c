@@ -46,7 +46,7 @@ static const struct option_row {
 	const char *help;
 } options[] = {
 	{ "model", "NAME|FILE", false, "built-in model name or model file (required)" },
-	{ "bytes", "B[,B2,...]", true, "message sizes per rank (K, M suffixes; default 43008)" },
+	{ "bytes", "B[,B2,...]", true, "message sizes per rank (K, M, G suffixes; default 43008)" },
 	{ "ops", "N[,N2,...]", true, "all-reduces per graph: one count, or one per --bytes entry "
 	  "(default 122)" },
 	{ "dtype", "bf16|f16|f32", true, "element type (default bf16)" },
@@ -94,7 +94,7 @@ static void usage(FILE *f)
 	        "\n\nWithout --seed the noise is seeded from the clock and the process id (each run\n"
 	        "differs, as on a real machine); with --seed N it is seeded from N, the model, the\n"
 	        "NCCL_* variables and the workload, so a run repeats exactly and two configurations\n"
-	        "never share a noise stream. NCCLTUNE_RUN (the tuner's run number, set by nccltune)\n"
+	        "never share a noise stream. NCCLTUNE_RUN (the tuner's 0-based run index, set by nccltune)\n"
 	        "is mixed into --seed, so repeats within a session differ but replay exactly.\n"
 	        "NCCL_TUNER_PLUGIN is loaded as the model's NCCL version loads it and asked for\n"
 	        "every size (a plugin that does not load: a warning, NCCL's own choices); with it\n"

@@ -16,6 +16,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 	sudo=""
 	[ "$(id -u)" -ne 0 ] && sudo="sudo"
 	echo "deps.sh: installing ${missing[*]}" >&2
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+	# apt is quiet unless it fails: its output goes to a log, shown only then
+	log=$(mktemp "${TMPDIR:-/tmp}/nccltune-deps-XXXXXX.log")
+	if ! { $sudo apt-get update -qq &&
+	       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+	           "${missing[@]}"; } >"$log" 2>&1; then
+		echo "deps.sh: apt-get failed installing ${missing[*]}; its output:" >&2
+		cat "$log" >&2
+		rm -f "$log"
+		exit 1
+	fi
+	rm -f "$log"
 fi

@@ -7,8 +7,7 @@ cd "$(dirname "$0")/.."
 NCCLTUNE_DEPS_EXTRA="${NCCLTUNE_DEPS_EXTRA:-libopenmpi-dev}" scripts/deps.sh
 build="${1:-build}"
 shift || true
-if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" -Dwerror=true "$@"
-fi
+# a build made by scripts/tune.sh (no -Werror) is reconfigured, not silently reused
+scripts/werror-build.sh "$build" "$@"
 meson compile -C "$build"
 meson test -C "$build" --print-errorlogs --num-processes 2

@@ -30,6 +30,23 @@ static void test_options(void)
 	CHECK_INT(proto_workload_option(&w, "bytes", "12x", err, sizeof err), -1);
 	CHECK_CONTAINS(err, "'12x'");
 	CHECK_INT(proto_workload_option(&w, "bytes", "4096,", err, sizeof err), -1);
+	/* G, and decimal fractions that give whole bytes */
+	CHECK_INT(proto_workload_option(&w, "bytes", "1G,1.5M,0.5k,2.25K,12.0", err, sizeof err), 0);
+	CHECK_INT(w.nsizes, 5);
+	CHECK_INT(w.bytes[0], 1073741824);
+	CHECK_INT(w.bytes[1], 1572864);
+	CHECK_INT(w.bytes[2], 512);
+	CHECK_INT(w.bytes[3], 2304);
+	CHECK_INT(w.bytes[4], 12);
+	CHECK_INT(proto_workload_option(&w, "bytes", "1.3K", err, sizeof err), -1);
+	CHECK_CONTAINS(err, "'1.3K' is not a whole number of bytes");
+	CHECK_INT(proto_workload_option(&w, "bytes", "1.5", err, sizeof err), -1);
+	CHECK_CONTAINS(err, "not a whole number");
+	CHECK_INT(proto_workload_option(&w, "bytes", "1.K", err, sizeof err), -1);
+	CHECK_INT(proto_workload_option(&w, "bytes", "17G", err, sizeof err), -1);
+	CHECK_CONTAINS(err, "out of range");
+	CHECK_INT(proto_workload_option(&w, "bytes", "99999999999999999999999", err, sizeof err), -1);
+	CHECK_CONTAINS(err, "out of range");
 	CHECK_INT(proto_workload_option(&w, "ops", "0", err, sizeof err), -1);
 	CHECK_CONTAINS(err, "--ops: '0'");
 	CHECK_INT(proto_workload_option(&w, "ops", "16", err, sizeof err), 0);

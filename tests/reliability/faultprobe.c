@@ -20,6 +20,7 @@
  *                record for it ("expect")
  *   --delay-ms N FAULTPROBE_DELAY_MS  sleep before answering (gives kill tests a window)
  *   --tag T      a marker the tests look for in /proc to find leftover processes
+ *   --gpus N     reports say nranks N (default 2, the GPUs of its fingerprint)
  *
  * Extra behaviour: an NCCL_PROTO/NCCL_ALGO value NCCL would reject fails at stage env,
  * so a tuner that passes nonsense is caught. */
@@ -75,7 +76,24 @@ static const struct mode_info {
 	{"fail-init", "init", 2},
 	{"fail-capture", "capture", 3},
 	{"fail-env", "env", 0},
+	/* report, exit 0; a child left the process group (killing the group misses it) */
+	{"escape-setsid", "ok", 0},       /* ... by setsid() */
+	{"escape-setpgid", "ok", 0},      /* ... by setpgid(0, 0) */
+	{"escape-daemon", "ok", 0},       /* ... by setsid() and a second fork, as a daemon */
+	/* a failure whose error holds terminal escapes (OSC 0 title, OSC 52 clipboard, clear
+	 * screen, a fake line, C1 CSI) and invalid UTF-8, with 3000 bytes of two-byte UTF-8
+	 * on stderr that a 2 KiB tail cuts in the middle of a character; with
+	 * --fingerprint it prints the escapes on stderr and exits 1 */
+	{"fail-tty", "capture", 0},
+	/* a success report of one rank, on a 2-GPU fingerprint: another measurement */
+	{"nranks1", "garbage", 0},
+	{"fail-nodevice", "init", 0},     /* what the real probe says without a GPU */
 };
+
+/* What fail-tty says. */
+#define HOSTILE_TEXT "cudaGraphInstantiate: \x1b]0;owned title\x07\x1b]52;c;ZWNobyBvd25lZA==\x07" \
+	"\x1b[2J\x1b[Hcleared\nnccltune: fake line \xc2\x9b" "31mred\x9b\xff\xfe bad utf-8, " \
+	"fine: 5 \xc2\xb5s"
 
 struct options {
 	const char *mode;
@@ -85,6 +103,8 @@ struct options {
 	const char *tag;
 	unsigned long seed;
 	long delay_ms;
+	int gpus;               /* --gpus N: the ranks of every report (default 2, the
+	                         * fingerprint's gpu_count) */
 	bool fingerprint;
 	struct proto_workload w;
 };
@@ -280,7 +300,9 @@ static int log_invocation(const char *path, const char *kind, const char *mode,
 	    !cJSON_AddNumberToObject(o, "ppid", getppid()) ||
 	    !cJSON_AddStringToObject(o, "mode", mode) ||
 	    !cJSON_AddStringToObject(o, "expect", expect) ||
-	    !cJSON_AddStringToObject(o, "tag", tag ? tag : ""))
+	    !cJSON_AddStringToObject(o, "tag", tag ? tag : "") ||
+	    !cJSON_AddStringToObject(o, "nccltune_run", getenv("NCCLTUNE_RUN") ? getenv("NCCLTUNE_RUN")
+	                                                                        : ""))
 		goto out;
 	env = cJSON_AddObjectToObject(o, "env");
 	if (!env)
@@ -375,7 +397,7 @@ static void fill_report(struct proto_report *r, const struct proto_workload *w, 
 
 	memset(r, 0, sizeof *r);
 	r->ok = true;
-	r->nranks = 8;
+	r->nranks = 2;
 	snprintf(r->nccl_version, sizeof r->nccl_version, "2.28.9");
 	snprintf(r->source, sizeof r->source, "model");
 	snprintf(r->model, sizeof r->model, "faultprobe");
@@ -441,11 +463,33 @@ static const char *env_rejected(void)
 	return !okp ? "NCCL_PROTO" : !oka ? "NCCL_ALGO" : NULL;
 }
 
+/* Leave a process behind that is out of our process group: a child that calls setsid()
+ * (how: 's'), setpgid(0, 0) ('p'), or setsid() and forks again, its parent exiting, so
+ * the grandchild is an orphan twice over ('d'). It closes our pipes and sleeps. */
+static void escape(char how)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return;
+	close(STDOUT_FILENO);
+	close(STDERR_FILENO);
+	if (how == 'p')
+		setpgid(0, 0);
+	else
+		setsid();
+	if (how == 'd' && fork() != 0)
+		_exit(0);
+	hang_forever();
+}
+
 static int run_mode(const char *mode, const struct options *o, uint64_t hash)
 {
 	struct proto_report r;
 	const char *bad;
 
+	if (strncmp(mode, "escape-", 7) == 0)
+		mode = "ok";   /* main has left its escaped process already */
 	if (strcmp(mode, "ok") == 0 || strcmp(mode, "slow") == 0 ||
 	    strcmp(mode, "stderr-flood") == 0 || strcmp(mode, "orphan") == 0) {
 		if (strcmp(mode, "slow") == 0)
@@ -471,6 +515,13 @@ static int run_mode(const char *mode, const struct options *o, uint64_t hash)
 		if (bad)
 			return fail(PROTO_STAGE_ENV, 1, "%s: value not accepted by NCCL", bad);
 		fill_report(&r, &o->w, false, o->seed, hash);
+		if (o->gpus > 0)
+			r.nranks = o->gpus;
+		return print_report(&r, 0);
+	}
+	if (strcmp(mode, "nranks1") == 0) {
+		fill_report(&r, &o->w, false, o->seed, hash);
+		r.nranks = 1;
 		return print_report(&r, 0);
 	}
 	if (strcmp(mode, "segv") == 0) {
@@ -510,7 +561,7 @@ static int run_mode(const char *mode, const struct options *o, uint64_t hash)
 	if (strcmp(mode, "nan") == 0 || strcmp(mode, "negative") == 0) {
 		const char *v = strcmp(mode, "nan") == 0 ? "NaN" : "-1.5";
 
-		printf("{\"schema\": \"%s\", \"ok\": true, \"nranks\": 8, \"nccl_version\": \"2.28.9\","
+		printf("{\"schema\": \"%s\", \"ok\": true, \"nranks\": 2, \"nccl_version\": \"2.28.9\","
 		       " \"source\": \"model\", \"model\": \"faultprobe\", \"results\": [{\"bytes\": %zu,"
 		       " \"ops\": %d, \"samples\": %d, \"us\": {\"median\": %s, \"p10\": %s, \"p90\": %s,"
 		       " \"min\": %s, \"max\": %s}, \"correct\": true}]}\n", PROTO_SCHEMA,
@@ -542,8 +593,18 @@ static int run_mode(const char *mode, const struct options *o, uint64_t hash)
 		return fail(PROTO_STAGE_INIT, 1, "%s", "ncclCommInitRank: unhandled system error");
 	if (strcmp(mode, "fail-capture") == 0)
 		return fail(PROTO_STAGE_CAPTURE, 1, "%s", "cudaStreamEndCapture: operation not permitted");
+	if (strcmp(mode, "fail-nodevice") == 0)
+		return fail(PROTO_STAGE_INIT, 1, "%s", "no CUDA device visible: cudaGetDeviceCount: "
+		            "no CUDA-capable device is detected (cudaErrorNoDevice)");
 	if (strcmp(mode, "fail-env") == 0)
 		return fail(PROTO_STAGE_ENV, 1, "%s", "NCCL rejected the environment");
+	if (strcmp(mode, "fail-tty") == 0) {
+		for (int i = 0; i < 1500; i++)
+			fputs("\xc3\xa9", stderr);
+		fputc('\n', stderr);
+		fflush(stderr);
+		return fail(PROTO_STAGE_CAPTURE, 1, "%s", HOSTILE_TEXT);
+	}
 	return fail(PROTO_STAGE_ARGS, 2, "faultprobe: unknown mode '%s'", mode);
 }
 
@@ -604,7 +665,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: faultprobe [--mode M] [--rules R] [--seed S] [--state DIR] [--log FILE]\n"
-	        "                  [--delay-ms N] [--tag T] [workload options] | --fingerprint\n"
+	        "                  [--delay-ms N] [--tag T] [--gpus N] [workload options] | --fingerprint\n"
 	        "A probe (protocol v1) that fails on purpose, for nccltune's reliability tests.\n"
 	        "Options fall back to FAULTPROBE_MODE, _RULES, _SEED, _STATE, _LOG, _DELAY_MS.\n"
 	        "Modes:");
@@ -670,6 +731,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->seed = strtoul(arg, NULL, 10);
 		} else if (strcmp(name, "delay-ms") == 0) {
 			o->delay_ms = atol(arg);
+		} else if (strcmp(name, "gpus") == 0) {
+			o->gpus = atoi(arg);
 		} else {
 			rc = proto_workload_option(&o->w, name, arg, err, sizeof err);
 			if (rc == 1) {
@@ -703,6 +766,10 @@ int main(int argc, char **argv)
 	if (o.fingerprint) {
 		if (o.log && log_invocation(o.log, "fingerprint", "ok", "ok", o.tag) != 0)
 			return 1;
+		if (strcmp(o.mode, "fail-tty") == 0) {
+			fprintf(stderr, "%s\n", HOSTILE_TEXT);
+			return 1;
+		}
 		return print_fingerprint();
 	}
 	hash = config_hash();
@@ -721,6 +788,9 @@ int main(int argc, char **argv)
 		mi = mode_find("fail-env");
 	if (o.log && log_invocation(o.log, "run", mi->name, mi->expect, o.tag) != 0)
 		return 1;
+	if (strncmp(mi->name, "escape-", 7) == 0)
+		escape(strcmp(mi->name, "escape-setpgid") == 0 ? 'p'
+		       : strcmp(mi->name, "escape-daemon") == 0 ? 'd' : 's');
 	if (o.delay_ms > 0)
 		sleep_ms(o.delay_ms);
 	return run_mode(mi->name, &o, hash);

@@ -178,7 +178,7 @@ def env_key(env):
 
 
 def leftover_temps(dir_):
-    """Temporary files of atomic writes (fs_write_atomic: NAME.tmp.PID) left in dir_."""
+    """Temporary files of atomic writes (fs_write_atomic: NAME.tmp.XXXXXX) left in dir_."""
     out = []
     for root, _, files in os.walk(dir_):
         out += [os.path.join(root, f) for f in files if ".tmp." in f]

@@ -107,6 +107,14 @@ CASES = [
                                                       "--quiet", "--out", "o"], 1),
     ("probe-unterminated-quote", {}, ["run", "--probe", "faultprobe 'x", "--budget", "4",
                                       "--quiet", "--out", "o"], 2),
+    # probes that start but cannot run any configuration: the baseline's failure stops
+    # the session after 1 run (baseline-*: the journal holds exactly that run)
+    ("baseline-args-option", {}, ["run", "--probe", "$FAULTPROBE --bogus", "--budget", "48",
+                                  "--quiet", "--out", "o"], 2),
+    ("baseline-args-model", {}, ["run", "--model", "nosuch", "--budget", "48", "--quiet",
+                                 "--out", "o"], 2),
+    ("baseline-init-no-device", {}, ["run", "--probe", "$FAULTPROBE --mode fail-nodevice",
+                                     "--budget", "48", "--quiet", "--out", "o"], 1),
 ]
 
 
@@ -154,11 +162,29 @@ def hostile_journals(base):
         ("journal-run-point", lines[0] + "\n" + json.dumps(dict(json.loads(lines[2]), point=[99, 99]))
          + "\n" + lines[3] + "\n"),
         ("journal-empty", ""),
+        ("journal-over-budget", json.dumps(dict(header, budget=2)) + "\n" + "\n".join(lines[1:5])
+         + "\n"),
+        ("journal-pinned-not-nccl", h(lambda x: x["pinned"].update(LD_PRELOAD="/tmp/x.so")) + "\n"),
     ]
 
 
+def untrusted_folders(base):
+    """check runs the journal's probe: a folder or journal that is not the user's alone
+    is refused. (name, files, preexec making it so)."""
+    files = {p: open(os.path.join(base, p), encoding="latin-1").read()
+             for p in ("journal.jsonl", "results.json")}
+    files = {"s/" + p: t for p, t in files.items()}
+    cases = [
+        ("check-folder-writable", files, lambda: os.chmod("s", 0o777)),
+        ("check-journal-writable", files, lambda: os.chmod("s/journal.jsonl", 0o664)),
+    ]
+    if os.geteuid() == 0:
+        cases.append(("check-folder-not-mine", files, lambda: os.chown("s", 4242, 4242)))
+    return cases
+
+
 def normalise(text):
-    return text.replace(rel.FAULTPROBE, "$FAULTPROBE")
+    return text.replace(rel.FAULTPROBE, "$FAULTPROBE").replace(rel.BUILD, "$BUILD")
 
 
 def golden_check(name, status, stderr):
@@ -178,11 +204,12 @@ def golden_check(name, status, stderr):
     rel.check(got == want, "%s: output differs from %s" % (name, path), "got:\n" + got, "want:\n" + want)
 
 
-def nothing_half_written(name, work):
+def nothing_half_written(name, work, given=()):
     for root, _, files in os.walk(work):
         for f in files:
             rel.check(".tmp." not in f, "%s: temporary file left: %s" % (name, os.path.join(root, f)))
-            rel.check(f != "results.json" or root == work,
+            rel.check(f != "results.json" or root == work or
+                      os.path.relpath(os.path.join(root, f), work) in given,
                       "%s: results.json written by a failed run: %s" % (name, root))
 
 
@@ -205,8 +232,12 @@ def run_case(name, files, args, want, cwd_root, preexec=None, golden=True):
     rel.check(p.stderr.strip() != "", "%s: failed without a message" % name)
     if golden:
         golden_check(name, p.returncode, p.stderr)
-    nothing_half_written(name, work)
-    if want == rel.EXIT_USAGE or name.startswith(("probe-", "out-")):
+    nothing_half_written(name, work, files)
+    if name.startswith("baseline-"):
+        runs = rel.journal_runs(os.path.join(work, "o"))
+        rel.check([r["phase"] for r in runs] == ["baseline"],
+                  "%s: the journal holds %d runs, want the baseline alone" % (name, len(runs)))
+    elif want == rel.EXIT_USAGE or name.startswith(("probe-", "out-")):
         # refused before the session started: no journal either
         rel.check("o/journal.jsonl" in files or not os.path.exists(os.path.join(work, "o", "journal.jsonl")),
                   "%s: a failed run left a session journal" % name)
@@ -241,6 +272,8 @@ def main():
     for name, text in hostile_journals(base):
         run_case(name, {"s/journal.jsonl": text}, ["run", "--resume", "s", "--quiet"], 2, root)
     run_case("resume-not-session", {"s": None}, ["run", "--resume", "s", "--quiet"], 2, root)
+    for name, files, prep in untrusted_folders(base):
+        run_case(name, files, ["check", "s"], 2, root, preexec=prep)
 
     # a journal that cannot grow: the session stops with exit 1 naming the journal and
     # the reason, and what it wrote is whole (no golden file: the wording of the

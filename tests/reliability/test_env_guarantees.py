@@ -49,6 +49,13 @@ def main():
     # crash rule on Ring makes retries happen too
     user = {"NCCL_ALGO": "Ring", "NCCL_P2P_LEVEL": "PIX", "NCCL_DEBUG": "WARN"}
     d, out, log, calls = session("pinned", SPACE, user, rules="NCCL_PROTO=LL128:segv")
+    # NCCLTUNE_RUN is 0-based: the journal's run N sees N - 1 (docs/probe-protocol.md);
+    # the session has no retry of a crash here that was not journalled, so the probe's
+    # runs and the journal's records are the same list
+    runs = rel.journal_runs(out)
+    rel.check([c.get("nccltune_run") for c in calls] == [str(r["run"] - 1) for r in runs],
+              "pinned: NCCLTUNE_RUN is not the journal's run number minus one",
+              [c.get("nccltune_run") for c in calls][:8], [r["run"] for r in runs][:8])
     phases = {r.get("phase") for r in rel.journal_runs(out)}
     rel.check({"baseline", "search", "retry", "final"} <= phases,
               "pinned: the session did not go through every phase", sorted(phases))

@@ -1,13 +1,16 @@
 /* test_runner_faults.c - the runner against every misbehaviour faultprobe can produce:
  * each run is classified as the probe's own log says it must be, stderr floods and
  * stdout floods neither deadlock nor grow without bound, a command that does not exist
- * is "spawn", and no process of the probe (child or grandchild) outlives runner_run.
+ * is "spawn", and no process of the probe (child or grandchild) outlives runner_run,
+ * not even one that left its process group when a reaper is given.
  *
  * Usage: test_runner_faults FAULTPROBE */
 #include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../check.h"
@@ -150,6 +153,52 @@ static void run_case(const char *probe, const char *dir, const struct fault_case
 	free(envp);
 }
 
+/* The reaper: a probe's child that left its group (setsid, setpgid, a daemon's double
+ * fork) is ended by the sweep after the run, and a child the process had before the
+ * reaper started (the embedding program's) is left alone. */
+static void reaper_case(const char *probe, const char *dir)
+{
+	static const char *const modes[] = {"escape-setsid", "escape-setpgid", "escape-daemon"};
+	struct reaper rp;
+	char err[256];
+	pid_t mine = fork();
+
+	if (mine == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(mine > 0);
+	CHECK_INT(reaper_start(&rp, err, sizeof err), 0);
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		char tag[64], log[PATH_MAX], probe_arg[PATH_MAX], mode_arg[32];
+		char *argv[] = {probe_arg, "--mode", mode_arg, "--log", log, "--tag", tag, NULL};
+		struct runner_request req;
+		struct runner_result res;
+
+		snprintf(probe_arg, sizeof probe_arg, "%s", probe);
+		snprintf(mode_arg, sizeof mode_arg, "%s", modes[i]);
+		snprintf(log, sizeof log, "%s/reaper-%zu.jsonl", dir, i);
+		snprintf(tag, sizeof tag, "rreap-%ld-%zu", (long)getpid(), i);
+		memset(&req, 0, sizeof req);
+		req.argv = argv;
+		req.envp = environ;
+		req.timeout_s = 10.0;
+		req.reaper = &rp;
+		CHECK_INT(runner_run(&req, &res, err, sizeof err), 0);
+		CHECK(res.spawned && res.exit_status == 0);
+		if (count_tagged(tag) != 0)
+			fprintf(stderr, "mode %s: an escaped process outlived runner_run\n", modes[i]);
+		CHECK_INT(count_tagged(tag), 0);
+		runner_result_free(&res);
+		unlink(log);
+	}
+	reaper_stop(&rp);
+	/* the embedding program's own child is alive and still ours to reap */
+	CHECK_INT(waitpid(mine, NULL, WNOHANG), 0);
+	kill(mine, SIGKILL);
+	CHECK_INT(waitpid(mine, NULL, 0), mine);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fault_case cases[] = {
@@ -177,6 +226,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		run_case(argv[1], dir, &cases[i], (int)i);
+	reaper_case(argv[1], dir);
 
 	/* a probe that does not exist is an outcome (spawn), not a tuner failure */
 	memset(&req, 0, sizeof req);

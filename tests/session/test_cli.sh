@@ -74,7 +74,7 @@ expect 0 "Exit codes" export --help
 expect 0 "nccltune 0." --version
 
 # A whole session through the CLI, then what users do with it.
-out=$("$NT" run --probe "$FAKE" --budget 12 --strategy random --seed 2 --out "$tmp/s" 2>&1)
+out=$("$NT" run --probe "$FAKE" --budget 20 --strategy random --seed 2 --out "$tmp/s" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "run: exit $rc: $out"
 case "$out" in *"nccltune export --format shell $tmp/s"*) ;; *) fail "run: no export hint: $out" ;; esac
@@ -90,9 +90,13 @@ expect 2 "already holds a session" run --probe "$FAKE" --budget 4 --out "$tmp/s"
 ls "$tmp"/results/*-[0-9]*-[0-9]*/results.json >/dev/null 2>&1 ||
 	fail "no results/HOST-STAMP/results.json: $(ls -R "$tmp/results" 2>&1)"
 
-# A probe that fails every run: exit 4, and the probe command is split like a shell.
-expect 4 "no configuration worked" run --probe "'$FAKE' --bogus yes" --budget 4 --quiet \
-	--out "$tmp/none"
+# A probe that fails every run: exit 4. One that refuses its command line (the
+# baseline fails at stage args) stops at once: exit 2, and the probe command is split
+# like a shell.
+FAKEPROBE_MODE=init expect 4 "no configuration worked" run --probe "'$FAKE'" --budget 4 \
+	--quiet --out "$tmp/none"
+expect 2 "the probe refused its command line" run --probe "'$FAKE' --bogus yes" --budget 4 \
+	--quiet --out "$tmp/bogus"
 # A probe that cannot start: exit 1 before anything runs.
 expect 1 "cannot start the probe" run --probe /nonexistent/probe --out "$tmp/nostart" --quiet
 
@@ -111,7 +115,8 @@ for sig in INT TERM; do
 	wait "$pid"
 	rc=$?
 	[ $rc -eq 130 ] || fail "SIG$sig: exit $rc, want 130"
-	grep -q "interrupted; resume with: nccltune run --resume $dir" "$tmp/sig.err" ||
+	# (nccltune is not in PATH here: the hint names the program by its path)
+	grep -q "interrupted; resume with: $(readlink -f "$NT") run --resume $dir" "$tmp/sig.err" ||
 		fail "SIG$sig: no resume hint: $(cat "$tmp/sig.err")"
 	[ -f "$dir/results.json" ] && fail "SIG$sig: results.json written by an interrupted session"
 	# Intact: ends with a newline, starts with the header, 1..29 run records.

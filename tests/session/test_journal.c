@@ -67,7 +67,9 @@ int main(void)
 	}
 	snprintf(path, sizeof path, "%s/journal.jsonl", dir);
 
-	/* Round trip; a string with a newline stays on one line. */
+	/* Round trip; a string with a newline stays on one line. journal_open takes an
+	 * existing journal only. */
+	write_raw(path, "");
 	j = journal_open(path, err, sizeof err);
 	CHECK(j != NULL);
 	append_v(j, 1, "plain");

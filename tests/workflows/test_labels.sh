@@ -20,7 +20,7 @@ for kind in model measured; do
 	else
 		probe="--probe $FAKE"
 	fi
-	NCCL_NTHREADS=256 "$NT" run $probe --budget 8 --seed 3 --out "$s" > "$T/$kind.out" 2>&1 ||
+	NCCL_NTHREADS=256 "$NT" run $probe --budget 20 --seed 3 --out "$s" > "$T/$kind.out" 2>&1 ||
 		fail "$kind session: $(tail -5 "$T/$kind.out")"
 	python3 - "$s" "$kind" <<'PYEOF' || fail "$kind: env.json"
 import json, sys

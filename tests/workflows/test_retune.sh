@@ -98,7 +98,7 @@ V=$T/venv/bin/python
 proto() { env -i PATH="$PATH" "$V" -c 'import os; print(os.environ.get("NCCL_PROTO"))'; }
 best_proto() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1] + "/results.json"))["best"]["env"].get("NCCL_PROTO"))' "$1"; }
 M=$T/mstate
-"$NT" run --probe "$T/fk" --budget 12 --seed 2 --strategy random --out "$T/m1" --quiet \
+"$NT" run --probe "$T/fk" --budget 20 --seed 2 --strategy random --out "$T/m1" --quiet \
 	2>/dev/null || fail "first measured session"
 "$NT" export --install --python "$V" "$T/m1" > /dev/null || fail "first install"
 [ "$(best_proto "$T/m1")" != None ] || fail "the first measured session found no protocol to set"

@@ -577,6 +577,9 @@ static int take_pinned(struct jr *r, const cJSON *v, void *dst)
 
 static const char *const result_schema[] = {"nccltune-result/1", NULL};
 static const char *const sources[] = {"measured", "model", NULL};
+/* optional (older files have none): no gain is stated for an unmeasured best */
+static const char *const verdicts[] = {"recommended", SUMMARY_UNMEASURED, "nothing worked",
+                                       NULL};
 
 enum { ROOT_SEED = 9 };   /* index of "seed" below */
 
@@ -604,6 +607,9 @@ static const struct jr_field root_fields[] = {
 	{"failures", JR_ARRAY | JR_NULL, 0, 0, 100000, NULL, JR_KEEP, 0, 0, take_failures},
 	{"pruned", JR_ARRAY | JR_NULL, 0, 0, 100000, NULL, JR_KEEP, 0, 0, take_pruned},
 	{"tries", JR_ARRAY, 0, 0, 64, NULL, JR_KEEP, 0, 0, take_tries},
+	{"verdict", JR_STRING | JR_NULL, 0, 0, 64, verdicts, JR_STR, S(verdict), 0, NULL},
+	{"budget_needed", JR_NUMBER | JR_NULL, JR_INTEGER, 2, 1e6, NULL, JR_LONG, S(budget_needed),
+	 0, NULL},
 	JR_END,
 };
 
@@ -631,6 +637,7 @@ static struct summary *summary_new(void)
 		return NULL;
 	s->fp.gpu_count = -1;
 	s->budget = -1;
+	s->budget_needed = -1;
 	s->gain_lo = s->gain_hi = NAN;
 	return s;
 }

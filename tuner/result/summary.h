@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #define SUMMARY_RESULTS_MAX (16u << 20)   /* results.json larger than this is refused */
+/* results.json "verdict" of a best not re-measured twice against the baseline */
+#define SUMMARY_UNMEASURED "not measured enough to recommend"
 
 /* An environment: names and values borrowed from the loaded document (or, for journal
  * runs, owned by the summary). Order is the file's order; names are unique. */
@@ -118,6 +120,10 @@ struct summary {
 	double noise_sd;                  /* pooled sd of log(time) over the final repeats */
 	long noise_configs, noise_dof;
 	long evaluations;
+	const char *verdict;              /* "recommended", SUMMARY_UNMEASURED, "nothing worked";
+	                                   * NULL when absent (older files) */
+	long budget_needed;               /* with SUMMARY_UNMEASURED: the budget that would do;
+	                                   * -1 when absent */
 	size_t ntop, nfailures, npruned, ntries;
 	struct summary_measure *top;
 	struct summary_try *tries;
@@ -189,6 +195,13 @@ char *summary_describe_gain(const struct summary *s, char *buf, size_t len);
  * form takes the numbers, the second a result that recommends settings (a non-empty
  * best.env against a measured baseline). Can't fail. */
 bool summary_gain_is_unproven(double gain, double gain_lo);
+/* Does the result say its best was not measured enough to recommend (verdict
+ * SUMMARY_UNMEASURED)? Its exports then hold comments only, and no gain is stated.
+ * Can't fail. */
+bool summary_unmeasured(const struct summary *s);
+/* "not measured enough to recommend; run with --budget N or more" (or why no budget
+ * would do) into buf; returns buf. Can't fail. */
+char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len);
 bool summary_gain_unproven(const struct summary *s);
 char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B unset" */
 

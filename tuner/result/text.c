@@ -147,9 +147,18 @@ char *summary_describe_gain(const struct summary *s, char *buf, size_t len)
 	summary_format_us(s->best.objective_us, t, sizeof(t));
 	if (!s->baseline.present) {
 		bprintf(buf, len, &off, "tuned %s/step (no baseline measured)", t);
+		if (summary_unmeasured(s)) {
+			bprintf(buf, len, &off, ": ");
+			summary_describe_unmeasured(s, buf + off, len > off ? len - off : 0);
+		}
 		return buf;
 	}
 	summary_format_us(s->baseline.objective_us, b, sizeof(b));
+	if (summary_unmeasured(s)) {
+		bprintf(buf, len, &off, "baseline %s/step, tuned %s/step (measured once): ", b, t);
+		summary_describe_unmeasured(s, buf + off, len > off ? len - off : 0);
+		return buf;
+	}
 	ratio = s->has_gain ? s->gain
 	        : (s->best.objective_us > 0 ? s->baseline.objective_us / s->best.objective_us : NAN);
 	bprintf(buf, len, &off, "baseline %s/step, tuned %s/step", b, t);
@@ -171,6 +180,22 @@ char *summary_describe_gain(const struct summary *s, char *buf, size_t len)
 bool summary_gain_is_unproven(double gain, double gain_lo)
 {
 	return isfinite(gain) && gain >= 1.005 && isfinite(gain_lo) && gain_lo <= 1.0;
+}
+
+bool summary_unmeasured(const struct summary *s)
+{
+	return s->best.present && s->verdict && strcmp(s->verdict, SUMMARY_UNMEASURED) == 0;
+}
+
+char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len)
+{
+	if (s->budget_needed > 0)
+		snprintf(buf, len, SUMMARY_UNMEASURED "; run with --budget %ld or more",
+		         s->budget_needed);
+	else
+		snprintf(buf, len, SUMMARY_UNMEASURED "; the final rounds did not run twice (a time "
+		         "limit, or failed repeats): run it again");
+	return buf;
 }
 
 bool summary_gain_unproven(const struct summary *s)

@@ -114,6 +114,20 @@ cJSON *env_pins_to_json(const struct env_pins *pins)
 	return o;
 }
 
+/* Is name an NCCL variable's name, NCCL_[A-Z0-9_]+ (at most 127 bytes)? */
+static bool nccl_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n <= 5 || n > 127 || strncmp(name, "NCCL_", 5) != 0)
+		return false;
+	for (size_t i = 5; i < n; i++)
+		if (!((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9') ||
+		      name[i] == '_'))
+			return false;
+	return true;
+}
+
 int env_pins_from_json(const cJSON *obj, const char *origin, struct env_pins *out,
                        char *err, size_t errlen)
 {
@@ -121,11 +135,19 @@ int env_pins_from_json(const cJSON *obj, const char *origin, struct env_pins *ou
 
 	memset(out, 0, sizeof *out);
 	if (!cJSON_IsObject(obj))
-		return fs_errf(err, errlen, "%s: pinned: must be an object", origin);
+		return fs_errf(err, errlen, "%s: must be an object", origin);
 	cJSON_ArrayForEach(it, obj) {
+		/* A pin reaches the environment of every probe run: only NCCL's own variables
+		 * may be pinned (a journal that pins LD_PRELOAD is refused). */
+		if (!nccl_name(it->string)) {
+			env_pins_free(out);
+			return fs_errf(err, errlen, "%s.%.80s: not an NCCL variable name "
+			               "(NCCL_[A-Z0-9_]+); only those can be pinned, and a pin reaches "
+			               "every probe run", origin, it->string);
+		}
 		if (!cJSON_IsString(it)) {
 			env_pins_free(out);
-			return fs_errf(err, errlen, "%s: pinned.%s: must be a string", origin, it->string);
+			return fs_errf(err, errlen, "%s.%s: must be a string", origin, it->string);
 		}
 		/* The recorded space no longer has the pinned searched dimensions, so whether a
 		 * pin was searched is not recoverable here; it only matters for reporting. */

@@ -43,8 +43,10 @@ const char *env_pins_get(const struct env_pins *pins, const char *name);
 
 /* {"NAME": "value", ...}; NULL when out of memory. */
 cJSON *env_pins_to_json(const struct env_pins *pins);
-/* Read pins back from a journal header's "pinned" object; `sp` (the space of that
- * session) tells which were searched. Returns 0, or -1 with a message. */
+/* Read pins back from a journal header's "pinned" object (`origin` names it in
+ * messages: "ORIGIN.NAME: why"). Every name must be NCCL_[A-Z0-9_]+: a pin reaches
+ * every probe run, so a journal pinning LD_PRELOAD is refused. Returns 0, or -1 with a
+ * message. */
 int env_pins_from_json(const cJSON *obj, const char *origin, struct env_pins *out,
                        char *err, size_t errlen);
 
@@ -65,7 +67,8 @@ char **env_build(char *const *user_env, const space *sp, const struct env_pins *
                  const struct point *p, char *err, size_t errlen);
 void env_free(char **env);   /* accepts NULL */
 
-/* Append NCCLTUNE_RUN=<run> (the run's number in the journal) to a built environment,
+/* Append NCCLTUNE_RUN=<run> (the runs recorded before this one: 0-based, the journal's
+ * "run" minus one) to a built environment,
  * replacing any inherited value. Probes may ignore it; the model probe mixes it into
  * its --seed so that repeated runs of one configuration differ, reproducibly. Returns
  * 0, or -1 when out of memory (env is then unchanged). */

@@ -1,6 +1,8 @@
 /* journal.c - the session journal: JSON Lines, one fsynced line per record. Opening
  * repairs a torn last line (the tuner was killed mid-write) so later appends stay
- * well-formed; replay skips a torn last line and refuses a malformed earlier one. */
+ * well-formed; replay skips a torn last line and refuses a malformed earlier one. A
+ * journal is created whole with its header (so it has one or does not exist) and is
+ * only ever opened as a regular file, never through a symbolic link. */
 #include "run/journal.h"
 
 #include <errno.h>
@@ -70,11 +72,10 @@ journal *journal_open(const char *path, char *err, size_t errlen)
 		fs_errf(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
-	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (j->fd < 0) {
-		fs_errf(err, errlen, "%s: cannot open the journal: %s", path, strerror(errno));
+	/* never through a symbolic link, never a FIFO or a device, never huge */
+	j->fd = fs_open_regular(path, O_RDWR, JOURNAL_MAX_BYTES, err, errlen);
+	if (j->fd < 0)
 		goto fail;
-	}
 	if (fstat(j->fd, &st) != 0) {
 		fs_errf(err, errlen, "%s: stat failed: %s", path, strerror(errno));
 		goto fail;
@@ -82,7 +83,7 @@ journal *journal_open(const char *path, char *err, size_t errlen)
 	if (st.st_size > 0) {
 		size_t keep;
 
-		text = fs_read_file(path, JOURNAL_MAX_BYTES, &len, err, errlen);
+		text = fs_read_fd(j->fd, path, JOURNAL_MAX_BYTES, &len, err, errlen);
 		if (!text)
 			goto fail;
 		keep = well_formed_end(text, len);
@@ -105,6 +106,23 @@ fail:
 	free(text);
 	journal_close(j);
 	return NULL;
+}
+
+journal *journal_create(const char *path, const cJSON *header, char *err, size_t errlen)
+{
+	char *text = cJSON_PrintUnformatted(header);
+	size_t len;
+	int rc;
+
+	if (!text) {
+		fs_errf(err, errlen, "%s: out of memory formatting the header", path);
+		return NULL;
+	}
+	len = strlen(text);
+	text[len] = '\n';   /* over the NUL: the text is written by length */
+	rc = fs_create_atomic(path, text, len + 1, 0644, err, errlen);
+	free(text);
+	return rc == 0 ? journal_open(path, err, errlen) : NULL;
 }
 
 int journal_close(journal *j)
@@ -163,7 +181,7 @@ int journal_replay(const char *path, journal_visit_fn visit, void *ctx, int *tor
                    char *warn, size_t warnlen, char *err, size_t errlen)
 {
 	size_t len = 0, pos = 0, line = 0;
-	char *text = fs_read_file(path, JOURNAL_MAX_BYTES, &len, err, errlen);
+	char *text = fs_read_regular(path, JOURNAL_MAX_BYTES, &len, err, errlen);
 	int rc = 0;
 
 	if (torn)

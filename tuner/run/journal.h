@@ -9,9 +9,16 @@
 
 typedef struct journal journal;
 
-/* Open `path` for appending (created with mode 0644 if missing). Returns NULL with a
- * message naming the path in err. */
+/* Open the existing journal `path` for appending, cutting a torn last line. It must be
+ * a regular file of at most 1 GiB, not a symbolic link (fs_open_regular). Returns NULL
+ * with a message naming the path in err. */
 journal *journal_open(const char *path, char *err, size_t errlen);
+
+/* Create the journal `path` holding only `header` (one line), atomically: it did not
+ * exist (not even as a symbolic link) and afterwards holds the whole header, or it
+ * still does not exist (fs_create_atomic). Then open it as journal_open does. Returns
+ * NULL with a message naming the path in err ("PATH: already exists", ...). */
+journal *journal_create(const char *path, const cJSON *header, char *err, size_t errlen);
 
 /* Close; accepts NULL. Returns 0 or -1 (a failed close is a lost record). */
 int journal_close(journal *j);
@@ -24,8 +31,8 @@ int journal_append(journal *j, const cJSON *record, char *err, size_t errlen);
  * stop the replay (that value is returned by journal_replay). */
 typedef int (*journal_visit_fn)(void *ctx, const cJSON *record, size_t line);
 
-/* Read `path` and call visit for each record. A last line without a newline or that
- * does not parse (a torn write) is skipped and counted in *torn (may be NULL), with a
+/* Read `path` (a regular file, not a symbolic link: refused at once otherwise) and
+ * call visit for each record. A last line without a newline or that does not parse (a torn write) is skipped and counted in *torn (may be NULL), with a
  * warning in warn (may be NULL). A malformed line before the last is an error: -1
  * with a message naming the file and line. Returns 0, -1, or visit's non-zero value. */
 int journal_replay(const char *path, journal_visit_fn visit, void *ctx, int *torn,

@@ -1,16 +1,18 @@
 /* locate.c - where nccltune's own probes and plugin are: whether a GPU is visible, the
  * probe for the GPUs or for a machine model (runner_find_tool), nccltune_probe_command,
- * the probe's command line quoted for a shell-like split (runner_split_command), and
- * locate_plugin, the tuner plugin checked by dlopen and its control version. */
+ * the probe's command line quoted for a shell-like split (runner_split_command),
+ * locate_plugin, the tuner plugin checked by dlopen and its control version, and how to
+ * run this nccltune again (locate_self_command). */
 #include "run/locate.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -78,6 +80,55 @@ static int quote_word(char *buf, size_t len, size_t *used, const char *word)
 	buf[u] = '\0';
 	*used = u;
 	return 0;
+}
+
+/* Is some "nccltune" in PATH the file with exe's device and inode? */
+static bool self_in_path(const struct stat *exe)
+{
+	const char *p = getenv("PATH");
+
+	while (p && *p) {
+		const char *colon = strchr(p, ':');
+		size_t dlen = colon ? (size_t)(colon - p) : strlen(p);
+		char cand[PATH_MAX];
+		struct stat st;
+		int k = snprintf(cand, sizeof cand, "%.*s/nccltune", (int)dlen, dlen ? p : ".");
+
+		if (k > 0 && (size_t)k < sizeof cand && stat(cand, &st) == 0 &&
+		    st.st_dev == exe->st_dev && st.st_ino == exe->st_ino)
+			return true;
+		if (k > 0 && (size_t)k < sizeof cand && access(cand, X_OK) == 0)
+			return false;   /* the first nccltune in PATH is another one */
+		p = colon ? colon + 1 : NULL;
+	}
+	return false;
+}
+
+char *locate_self_command(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	const char *base;
+	struct stat st;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	size_t used = 0;
+	bool plain = true;
+
+	snprintf(buf, len, "nccltune");
+	if (n <= 0 || (size_t)n >= sizeof exe - 1)
+		return buf;
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	if (!base || strcmp(base + 1, "nccltune") != 0 || stat(exe, &st) != 0)
+		return buf;   /* embedded in another program, or cannot tell */
+	if (self_in_path(&st))
+		return buf;
+	for (const char *c = exe; *c; c++)
+		plain = plain && (isalnum((unsigned char)*c) || strchr("/._-+,:@", *c));
+	if (plain)
+		snprintf(buf, len, "%s", exe);
+	else if (quote_word(buf, len, &used, exe) != 0)
+		snprintf(buf, len, "nccltune");
+	return buf;
 }
 
 int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, size_t errlen)

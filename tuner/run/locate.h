@@ -31,4 +31,12 @@ int locate_plugin(char *buf, size_t len, bool *build_tree, char *err, size_t err
  * reason naming path. */
 int locate_plugin_check(const char *path, char *err, size_t errlen);
 
+/* How the user can run this nccltune again, for the commands nccltune suggests ("use
+ * it: CMD export ..."): "nccltune" when that name in PATH is this very program (or the
+ * running program is not called nccltune: an embedding program), else the running
+ * program's absolute path (/proc/self/exe), quoted for a shell when it needs it (after
+ * scripts/tune.sh, build/cli/nccltune is not in PATH). Into buf; returns buf. Can't
+ * fail: "nccltune" when it cannot tell. */
+char *locate_self_command(char *buf, size_t len);
+
 #endif

@@ -1,6 +1,8 @@
-/* outcome.c - names and properties of outcome classes. */
+/* outcome.c - names and properties of outcome classes, and which failures say the
+ * machine cannot run any configuration. */
 #include "run/outcome.h"
 
+#include <ctype.h>
 #include <string.h>
 
 static const struct {
@@ -40,6 +42,30 @@ int outcome_class_parse(const char *s, enum outcome_class *out)
 bool outcome_class_flaky(enum outcome_class c)
 {
 	return (unsigned)c < OUTCOME_COUNT_ && classes[c].flaky;
+}
+
+bool outcome_machine_unusable(enum outcome_class c, const char *error)
+{
+	/* What CUDA, the driver, MPI and nccltune-probe say when there is no GPU to run on
+	 * or the driver cannot serve one; none of it depends on an NCCL variable. */
+	static const char *const words[] = {
+		"no cuda device visible", "no cuda-capable device", "no usable gpu",
+		"cuda driver version is insufficient", "driver/library version mismatch",
+		"cudaerrornodevice", "cudaerrorinsufficientdriver", "cudaerrorsystemdrivermismatch",
+		"cuda_error_no_device", "cuda device(s) visible", "mpi_init failed", NULL,
+	};
+	char low[PROTO_ERROR_MAX];
+	size_t n = 0;
+
+	if (c != OUTCOME_INIT || !error)
+		return false;
+	for (; error[n] && n + 1 < sizeof low; n++)
+		low[n] = (char)tolower((unsigned char)error[n]);
+	low[n] = '\0';
+	for (size_t i = 0; words[i]; i++)
+		if (strstr(low, words[i]))
+			return true;
+	return false;
 }
 
 const char *outcome_class_phrase(enum outcome_class c)

@@ -38,6 +38,11 @@ bool outcome_class_flaky(enum outcome_class c);
 /* The class of a failure the probe reported at `stage` (OUTCOME_GARBAGE for a stage
  * outside the protocol). Can't fail. */
 enum outcome_class outcome_class_of_stage(enum proto_stage stage);
+/* Did a run fail at init for a reason no NCCL variable can change: no GPU visible, a
+ * driver or CUDA that cannot serve one, MPI that cannot start (decided from the
+ * probe's message: "no CUDA-capable device", "CUDA driver version is insufficient",
+ * "no usable GPU", ...)? Can't fail. */
+bool outcome_machine_unusable(enum outcome_class c, const char *error);
 /* A human phrase for summaries: "failed at graph capture", "crashed", "hung". */
 const char *outcome_class_phrase(enum outcome_class c);
 

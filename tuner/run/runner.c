@@ -1,7 +1,8 @@
 /* runner.c - the only place nccltune forks: start a probe in its own process group,
  * read its stdout and stderr concurrently under size caps, enforce its deadline
- * (SIGTERM to the group, a grace period, SIGKILL), always reap it, and classify what
- * it came to. Also shell-like command splitting and finding nccltune's own tools. */
+ * (SIGTERM to the group, a grace period, SIGKILL), always reap it, have the reaper end
+ * what escaped its group (run/reaper.c), and classify what it came to. Also shell-like
+ * command splitting and finding nccltune's own tools. */
 #include "run/runner.h"
 
 #include <ctype.h>
@@ -85,6 +86,25 @@ static int search_path(const char *name, const char *path, char *buf, size_t len
 		p = colon ? colon + 1 : NULL;
 	}
 	return -1;
+}
+
+int runner_check_command(char *const *argv, char *const *envp, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!argv || !argv[0] || !argv[0][0])
+		return fs_errf(err, errlen, "empty command");
+	if (!strchr(argv[0], '/')) {
+		if (search_path(argv[0], path_of(envp), path, sizeof path) != 0)
+			return fs_errf(err, errlen, "%s: command not found in PATH", argv[0]);
+		return 0;
+	}
+	if (stat(argv[0], &st) != 0)
+		return fs_errf(err, errlen, "%s: %s", argv[0], strerror(errno));
+	if (!S_ISREG(st.st_mode) || access(argv[0], X_OK) != 0)
+		return fs_errf(err, errlen, "%s: not an executable file", argv[0]);
+	return 0;
 }
 
 /* Append up to n bytes of data to a buffer that keeps the FIRST cap bytes. */
@@ -436,6 +456,7 @@ int runner_run(const struct runner_request *req, struct runner_result *res,
 		.err_cap = req->stderr_cap ? req->stderr_cap : RUNNER_STDERR_CAP,
 		.exit_at = -1, .term_at = -1,
 	};
+	pid_t group;
 	int rc;
 
 	memset(res, 0, sizeof *res);
@@ -451,7 +472,10 @@ int runner_run(const struct runner_request *req, struct runner_result *res,
 		rc = child_pump(&c, req, res, err, errlen);
 	else if (rc == 1)
 		rc = 0;   /* not executable: res->spawned is false, not a failure of the tuner */
+	group = c.pid;
 	child_reap(&c, res);
+	if (group > 0)
+		reaper_sweep(req->reaper, group);
 	if (rc == 0)
 		child_drain(&c, res);
 	child_close(&c);
@@ -473,7 +497,8 @@ int runner_run(const struct runner_request *req, struct runner_result *res,
 }
 
 /* The last lines of stderr that fit in dst (starting at a line boundary when one is
- * within reach), with trailing newlines removed. */
+ * within reach, else at a character boundary), with trailing newlines removed, as valid
+ * UTF-8 (what is not becomes U+FFFD): it goes into the journal, a JSON file. */
 static void stderr_tail(const char *s, size_t len, char *dst, size_t dstlen)
 {
 	const char *start = s;
@@ -487,11 +512,28 @@ static void stderr_tail(const char *s, size_t len, char *dst, size_t dstlen)
 		nl = memchr(start, '\n', (size_t)(s + len - start));
 		if (nl && nl + 1 < s + len)
 			start = nl + 1;
+		for (int i = 0; i < 3 && start < s + len && ((unsigned char)*start & 0xc0) == 0x80; i++)
+			start++;   /* not in the middle of a character */
 	}
-	snprintf(dst, dstlen, "%.*s", (int)(s + len - start), start);
+	fs_utf8_sanitize(start, (size_t)(s + len - start), dst, dstlen);
 }
 
+static void classify(const struct runner_result *res, struct outcome *out);
+
 void runner_classify(const struct runner_result *res, struct outcome *out)
+{
+	char raw[sizeof out->error];
+
+	classify(res, out);
+	/* the probe's words go into the journal: valid UTF-8, cut on a character */
+	memcpy(raw, out->error, sizeof raw);
+	fs_utf8_sanitize(raw, strnlen(raw, sizeof raw), out->error, sizeof out->error);
+	memcpy(raw, out->report.error, sizeof raw);
+	fs_utf8_sanitize(raw, strnlen(raw, sizeof raw), out->report.error, sizeof out->report.error);
+}
+
+/* runner_classify before the text is made valid UTF-8. */
+static void classify(const struct runner_result *res, struct outcome *out)
 {
 	char perr[256];
 

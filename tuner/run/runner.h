@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "run/outcome.h"
+#include "run/reaper.h"
 
 struct runner_request {
 	char *const *argv;      /* NULL-terminated; argv[0] is looked up in PATH if it has no '/' */
@@ -17,6 +19,9 @@ struct runner_request {
 	/* Optional: polled while the child runs; once it reads non-zero (e.g. set by a
 	 * SIGINT handler) the group is killed at once and res->cancelled is set. */
 	const volatile sig_atomic_t *cancel;
+	/* Optional: after the probe is reaped, reaper_sweep (run/reaper.h) ends every
+	 * descendant that escaped its process group. */
+	struct reaper *reaper;
 };
 
 struct runner_result {
@@ -42,12 +47,20 @@ struct runner_result {
 int runner_run(const struct runner_request *req, struct runner_result *res,
                char *err, size_t errlen);
 
+/* Could runner_run start argv[0] now (found as runner_run finds it, in envp's PATH when
+ * it has no '/', and an executable regular file)? Returns 0, or -1 with the reason
+ * ("PATH: No such file or directory", "NAME: command not found in PATH", "PATH: not
+ * an executable file") in err. Nothing is run. */
+int runner_check_command(char *const *argv, char *const *envp, char *err, size_t errlen);
+
 /* Free the buffers of a result; accepts a zeroed or already-freed result. */
 void runner_result_free(struct runner_result *res);
 
 /* Turn a finished run into an outcome: parse the report strictly (proto_report_parse),
- * map ok/stage/signal/timeout/garbage to a class, keep the stderr tail. The objective
- * is left NAN; the caller computes it from the report and the workload. Can't fail. */
+ * map ok/stage/signal/timeout/garbage to a class, keep the stderr tail. The error and the
+ * stderr tail are valid UTF-8 (invalid bytes become U+FFFD, cuts fall on a character
+ * boundary). The objective is left NAN; the caller computes it from the report and the
+ * workload. Can't fail. */
 void runner_classify(const struct runner_result *res, struct outcome *out);
 
 /* Split a command line like a POSIX shell would (single and double quotes, backslash

@@ -139,6 +139,7 @@ static int run_probe(nccltune_session *s, const struct point *p, size_t try_no,
 	              : s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s
 	              : SESSION_BASELINE_TIMEOUT_S;
 	req.cancel = s->run.cancel;
+	req.reaper = &s->run.reaper;
 	if (runner_run(&req, res, e, sizeof e) != 0)
 		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
 out:
@@ -147,18 +148,73 @@ out:
 	return status;
 }
 
+/* Does the probe choose how many GPUs it runs on (--gpus N, a --launch mode, an MPI or
+ * Slurm launcher), so that the fingerprint's GPU count says nothing of its reports? */
+static bool probe_picks_ranks(const nccltune_session *s)
+{
+	static const char *const launchers[] = {"mpirun", "mpiexec", "srun", "orterun",
+	                                        "prterun", "jsrun", "aprun", "flux", NULL};
+	const char *base = strrchr(s->run.probe_argv[0], '/');
+
+	base = base ? base + 1 : s->run.probe_argv[0];
+	for (size_t i = 0; launchers[i]; i++)
+		if (strcmp(base, launchers[i]) == 0)
+			return true;
+	for (size_t i = 1; s->run.probe_argv[i]; i++)
+		if (strncmp(s->run.probe_argv[i], "--gpus", 6) == 0 ||
+		    strncmp(s->run.probe_argv[i], "--launch", 8) == 0)
+			return true;
+	return false;
+}
+
+/* How many ranks a report must have to be compared with the others: the first ok
+ * baseline's, else (with none yet) the fingerprint's GPU count when it has one and the
+ * probe does not choose its GPUs; 0: no reference. `what` names the reference. */
+static int expected_ranks(const nccltune_session *s, const char **what)
+{
+	const cJSON *n;
+
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (!r->has_point && !r->try_no && r->o.cls == OUTCOME_OK) {
+			*what = "the baseline's";
+			return r->o.report.nranks;
+		}
+	}
+	n = s->run.fingerprint ? cJSON_GetObjectItemCaseSensitive(s->run.fingerprint, "gpu_count")
+	                       : NULL;
+	if (!cJSON_IsNumber(n) || n->valuedouble < 1 || n->valuedouble > 1 << 20 ||
+	    probe_picks_ranks(s))
+		return 0;
+	*what = "the fingerprint's gpu_count";
+	return (int)n->valuedouble;
+}
+
 /* What a finished probe run came to: its class, and for a good report the objective
- * of the session's workload (a report that does not give it is garbage); a report
- * also says whether its figures are measured or modelled. */
+ * of the session's workload (a report that does not give it, or that ran on another
+ * number of ranks than the baseline, is garbage); a report also says whether its
+ * figures are measured or modelled. */
 static void take_outcome(nccltune_session *s, const struct runner_result *res,
                          struct outcome *o)
 {
 	char e[1024];
 	double obj;
 
+	const char *what = "";
+	int want;
+
 	runner_classify(res, o);
 	if (o->cls != OUTCOME_OK)
 		return;
+	/* a run on another number of GPUs measures another thing: it may not compete */
+	want = expected_ranks(s, &what);
+	if (want > 0 && o->report.nranks != want) {
+		o->cls = OUTCOME_GARBAGE;
+		fs_errf(o->error, sizeof o->error, "report: nranks %d differs from %s %d: not "
+		        "comparable with the other runs", o->report.nranks, what, want);
+		return;
+	}
 	if (workload_objective(&s->cfg.wl, &o->report, &obj, e, sizeof e) != 0) {
 		o->cls = OUTCOME_GARBAGE;
 		fs_errf(o->error, sizeof o->error, "report: %s", e);
@@ -220,6 +276,26 @@ static int record_run(nccltune_session *s, const struct session_run *r,
 	return status;
 }
 
+/* Before the first live run of a resumed session: can its recorded probe still start?
+ * A fresh session knows from its fingerprint; a resume would otherwise spend the rest
+ * of the budget on "spawn" runs (a relative --probe resumed from another folder, a
+ * moved binary). Returns 0, or NCCLTUNE_ERROR with a message naming the command. */
+static int check_probe(nccltune_session *s)
+{
+	char e[PATH_MAX + 256];
+
+	if (!s->resumed || s->run.probe_checked)
+		return 0;
+	if (runner_check_command(s->run.probe_argv, s->run.user_env, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_ERROR, "cannot start the probe recorded in "
+		                    "%s/journal.jsonl: %s; nothing was run (the command is run as "
+		                    "recorded: a relative path is relative to the folder nccltune "
+		                    "runs in; resume from the folder the session started in, or "
+		                    "put the probe back)", s->run.dir, e);
+	s->run.probe_checked = true;
+	return 0;
+}
+
 int session_execute(nccltune_session *s, enum session_phase phase, const struct point *p,
                     size_t try_no, struct outcome *o)
 {
@@ -237,6 +313,9 @@ int session_execute(nccltune_session *s, enum session_phase phase, const struct 
 		s->run.interrupted = true;
 		return NCCLTUNE_INTERRUPTED;
 	}
+	status = check_probe(s);
+	if (status)
+		return status;
 	memset(&res, 0, sizeof res);
 	status = run_probe(s, p, try_no, &res);
 	if (status == 0 && res.cancelled) {

@@ -12,17 +12,23 @@
 
 /* Runs reserved for the final re-measurement: min(12, budget / 5), plus three rounds'
  * worth for each try, but never so many that the baseline and the tries cannot run. */
-int session_final_reserve(const nccltune_session *s)
+/* session_final_reserve for a budget and a number of tries. */
+static int reserve_for(int budget, size_t ntries)
 {
-	int r = s->cfg.budget / SESSION_FINAL_RESERVE_DIV;
-	int cap = s->cfg.budget - 1 - (int)s->cfg.ntries;
+	int r = budget / SESSION_FINAL_RESERVE_DIV;
+	int cap = budget - 1 - (int)ntries;
 
 	if (r > SESSION_FINAL_RESERVE_MAX)
 		r = SESSION_FINAL_RESERVE_MAX;
-	r += SESSION_TRY_ROUNDS * (int)s->cfg.ntries;
+	r += SESSION_TRY_ROUNDS * (int)ntries;
 	if (r > cap)
 		r = cap;
 	return r > 0 ? r : 0;
+}
+
+int session_final_reserve(const nccltune_session *s)
+{
+	return reserve_for(s->cfg.budget, s->cfg.ntries);
 }
 
 /* Runs the baseline, warm start and search may use. */
@@ -143,6 +149,24 @@ static const struct outcome *try_ok(const nccltune_session *s, size_t try_no)
 	    session_config_ever_wrong(s, t->in_space ? &t->p : NULL, try_no))
 		return NULL;
 	return o;
+}
+
+int session_final_budget_needed(const nccltune_session *s)
+{
+	const struct outcome *b = session_baseline_outcome(s);
+	size_t fixed = b && b->cls == OUTCOME_OK ? 1 : 0;
+
+	for (size_t i = 0; i < s->cfg.ntries; i++)
+		fixed += try_ok(s, i + 1) != NULL;
+	/* two rounds of one finalist, the baseline and the tries, and before them room for
+	 * the baseline, the tries and at least one search run */
+	for (int budget = 2; budget <= 100000; budget++) {
+		int r = reserve_for(budget, s->cfg.ntries);
+
+		if ((size_t)r >= 2 * (1 + fixed) && budget - r >= 2 + (int)s->cfg.ntries)
+			return budget;
+	}
+	return 100000;
 }
 
 /* Give every try that ran ok a place in the final rounds: the finalist it is, when it

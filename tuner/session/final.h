@@ -38,6 +38,10 @@ struct final_state {
  * worth for each try, but never so many that the baseline and the tries cannot run.
  * Can't fail. */
 int session_final_reserve(const nccltune_session *s);
+/* The smallest budget whose final reserve holds two interleaved rounds of one finalist
+ * with the baseline and the tries that ran ok: what a session too small to measure its
+ * best twice should be run with. Can't fail. */
+int session_final_budget_needed(const nccltune_session *s);
 /* Runs the baseline, warm start and search may use. Can't fail. */
 size_t session_search_limit(const nccltune_session *s);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/locate.h"
 #include "session/final.h"
 #include "session/progress.h"
 #include "session/session_priv.h"
@@ -195,7 +196,9 @@ static int run_search(nccltune_session *s, struct outcome *o)
 }
 
 /* The baseline, and from it the deadline of every later run: --timeout, else a
- * multiple of the baseline's wall time (at least SESSION_MIN_TIMEOUT_S). */
+ * multiple of the baseline's wall time (at least SESSION_MIN_TIMEOUT_S). A baseline that
+ * fails at stage args, or at init because the machine has no usable GPU, stops the
+ * session: NCCLTUNE_USAGE or NCCLTUNE_ERROR with the probe's message. */
 static int run_baseline(nccltune_session *s, struct outcome *o)
 {
 	struct point base;
@@ -203,6 +206,18 @@ static int run_baseline(nccltune_session *s, struct outcome *o)
 
 	if (rc)
 		return rc;
+	/* NCCL's defaults cannot even start: no configuration will, so stop before the
+	 * budget is spent on the same failure */
+	if (o->cls == OUTCOME_ARGS)
+		return session_fail(s, NCCLTUNE_USAGE, "the probe refused its command line: %s "
+		                    "(the baseline failed at stage args, so every run would; "
+		                    "stopped after 1 run, recorded in %s/journal.jsonl)", o->error,
+		                    s->run.dir);
+	if (outcome_machine_unusable(o->cls, o->error))
+		return session_fail(s, NCCLTUNE_ERROR, "the probe cannot run on this machine: %s "
+		                    "(the baseline failed at stage init for a reason no NCCL "
+		                    "variable changes; stopped after 1 run, recorded in "
+		                    "%s/journal.jsonl)", o->error, s->run.dir);
 	if (session_baseline_point(s, &base))
 		session_observe(s, &base, o);
 	if (s->cfg.timeout_opt_s > 0)
@@ -218,9 +233,11 @@ static int run_baseline(nccltune_session *s, struct outcome *o)
 static void show_summary(nccltune_session *s, const cJSON *doc)
 {
 	struct session_ending end;
+	char self[PATH_MAX + 8];
 
 	memset(&end, 0, sizeof end);
 	end.dir = s->run.dir;
+	end.self = locate_self_command(self, sizeof self);
 	end.wl = &s->cfg.wl;
 	end.model = session_is_model(s) ? s->run.model_name : NULL;
 	end.auto_model = s->run.auto_model;
@@ -246,6 +263,8 @@ static int conclude(nccltune_session *s, struct final_state *f, cJSON **doc)
 	if (rc == NCCLTUNE_OK)
 		session_exports_write(s);
 	show_summary(s, *doc);
+	cJSON_Delete(s->run.result);
+	s->run.result = cJSON_Duplicate(*doc, true);   /* for nccltune_session_summary_json */
 	if (rc == NCCLTUNE_NO_CONFIG)
 		session_fail(s, NCCLTUNE_NO_CONFIG, "no configuration worked, not even NCCL's "
 		             "defaults: see %s/journal.jsonl for each run's error", s->run.dir);
@@ -281,8 +300,10 @@ int session_loop(nccltune_session *s)
 		rc = conclude(s, &f, &doc);
 	if (rc == NCCLTUNE_INTERRUPTED) {
 		session_line_end(&s->out);
-		session_fail(s, NCCLTUNE_INTERRUPTED, "interrupted; resume with: nccltune run "
-		             "--resume %s", s->run.dir);
+		char self[PATH_MAX + 8];
+
+		session_fail(s, NCCLTUNE_INTERRUPTED, "interrupted; resume with: %s run --resume %s",
+		             locate_self_command(self, sizeof self), s->run.dir);
 	}
 	cJSON_Delete(doc);
 	session_final_free(&f);

@@ -1,10 +1,16 @@
 /* notes.c - what a session says besides its progress lines (notes.h): notes and
- * warnings on its output streams, ending the updating line of a terminal, and its error
- * message. At the bottom of session/: it calls no other file of it. */
+ * warnings on its output streams (control characters escaped), ending the updating
+ * line of a terminal, and its error message. At the bottom of session/: it calls no other file of it. */
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "fsutil.h"
 #include "session/session_priv.h"
+
+char *nccltune_printable(const char *text, char *buf, size_t len)
+{
+	return fs_escape_text(text, buf, len);
+}
 
 int session_fail(nccltune_session *s, int status, const char *fmt, ...)
 {
@@ -33,40 +39,43 @@ void session_line_end(struct session_output *out)
 	}
 }
 
+/* Print "nccltune: " prefix, the message and a newline on f. The message holds paths,
+ * journal text and what a probe said: its control characters are escaped
+ * (fs_escape_text), so nothing in it can drive the terminal or fake a line. */
+static void say(FILE *f, const char *prefix, const char *msg)
+{
+	char clean[4 * 4096 + 1];
+
+	fprintf(f, "nccltune: %s%s\n", prefix, fs_escape_text(msg, clean, sizeof clean));
+	fflush(f);
+}
+
 void session_note(struct session_output *out, const char *fmt, ...)
 {
+	char msg[4096];
 	va_list ap;
 
 	if (!out->progress)
 		return;
-	session_line_clear(out);
-	fputs("nccltune: ", out->progress);
 	va_start(ap, fmt);
-	vfprintf(out->progress, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', out->progress);
-	fflush(out->progress);
+	session_line_clear(out);
+	say(out->progress, "", msg);
 }
 
 void session_warn(struct session_output *out, const char *fmt, ...)
 {
+	char msg[4096];
 	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
 	if (out->progress) {
 		session_line_clear(out);
-		fputs("nccltune: warning: ", out->progress);
-		va_start(ap, fmt);
-		vfprintf(out->progress, fmt, ap);
-		va_end(ap);
-		fputc('\n', out->progress);
-		fflush(out->progress);
+		say(out->progress, "warning: ", msg);
 	}
-	if (out->warnings && out->warnings != out->progress) {
-		fputs("nccltune: warning: ", out->warnings);
-		va_start(ap, fmt);
-		vfprintf(out->warnings, fmt, ap);
-		va_end(ap);
-		fputc('\n', out->warnings);
-		fflush(out->warnings);
-	}
+	if (out->warnings && out->warnings != out->progress)
+		say(out->warnings, "warning: ", msg);
 }

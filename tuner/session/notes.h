@@ -14,6 +14,7 @@ struct session_output {
 	FILE *progress;              /* NULL: no progress */
 	FILE *warnings;              /* warnings, also with progress off (default stderr) */
 	bool tty;                    /* progress is a terminal: one updating line */
+	int width;                   /* columns the summary wraps at: the terminal's, else 100 */
 	bool line_active;            /* a TTY progress line is on screen without its newline */
 };
 

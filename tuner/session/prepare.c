@@ -3,6 +3,7 @@
  * space less the variables the user's environment pins, its tries, its folder, its
  * fingerprint, the warm start and the journal's header; for a resumed one what its
  * journal says (nccltune_session_resume); and for both the rng, pruner and strategy. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,10 +153,27 @@ static int pin_try_vars(nccltune_session *s)
 	return NCCLTUNE_OK;
 }
 
+/* Take the lock of session folder dir for the rest of the session (s->run.lock_fd):
+ * a second nccltune on the same folder stops at once, naming the holder's pid.
+ * Returns an nccltune_status. */
+static int session_lock(nccltune_session *s, const char *dir)
+{
+	char e[1024];
+
+	if (s->run.lock_fd >= 0)
+		return NCCLTUNE_OK;
+	if (fs_lock_dir(dir, &s->run.lock_fd, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	return NCCLTUNE_OK;
+}
+
+/* The session folder: --out or a new one under results/, created, locked, and without
+ * a journal. Returns an nccltune_status. */
 static int make_out_dir(nccltune_session *s)
 {
 	char e[1024], path[PATH_MAX + 32];
 	struct stat st;
+	int rc;
 
 	if (s->cfg.out_dir_opt) {
 		snprintf(s->run.dir, sizeof s->run.dir, "%s", s->cfg.out_dir_opt);
@@ -177,13 +195,31 @@ static int make_out_dir(nccltune_session *s)
 		for (int i = 2; stat(s->run.dir, &st) == 0 && i < 1000; i++)
 			snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s-%d", host, stamp, i);
 	}
-	snprintf(path, sizeof path, "%s/journal.jsonl", s->run.dir);
-	if (stat(path, &st) == 0)
-		return session_fail(s, NCCLTUNE_USAGE, "%s already holds a session "
-		                    "(journal.jsonl): resume it with 'nccltune run --resume %s' or "
-		                    "choose another --out", s->run.dir, s->run.dir);
 	if (fs_mkdirs(s->run.dir, e, sizeof e) != 0)
 		return session_fail(s, NCCLTUNE_ERROR, "--out: %s", e);
+	rc = session_lock(s, s->run.dir);
+	if (rc)
+		return rc;
+	snprintf(path, sizeof path, "%s/journal.jsonl", s->run.dir);
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return session_fail(s, NCCLTUNE_USAGE, "%s: is a symbolic link: refused (a "
+			                    "session's journal is never followed); choose another --out",
+			                    path);
+		/* Only an older nccltune killed before it wrote the header leaves an empty
+		 * journal: it holds nothing, so it is replaced. */
+		if (!S_ISREG(st.st_mode) || st.st_size > 0) {
+			char self[PATH_MAX + 8];
+
+			return session_fail(s, NCCLTUNE_USAGE, "%s already holds a session "
+			                    "(journal.jsonl): resume it with '%s run --resume %s' or "
+			                    "choose another --out", s->run.dir,
+			                    locate_self_command(self, sizeof self), s->run.dir);
+		}
+		if (unlink(path) != 0)
+			return session_fail(s, NCCLTUNE_ERROR, "%s: cannot remove the empty journal: "
+			                    "%s", path, strerror(errno));
+	}
 	return NCCLTUNE_OK;
 }
 
@@ -222,6 +258,7 @@ static int take_fingerprint(nccltune_session *s)
 	req.envp = env;
 	req.timeout_s = s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s : 120;
 	req.cancel = s->run.cancel;
+	req.reaper = &s->run.reaper;
 	if (runner_run(&req, &res, e, sizeof e) != 0) {
 		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
 		goto out;
@@ -237,6 +274,11 @@ static int take_fingerprint(nccltune_session *s)
 	}
 	if (!res.timed_out && res.exit_status == 0)
 		fp = cJSON_ParseWithLength(res.out, res.out_len);
+	if (fp && !session_json_utf8(fp)) {
+		cJSON_Delete(fp);
+		status = session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		goto out;
+	}
 	if (!cJSON_IsObject(fp)) {
 		session_warn(&s->out, "%s --fingerprint gave no fingerprint (%s); continuing "
 		             "without one", s->run.probe_argv[0],
@@ -300,15 +342,13 @@ int session_prepare_new(nccltune_session *s)
 			return rc;
 	}
 	snprintf(path, sizeof path, "%s/journal.jsonl", s->run.dir);
-	s->run.jr = journal_open(path, e, sizeof e);
-	if (!s->run.jr)
-		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
 	h = session_header_json(s);
 	if (!h)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-	rc = journal_append(s->run.jr, h, e, sizeof e);
+	/* the header and the file appear together: a journal always has its header */
+	s->run.jr = journal_create(path, h, e, sizeof e);
 	cJSON_Delete(h);
-	if (rc != 0)
+	if (!s->run.jr)
 		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
 	return NCCLTUNE_OK;
 }
@@ -336,12 +376,21 @@ static void note_environment(nccltune_session *s)
 int nccltune_session_resume(nccltune_session *s, const char *dir)
 {
 	char e[2048], path[PATH_MAX + 32];
+	struct stat st;
 	int rc;
 
 	if (s->resumed || s->started)
 		return session_fail(s, NCCLTUNE_USAGE, "--resume: the session is already set up");
 	if (!dir || !*dir || strlen(dir) > PATH_MAX - 64)
 		return session_fail(s, NCCLTUNE_USAGE, "--resume: bad folder name");
+	snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+	if (lstat(path, &st) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s: no journal.jsonl: nothing to resume "
+		                    "(not a session folder, or a session stopped before it wrote "
+		                    "its journal: start it again with --out)", dir);
+	rc = session_lock(s, dir);
+	if (rc)
+		return rc;
 	rc = session_load_journal(s, dir);
 	if (rc)
 		return rc;

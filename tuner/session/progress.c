@@ -1,12 +1,16 @@
 /* progress.c - what a session shows the user (progress.h): a line per run (or one
  * updating line on a terminal) and the summary at the end, from the figures the caller
  * hands over. Everything a model produced is labelled MODEL, so a modelled figure is
- * never read as a measurement. Calls nothing of session/ but the vocabulary (runs.h)
+ * never read as a measurement; text from a probe or a file is printed escaped
+ * (fs_escape_text), so it cannot drive the terminal. Calls nothing of session/ but the vocabulary (runs.h)
  * and the output's line (notes.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "fsutil.h"
 #include "result/summary.h"
 #include "session/progress.h"
 
@@ -21,6 +25,10 @@ static char *fmt_duration(double s, char *buf, size_t len)
 	return buf;
 }
 
+/* Longest progress line when the progress is not a terminal (a log, a pipe): the
+ * failure reason and the variables are cut at a word boundary to fit. */
+#define SESSION_LINE_MAX 160
+
 /* "[MODEL name] " when the figures are modelled, else "". */
 static const char *label(const char *model, char *buf, size_t len)
 {
@@ -31,12 +39,53 @@ static const char *label(const char *model, char *buf, size_t len)
 	return buf;
 }
 
+/* Cut s (in place) to at most room bytes at a word boundary, ending it with "...";
+ * never inside a word: a first word longer than room leaves "..." alone. */
+static void cut_words(char *s, size_t room)
+{
+	size_t n = strlen(s), at = 0;
+
+	if (n <= room)
+		return;
+	if (room < 3)
+		room = 3;
+	for (size_t i = 0; i + 3 <= room && i < n; i++)
+		if (s[i] == ' ')
+			at = i;
+	while (at > 0 && (s[at - 1] == ' ' || s[at - 1] == ',' || s[at - 1] == ';' ||
+	                  s[at - 1] == ':'))
+		at--;
+	memcpy(s + at, "...", 4);
+}
+
+/* Shorten a progress line of `fixed` bytes plus env and " (why)" to
+ * SESSION_LINE_MAX: the failure reason first (keeping at least 48 bytes of it), then
+ * the variables, each cut at a word boundary with "...". */
+static void fit_line(size_t fixed, char *env, char *why)
+{
+	size_t avail = fixed < SESSION_LINE_MAX ? SESSION_LINE_MAX - fixed : 0;
+	size_t el = strlen(env), wl = why[0] ? strlen(why) + 3 : 0;
+
+	if (el + wl <= avail)
+		return;
+	if (wl) {
+		size_t room = avail > el + 3 ? avail - el - 3 : 0;
+
+		if (room < 48)
+			room = 48;
+		cut_words(why, room);
+		wl = strlen(why) + 3;
+	}
+	cut_words(env, avail > wl ? avail - wl : 3);
+}
+
 void session_progress_run(struct session_output *out, const struct session_run *r,
                           const struct session_figures *fig)
 {
-	char lab[96], a[32], b[32], eta[32];
+	char lab[96], a[32], b[32], eta[32], env[2048], why[2048], head[256], tail[256];
 	double best = fig->best_us, base = fig->base_us;
 	FILE *f = out->progress;
+	int k;
 
 	if (!f)
 		return;
@@ -53,22 +102,25 @@ void session_progress_run(struct session_output *out, const struct session_run *
 		out->line_active = true;
 		return;
 	}
-	fprintf(f, "%s[%zu/%d] %-8s %-7s %-10s %s", lab, fig->runs, fig->budget,
-	        session_phase_name(r->phase), outcome_class_name(r->o.cls),
-	        r->o.cls == OUTCOME_OK ? summary_format_us(r->o.objective_us, a, sizeof a) : "",
-	        !fig->env ? "(NCCL defaults)"
-	        : fig->env[0] ? fig->env : "(all searched variables unset)");
-	if (r->o.cls != OUTCOME_OK)
-		fprintf(f, " (%.80s)", r->o.error);
-	fprintf(f, " | best %s", summary_format_us(best, b, sizeof b));
-	if (isfinite(best) && isfinite(base) && best > 0)
-		fprintf(f, " (%.2fx)", base / best);
-	fprintf(f, " | %zu failed | ETA %s\n", fig->failures, eta);
+	snprintf(head, sizeof head, "%s[%zu/%d] %-8s %-7s %-10s ", lab, fig->runs, fig->budget,
+	         session_phase_name(r->phase), outcome_class_name(r->o.cls),
+	         r->o.cls == OUTCOME_OK ? summary_format_us(r->o.objective_us, a, sizeof a) : "");
+	k = snprintf(tail, sizeof tail, " | best %s", summary_format_us(best, b, sizeof b));
+	if (isfinite(best) && isfinite(base) && best > 0 && k > 0 && (size_t)k < sizeof tail)
+		k += snprintf(tail + k, sizeof tail - (size_t)k, " (%.2fx)", base / best);
+	if (k > 0 && (size_t)k < sizeof tail)
+		snprintf(tail + k, sizeof tail - (size_t)k, " | %zu failed | ETA %s", fig->failures, eta);
+	fs_escape_text(!fig->env ? "(NCCL defaults)" : fig->env[0] ? fig->env
+	               : "(all searched variables unset)", env, sizeof env);
+	/* what the probe said, escaped: it must not drive the terminal */
+	fs_escape_text(r->o.cls != OUTCOME_OK ? r->o.error : "", why, sizeof why);
+	fit_line(strlen(head) + strlen(tail), env, why);
+	fprintf(f, "%s%s%s%s%s%s\n", head, env, why[0] ? " (" : "", why, why[0] ? ")" : "", tail);
 	fflush(f);
 }
 
 /* "NCCL_A=1 NCCL_B=2" from an env object, or "(NCCL defaults)". */
-static char *env_text(const cJSON *env, char *buf, size_t len)
+static char *env_raw(const cJSON *env, char *buf, size_t len)
 {
 	const cJSON *it;
 	size_t used = 0;
@@ -85,6 +137,14 @@ static char *env_text(const cJSON *env, char *buf, size_t len)
 	if (!buf[0])
 		snprintf(buf, len, "(NCCL defaults: nothing to set)");
 	return buf;
+}
+
+/* env_raw with its control characters escaped, for the terminal. */
+static char *env_text(const cJSON *env, char *buf, size_t len)
+{
+	char raw[1024];
+
+	return fs_escape_text(env_raw(env, raw, sizeof raw), buf, len);
 }
 
 static char *ci_text(const cJSON *cfg, const char *key, bool us, char *buf, size_t len)
@@ -119,6 +179,29 @@ static double ci_low(const cJSON *o)
 
 	return cJSON_GetArraySize(ci) == 2 && cJSON_IsNumber(ci->child) ? ci->child->valuedouble
 	                                                                   : NAN;
+}
+
+/* Has a ratio object its 95% interval? */
+static bool has_ci(const cJSON *o)
+{
+	return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "ci95")) == 2;
+}
+
+/* The result's verdict is "not measured enough to recommend": write the line saying
+ * so (with the budget that would do) into buf and return true. */
+static bool unmeasured(const cJSON *doc, char *buf, size_t len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "verdict");
+	double need = num(doc, "budget_needed");
+
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, SUMMARY_UNMEASURED) != 0)
+		return false;
+	if (isfinite(need))
+		snprintf(buf, len, "%s; run with --budget %.0f or more", SUMMARY_UNMEASURED, need);
+	else
+		snprintf(buf, len, "%s; the final rounds did not run twice (a time limit, or "
+		         "failed repeats): run it again", SUMMARY_UNMEASURED);
+	return true;
 }
 
 /* The phrase of an outcome class named in results.json. */
@@ -158,15 +241,20 @@ static void print_tries(FILE *f, const cJSON *doc)
 		        summary_format_us(num(it, "objective_us"), a, sizeof a),
 		        ci_text(it, "ci95_us", true, ci, sizeof ci), (int)num(it, "repeats"),
 		        ok ? "" : "; failed: ", ok ? "" : oc->valuestring, env);
-		if (cJSON_IsObject(vb))
+		/* a ratio is stated only with its interval */
+		if (cJSON_IsObject(vb) && has_ci(vb))
 			fprintf(f, "              %.2fx vs baseline%s", num(vb, "ratio"),
 			        ci_text(vb, "ci95", false, ci, sizeof ci));
+		else if (cJSON_IsObject(vb))
+			fprintf(f, "              not measured enough to compare with the baseline");
 		else
 			fprintf(f, "              no baseline to compare with");
 		if (!cJSON_IsObject(tv))
 			fputc('\n', f);
 		else if (t == 1.0)
 			fprintf(f, "; it is the tuned best\n");
+		else if (!has_ci(tv))
+			fprintf(f, "; not measured enough to compare with the tuned best\n");
 		else if (t > 1.0)
 			fprintf(f, "; tuned best is %.2fx faster than your config%s\n", t,
 			        ci_text(tv, "ci95", false, ci, sizeof ci));
@@ -209,9 +297,12 @@ static void print_runs(FILE *f, const struct session_ending *end)
 		[STOP_STUCK] = "the strategy kept proposing measured configurations",
 	};
 
-	for (size_t i = 0; i < prune_rule_count(end->pr); i++)
+	for (size_t i = 0; i < prune_rule_count(end->pr); i++) {
+		char text[1024];
+
 		fprintf(f, "%s %s\n", i ? "         " : "pruned:  ",
-		        prune_rule_at(end->pr, i)->text);
+		        fs_escape_text(prune_rule_at(end->pr, i)->text, text, sizeof text));
+	}
 	for (size_t i = 0; i < end->nruns; i++) {
 		if (end->runs[i].o.cls != OUTCOME_OK) {
 			counts[end->runs[i].o.cls]++;
@@ -240,17 +331,81 @@ static void print_runs(FILE *f, const struct session_ending *end)
 	}
 }
 
+/* Print text on f, wrapping each line longer than width between words (a run of
+ * spaces), never inside one, the rest indented by 10: an 80-column terminal would
+ * otherwise split NCCL_MAX_NCHANNELS=9 in two. */
+static void print_wrapped(FILE *f, const char *text, size_t width)
+{
+	const size_t indent = 10;
+
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t len = nl ? (size_t)(nl - text) : strlen(text);
+		bool first = true;
+
+		while (len > 0) {
+			size_t room = width - (first ? 0 : indent), cut = len;
+
+			if (len > room) {
+				/* the last space at or before room, else the first after it */
+				cut = 0;
+				for (size_t i = 1; i <= room && i < len; i++)
+					if (text[i] == ' ' && text[i - 1] != ' ')
+						cut = i;
+				for (size_t i = room; !cut && i < len; i++)
+					if (text[i] == ' ')
+						cut = i;
+				if (!cut)
+					cut = len;
+			}
+			fprintf(f, "%*s%.*s\n", (int)(first ? 0 : indent), "", (int)cut, text);
+			text += cut;
+			len -= cut;
+			while (len > 0 && *text == ' ') {
+				text++;
+				len--;
+			}
+			first = false;
+		}
+		if (first)
+			fputc('\n', f);   /* an empty line */
+		text = nl ? nl + 1 : text;
+		if (!nl)
+			break;
+	}
+}
+
+static void print_summary(FILE *f, const struct session_ending *end, const cJSON *doc);
+static void print_use(FILE *f, const struct session_ending *end, const cJSON *doc);
+
 void session_print_summary(struct session_output *out, const struct session_ending *end,
                            const cJSON *doc)
 {
-	FILE *f = out->progress;
-	const cJSON *base, *best, *gain, *top, *it;
-	char a[32], ci[96], env[1024], desc[256];
-	int n = 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
 
-	if (!f || !doc)
+	if (!out->progress || !doc)
 		return;
 	session_line_clear(out);
+	mem = open_memstream(&text, &len);
+	if (!mem)
+		return;   /* out of memory: no summary; results.json has it all */
+	print_summary(mem, end, doc);
+	if (fclose(mem) == 0 && text)
+		print_wrapped(out->progress, text, out->width >= 40 ? (size_t)out->width : 100);
+	free(text);
+	print_use(out->progress, end, doc);
+	fflush(out->progress);
+}
+
+/* The summary, unwrapped, on f. */
+static void print_summary(FILE *f, const struct session_ending *end, const cJSON *doc)
+{
+	const cJSON *base, *best, *gain, *top, *it;
+	char a[32], ci[96], env[1024], desc[256], wl[1024], dir[4 * PATH_MAX], verdict[256];
+	int n = 0;
+
 	base = cJSON_GetObjectItemCaseSensitive(doc, "baseline");
 	best = cJSON_GetObjectItemCaseSensitive(doc, "best");
 	gain = cJSON_GetObjectItemCaseSensitive(doc, "gain");
@@ -260,8 +415,11 @@ void session_print_summary(struct session_output *out, const struct session_endi
 		fprintf(f, "MODEL %s: every figure below comes from a machine model, not a "
 		        "measurement%s\n", end->model,
 		        end->auto_model ? " (no GPU was visible)" : "");
-	fprintf(f, "session:  %s\n", end->dir);
-	fprintf(f, "workload: %s per step\n", workload_describe(end->wl, desc, sizeof desc));
+	/* the folder and the workload's description came from the user's files */
+	fs_escape_text(end->dir, dir, sizeof dir);
+	fprintf(f, "session:  %s\n", dir);
+	fprintf(f, "workload: %s per step\n",
+	        fs_escape_text(workload_describe(end->wl, desc, sizeof desc), wl, sizeof wl));
 	if (cJSON_IsObject(base))
 		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
 		        summary_format_us(num(base, "objective_us"), a, sizeof a),
@@ -271,9 +429,12 @@ void session_print_summary(struct session_output *out, const struct session_endi
 	if (cJSON_IsObject(best)) {
 		fprintf(f, "best:     %s per step%s  %s\n",
 		        summary_format_us(num(best, "objective_us"), a, sizeof a),
-		        ci_text(best, "ci95_us", true, ci, sizeof ci),
+		        num(best, "repeats") > 1 ? ci_text(best, "ci95_us", true, ci, sizeof ci)
+		                                 : " (measured once)",
 		        env_text(cJSON_GetObjectItemCaseSensitive(best, "env"), env, sizeof env));
-		if (cJSON_IsObject(gain))
+		if (unmeasured(doc, verdict, sizeof verdict))
+			fprintf(f, "verdict:  %s\n", verdict);
+		else if (cJSON_IsObject(gain))
 			fprintf(f, "gain:     %.2fx vs the baseline%s%s\n", num(gain, "ratio"),
 			        ci_text(gain, "ci95", false, ci, sizeof ci),
 			        num(gain, "ratio") <= 1.0 ? " (nothing beat NCCL's defaults)" : "");
@@ -301,25 +462,37 @@ void session_print_summary(struct session_output *out, const struct session_endi
 	}
 	print_noise(f, doc);
 	print_runs(f, end);
-	if (cJSON_IsObject(best) && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc,
-	                                                                          "pinned")) > 0)
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "best")) &&
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "pinned")) > 0)
 		fprintf(f, "pinned:   %s (set when the session ran; the exports set them too, "
-		        "marked pinned)\n", env_text(cJSON_GetObjectItemCaseSensitive(doc, "pinned"), env,
-		                                     sizeof env));
-	if (cJSON_IsObject(best) && end->model) {
+		        "marked pinned)\n", env_text(cJSON_GetObjectItemCaseSensitive(doc, "pinned"),
+		                                     env, sizeof env));
+}
+
+/* The commands that use the result, as the user can run them (after scripts/tune.sh
+ * nccltune is not in PATH), each on one line however long: they are copied and pasted.
+ * Nothing when there is nothing to use; for a model, how to get real figures instead. */
+static void print_use(FILE *f, const struct session_ending *end, const cJSON *doc)
+{
+	const char *me = end->self ? end->self : "nccltune";
+	char dir[4 * PATH_MAX], verdict[256];
+
+	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "best")) ||
+	    unmeasured(doc, verdict, sizeof verdict))
+		return;
+	fs_escape_text(end->dir, dir, sizeof dir);
+	if (end->model) {
 		/* a model's numbers are never installed: say how to get real ones */
 		fprintf(f, "next:     these are MODEL figures, not measurements: nothing to install.\n"
-		        "          On the real machine run nccltune run (no --model) with the same\n"
+		        "          On the real machine run %s run (no --model) with the same\n"
 		        "          workload, then install that session (exports: %s/exports/)\n",
-		        end->dir);
-	} else if (cJSON_IsObject(best)) {
-		fprintf(f, "use it:   nccltune export --format shell %s\n", end->dir);
-		fprintf(f, "          nccltune export --install --python PY %s   (a .pth for the "
-		        "server's interpreter)\n", end->dir);
-		fprintf(f, "          nccltune export --format nccl-conf --install %s   (NCCL's own "
-		        "file)\n", end->dir);
-		fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", end->dir,
-		        end->dir);
+		        me, dir);
+		return;
 	}
-	fflush(f);
+	fprintf(f, "use it:   %s export --format shell %s\n", me, dir);
+	fprintf(f, "          %s export --install --python PY %s   (a .pth for the server's "
+	        "interpreter)\n", me, dir);
+	fprintf(f, "          %s export --format nccl-conf --install %s   (NCCL's own file)\n", me,
+	        dir);
+	fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", dir, dir);
 }

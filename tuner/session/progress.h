@@ -31,6 +31,7 @@ struct session_figures {
 /* What the end-of-session summary shows besides results.json. */
 struct session_ending {
 	const char *dir;             /* the session folder */
+	const char *self;            /* how to run nccltune ("nccltune", or its path) */
 	const struct workload *wl;
 	const char *model;           /* as in session_figures */
 	bool auto_model;             /* the model stood in: no GPU was visible */

@@ -349,6 +349,36 @@ static struct finalist *pick_winner(struct final_state *f, size_t nb, double bme
 	return win;
 }
 
+/* Was the winner w measured well enough to recommend: in at least two final rounds
+ * interleaved with an ok baseline (what a gain's interval needs), or, when the
+ * baseline never ran ok, re-measured ok twice? Without that no gain is stated. */
+static bool measured_enough(const struct final_state *f, const struct finalist *w)
+{
+	size_t pairs = 0;
+
+	if (!w || !f->rounds || !w->us)
+		return false;
+	if (!f->base_ok)
+		return w->ok >= 2;
+	for (size_t r = 0; r < f->rounds; r++)
+		pairs += !isnan(f->base_us[r]) && !isnan(w->us[r]);
+	return pairs >= 2;
+}
+
+/* results.json's "verdict" (docs/formats.md) and, for a session too small to measure
+ * its best twice, "budget_needed". Returns false when out of memory. */
+static bool add_verdict(const nccltune_session *s, cJSON *doc, bool has_best, bool enough)
+{
+	int need = session_final_budget_needed(s);
+
+	if (!cJSON_AddStringToObject(doc, "verdict", !has_best ? SESSION_VERDICT_NONE
+	                                             : enough ? SESSION_VERDICT_OK
+	                                             : SESSION_VERDICT_UNMEASURED))
+		return false;
+	return !has_best || enough || need <= s->cfg.budget ||
+	       cJSON_AddNumberToObject(doc, "budget_needed", need) != NULL;
+}
+
 /* What results.json is built from that session_results_write owns until it is written. */
 struct parts {
 	cJSON *wl, *pins, *fails, *pruned, *empty, *best_env;
@@ -494,6 +524,7 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	struct finalist *win;
 	double bmean = NAN, blo = NAN, bhi = NAN;
 	size_t nb;
+	bool enough;
 	cJSON *doc = NULL;
 	char e[1024];
 	int status = NCCLTUNE_ERROR;
@@ -503,6 +534,7 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	session_final_score(s, f);
 	nb = baseline_figures(s, f, &bmean, &blo, &bhi);
 	win = pick_winner(f, nb, bmean);
+	enough = measured_enough(f, win);
 	if (input_basics(s, f, &in, &pt) != NCCLTUNE_OK)
 		goto out;
 	if (nb) {
@@ -515,11 +547,14 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	}
 	if (input_best(s, &in, &win, nb, sizes, &pt) != NCCLTUNE_OK)
 		goto out;
+	/* never a gain without an interval: a best measured once states none */
+	if (!enough)
+		in.has_gain = false;
 	input_top(s, f, &pt);
 	in.ntop = pt.ntop;
 	in.top = pt.top;
 	doc = result_build(&in);
-	if (!doc || (s->cfg.ntries > 0 &&
+	if (!doc || !add_verdict(s, doc, in.has_best, enough) || (s->cfg.ntries > 0 &&
 	             !cJSON_AddItemToObject(doc, "tries",
 	                                    tries_json(s, f, in.has_best ? win : NULL,
 	                                               in.has_best ? in.best.objective_us : NAN,

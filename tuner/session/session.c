@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -37,6 +38,17 @@ static void on_signal(int sig)
 	session_signal = sig;
 }
 
+/* The columns of terminal f (when it is one), else 100: where the summary wraps. */
+static int output_width(FILE *f)
+{
+	struct winsize ws;
+
+	if (f && isatty(fileno(f)) == 1 && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 &&
+	    ws.ws_col >= 40)
+		return ws.ws_col;
+	return 100;
+}
+
 /* ---- handle, setters ---- */
 
 nccltune_session *nccltune_session_create(void)
@@ -52,7 +64,9 @@ nccltune_session *nccltune_session_create(void)
 	s->out.progress = stderr;
 	s->out.warnings = stderr;
 	s->out.tty = isatty(STDERR_FILENO) == 1;
+	s->out.width = output_width(stderr);
 	snprintf(s->run.source, sizeof s->run.source, "measured");
+	s->run.lock_fd = -1;
 	return s;
 }
 
@@ -65,12 +79,15 @@ void nccltune_session_destroy(nccltune_session *s)
 	if (s->run.rng)
 		gsl_rng_free(s->run.rng);
 	journal_close(s->run.jr);
+	if (s->run.lock_fd >= 0)
+		close(s->run.lock_fd);   /* releases the folder's lock */
 	space_destroy(s->run.sp);
 	space_destroy(s->cfg.space_full);
 	env_pins_free(&s->run.pins);
 	runner_free_argv(s->run.probe_argv);
 	cJSON_Delete(s->run.fingerprint);
 	cJSON_Delete(s->run.warm);
+	cJSON_Delete(s->run.result);
 	for (size_t i = 0; i < s->cfg.ntries; i++)
 		tryconf_clear(&s->cfg.tries[i]);
 	free(s->cfg.tries);
@@ -380,11 +397,56 @@ void nccltune_session_set_progress(nccltune_session *s, FILE *f)
 {
 	s->out.progress = f;
 	s->out.tty = f && isatty(fileno(f)) == 1;
+	s->out.width = output_width(f);
+}
+
+/* Copy key of the results document into o (null when absent). */
+static bool copy_key(cJSON *o, const cJSON *doc, const char *key)
+{
+	const cJSON *it = doc ? cJSON_GetObjectItemCaseSensitive(doc, key) : NULL;
+	cJSON *c = it ? cJSON_Duplicate(it, true) : cJSON_CreateNull();
+
+	if (!c || !cJSON_AddItemToObject(o, key, c)) {
+		cJSON_Delete(c);
+		return false;
+	}
+	return true;
+}
+
+int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *out)
+{
+	static const char *const keys[] = {"verdict", "source", "model", "baseline", "best",
+	                                   "gain", "budget_needed", "noise", NULL};
+	const cJSON *doc = s->run.result;
+	cJSON *o = cJSON_CreateObject();
+	char path[PATH_MAX + 16], *text = NULL;
+	int rc = NCCLTUNE_ERROR;
+
+	snprintf(path, sizeof path, "%s/results.json", s->run.dir);
+	if (!o || !cJSON_AddStringToObject(o, "schema", "nccltune-run/1") ||
+	    !cJSON_AddNumberToObject(o, "status", status) ||
+	    !(status == NCCLTUNE_OK || status == NCCLTUNE_NO_CONFIG
+	          ? cJSON_AddNullToObject(o, "error") : cJSON_AddStringToObject(o, "error", s->err)) ||
+	    !(s->run.dir[0] ? cJSON_AddStringToObject(o, "session", s->run.dir)
+	                    : cJSON_AddNullToObject(o, "session")) ||
+	    !(doc ? cJSON_AddStringToObject(o, "results", path) : cJSON_AddNullToObject(o, "results")))
+		goto out;
+	for (size_t i = 0; keys[i]; i++)
+		if (!copy_key(o, doc, keys[i]))
+			goto out;
+	text = cJSON_PrintUnformatted(o);
+	if (text && fprintf(out, "%s\n", text) > 0 && fflush(out) == 0)
+		rc = NCCLTUNE_OK;
+out:
+	free(text);
+	cJSON_Delete(o);
+	return rc;
 }
 
 int nccltune_session_run(nccltune_session *s)
 {
 	struct sigaction sa, old_int, old_term;
+	char e[512];
 	int rc;
 
 	if (s->started)
@@ -399,6 +461,11 @@ int nccltune_session_run(nccltune_session *s)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	s->run.t_start = session_clock();
+	/* A probe's descendant that left its process group (setsid, setpgid) is ended
+	 * after its run too: the session is a child subreaper while it runs. */
+	if (reaper_start(&s->run.reaper, e, sizeof e) != 0)
+		session_warn(&s->out, "%s: a probe's process that leaves its process group may "
+		             "outlive its run", e);
 	rc = s->resumed ? NCCLTUNE_OK : session_prepare_new(s);
 	if (rc == NCCLTUNE_OK && s->run.interrupted)
 		rc = session_fail(s, NCCLTUNE_INTERRUPTED, "interrupted before the session's "
@@ -407,6 +474,7 @@ int nccltune_session_run(nccltune_session *s)
 		rc = session_prepare_common(s);
 	if (rc == NCCLTUNE_OK)
 		rc = session_loop(s);
+	reaper_stop(&s->run.reaper);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	return rc;

@@ -17,6 +17,7 @@
 
 #include "run/env.h"
 #include "run/journal.h"
+#include "run/runner.h"
 #include "nccltune.h"
 #include "run/outcome.h"
 #include "search/prune.h"
@@ -38,6 +39,10 @@
 #define SESSION_MAX_DUPLICATES 50          /* repeated suggestions before giving up */
 #define SESSION_TOP_MAX 5
 #define SESSION_TRY_ROUNDS 3               /* final runs reserved per --try */
+/* results.json "verdict" (docs/formats.md) */
+#define SESSION_VERDICT_OK "recommended"
+#define SESSION_VERDICT_UNMEASURED "not measured enough to recommend"
+#define SESSION_VERDICT_NONE "nothing worked"
 
 /* What to tune: what the setters set (on resume, the journal's header). */
 struct session_config {
@@ -70,6 +75,7 @@ struct session_state {
 	prune *pr;
 	strategy *st;
 	journal *jr;
+	int lock_fd;                 /* the session folder's lock (fs_lock_dir); -1: none */
 	cJSON *fingerprint;          /* NULL: the probe gave none */
 	cJSON *warm;                 /* the header's warm_start object, or NULL */
 	char created[32];
@@ -89,7 +95,10 @@ struct session_state {
 	enum session_stop stop;
 	int duplicates;
 	bool interrupted;
+	bool probe_checked;          /* a resume checked its probe can start (execute.c) */
 	const volatile sig_atomic_t *cancel;   /* set by nccltune_session_run */
+	struct reaper reaper; /* ends what a probe's run leaves behind (runner.h) */
+	cJSON *result;               /* the results.json written at the end, or NULL */
 };
 
 struct nccltune_session {
@@ -102,6 +111,10 @@ struct nccltune_session {
 };
 
 /* ---- session_record.c ---- */
+/* Make every string and key of the JSON value `item` and its siblings (and their
+ * children) valid UTF-8, in place (fs_utf8_sanitize): what a probe printed goes into
+ * the journal. Returns false when out of memory. */
+bool session_json_utf8(cJSON *item);
 /* The journal header of s (docs/formats.md); NULL when out of memory. Caller deletes. */
 cJSON *session_header_json(const nccltune_session *s);
 /* The journal record of run r, the index-th of the session, with the probe's raw stdout

@@ -97,6 +97,39 @@ fail_nowl:
 	return NULL;
 }
 
+/* Replace *str (cJSON-allocated) by a valid UTF-8 copy when it is not one. Returns false
+ * when out of memory. */
+static bool utf8_fix_string(char **str)
+{
+	size_t n = strlen(*str), cap = 3 * n + 1;
+	char *fixed;
+
+	fixed = cJSON_malloc(cap);
+	if (!fixed)
+		return false;
+	if (fs_utf8_sanitize(*str, n, fixed, cap) == n && memcmp(fixed, *str, n) == 0) {
+		cJSON_free(fixed);   /* already valid */
+		return true;
+	}
+	cJSON_free(*str);
+	*str = fixed;
+	return true;
+}
+
+bool session_json_utf8(cJSON *item)
+{
+	for (; item; item = item->next) {
+		if (item->string && !(item->type & cJSON_StringIsConst) &&
+		    !utf8_fix_string(&item->string))
+			return false;
+		if (cJSON_IsString(item) && item->valuestring && !utf8_fix_string(&item->valuestring))
+			return false;
+		if (item->child && !session_json_utf8(item->child))
+			return false;
+	}
+	return true;
+}
+
 /* Printable ASCII of at most max bytes of raw output, for diagnosing garbage. */
 static cJSON *raw_head(const char *raw, size_t len, size_t max)
 {
@@ -141,6 +174,10 @@ cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, 
 	if (raw_stdout && o->cls != OUTCOME_GARBAGE && o->cls != OUTCOME_CRASH &&
 	    o->cls != OUTCOME_TIMEOUT && o->cls != OUTCOME_SPAWN)
 		report = cJSON_ParseWithLength(raw_stdout, raw_len);
+	if (report && !session_json_utf8(report)) {
+		cJSON_Delete(report);
+		goto fail;
+	}
 	if (!add(j, "report", report ? report : cJSON_CreateNull()))
 		goto fail;
 	if (o->cls == OUTCOME_GARBAGE && raw_stdout &&
@@ -369,6 +406,12 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 	struct session_run *r;
 	const cJSON *it;
 
+	/* A session never runs past its budget, so a journal that holds more runs was
+	 * edited: which of its runs count is anyone's guess. */
+	if (s->run.nqueue >= (size_t)s->cfg.budget)
+		return lfail(L, line, "run %zu: more runs than the header's budget of %d (a session "
+		             "never records more; the journal was edited)", s->run.nqueue + 1,
+		             s->cfg.budget);
 	if (s->run.nqueue == L->cap) {
 		size_t ncap = L->cap ? L->cap * 2 : 64;
 		struct session_run *nq = realloc(s->run.queue, ncap * sizeof *nq);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -40,7 +41,7 @@ static const char *show(const char *s, char *buf, size_t len)
 {
 	if (!s)
 		return "(none)";
-	return summary_sanitize(s, buf, len);
+	return fs_escape_text(s, buf, len);
 }
 
 /* Print one difference when a and b differ; returns 1 if printed. */
@@ -87,8 +88,8 @@ static int diff_topology(FILE *out, const struct summary_fingerprint *a,
 				continue;
 			}
 			fprintf(out, "topology GPU%zu-GPU%zu: %s -> %s\n", i, j,
-			        summary_sanitize(cell(a, i, j), x, sizeof(x)),
-			        summary_sanitize(cell(b, i, j), y, sizeof(y)));
+			        fs_escape_text(cell(a, i, j), x, sizeof(x)),
+			        fs_escape_text(cell(b, i, j), y, sizeof(y)));
 			shown++;
 		}
 	}
@@ -203,8 +204,8 @@ static int take_fingerprint(char **argv, cJSON **doc, struct summary_fingerprint
 			if (*c == '\n' || *c == '\r' || *c == '\t')
 				*c = ' ';
 		/* the end of stderr says most: keep its last part */
-		summary_sanitize(elen > sizeof(clean) - 1 ? res.err + elen - (sizeof(clean) - 1)
-		                                          : res.err, clean, sizeof(clean));
+		fs_escape_text(elen > sizeof(clean) - 1 ? res.err + elen - (sizeof(clean) - 1)
+		                                        : res.err, clean, sizeof(clean));
 		snprintf(tail, sizeof(tail), ": %s", clean);
 	}
 	if (!res.spawned) {
@@ -263,6 +264,28 @@ static void cannot_measure(char *err, size_t errlen)
 	fs_errf(err, errlen, "cannot measure: %s", copy);
 }
 
+/* check runs the probe command its journal records: a session folder is trusted like a
+ * script, so it (and its journal) must be yours and writable by nobody else. Returns
+ * NCCLTUNE_OK, or NCCLTUNE_USAGE with the reason. */
+static int trusted_folder(const char *dir, char *err, size_t errlen)
+{
+	char path[4096], why[4096 + 128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
+	/* a results.json given instead of a folder: nothing of it is run */
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+		return NCCLTUNE_OK;
+	if (fs_check_owned(dir, true, why, sizeof(why)) != 0 ||
+	    fs_check_owned(path, false, why, sizeof(why)) != 0) {
+		fs_errf(err, errlen, "%s: refused: %s; check runs the probe command the session's "
+		        "journal records, so a session folder is trusted like a script (chown it "
+		        "or chmod go-w it, or copy the results.json alone)", dir, why);
+		return NCCLTUNE_USAGE;
+	}
+	return NCCLTUNE_OK;
+}
+
 int nccltune_check(const char *session_dir, const char *probe_command, FILE *out,
                    char *err, size_t errlen)
 {
@@ -273,6 +296,10 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 	int rc = NCCLTUNE_USAGE, n;
 
 	memset(&now, 0, sizeof(now));
+	rc = trusted_folder(session_dir, err, errlen);
+	if (rc != NCCLTUNE_OK)
+		goto out;
+	rc = NCCLTUNE_USAGE;
 	if (summary_load(session_dir, SUMMARY_JOURNAL | SUMMARY_PARTIAL, &s, err,
 	                      errlen) < 0)
 		goto out;
@@ -338,7 +365,7 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 		} else if (n == 0) {
 			char clean[1024];
 
-			fprintf(out, "unchanged: %s\n", summary_sanitize(desc, clean, sizeof(clean)));
+			fprintf(out, "unchanged: %s\n", fs_escape_text(desc, clean, sizeof(clean)));
 			rc = NCCLTUNE_OK;
 		} else {
 			fprintf(out, "changed: %d difference%s from the fingerprint saved in %s\n", n,

@@ -31,6 +31,7 @@
 #include "ncclvars.h"
 #include "nccltune.h"
 #include "run/locate.h"
+#include "table.h"
 
 /* nccl-tuner first: a session writes its exports in this order, and the env-style
  * exports of a result with rules name the table it wrote. */
@@ -370,6 +371,48 @@ bool export_plan_notes(const struct export_plan *p, size_t i, const char **a, co
 	return *a != NULL;
 }
 
+/* ---- a best not measured enough ---- */
+
+/* The export of a session whose best was not measured enough to recommend: comments
+ * saying so and nothing to set (json: an empty env; nccl-tuner: a table without rules),
+ * in the format's own frame, so an install of it sets nothing. */
+static int export_unmeasured(const struct summary *s, const char *format, FILE *out,
+                             char *err, size_t errlen)
+{
+	bool marked = strcmp(format, "sitecustomize") == 0 || strcmp(format, "nccl-conf") == 0;
+	const char *first = strcmp(format, "nccl-tuner") == 0 ? TUNER_TABLE_HEADER : NULL;
+	struct export_writer w;
+	char why[256];
+	cJSON *doc;
+	char *text;
+
+	summary_describe_unmeasured(s, why, sizeof(why));
+	if (strcmp(format, "json") == 0) {
+		doc = cJSON_CreateObject();
+		text = NULL;
+		if (doc && cJSON_AddStringToObject(doc, "schema", EXPORT_ENV_SCHEMA) &&
+		    cJSON_AddStringToObject(doc, "source", s->model ? "model" : "measured") &&
+		    cJSON_AddObjectToObject(doc, "env") && cJSON_AddObjectToObject(doc, "pinned") &&
+		    cJSON_AddStringToObject(doc, "verdict", why))
+			text = cJSON_Print(doc);
+		cJSON_Delete(doc);
+		if (!text) {
+			fs_errf(err, errlen, "%s: out of memory writing the json export", s->origin);
+			return NCCLTUNE_ERROR;
+		}
+		fprintf(out, "%s\n", text);
+		cJSON_free(text);
+		return NCCLTUNE_OK;
+	}
+	w = export_writer_start(s, out, first, marked, err, errlen);
+	export_commentf(&w, "Nothing to set: %s.", why);
+	export_comment(&w, "The best was not re-measured against NCCL's defaults in two interleaved");
+	export_comment(&w, "rounds, so no gain is shown and nothing is recommended.");
+	if (marked)
+		fprintf(out, "%s\n", EXPORT_MARK_END);
+	return w.rc;
+}
+
 /* ---- dispatch ---- */
 
 int export_render(const struct summary *s, const char *format, const struct export_where *w,
@@ -377,6 +420,8 @@ int export_render(const struct summary *s, const char *format, const struct expo
 {
 	if (!format)
 		format = "";
+	if (summary_unmeasured(s) && nccltune_export_filename(format))
+		return export_unmeasured(s, format, out, err, errlen);
 	if (strcmp(format, "nccl-tuner") == 0)
 		return export_tuner_table(s, w, out, err, errlen);
 	if (strcmp(format, "sitecustomize") == 0)

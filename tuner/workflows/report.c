@@ -622,7 +622,8 @@ static void section_headline(FILE *o, const struct summary *s)
 	fputs("</div></div>", o);
 	if (s->has_gain)
 		ratio = s->gain;
-	else if (s->baseline.present && s->best.present && s->best.objective_us > 0)
+	else if (!summary_unmeasured(s) && s->baseline.present && s->best.present &&
+	         s->best.objective_us > 0)
 		ratio = s->baseline.objective_us / s->best.objective_us;
 	fprintf(o, "<div class=\"card gain\"><div class=\"k\">speed-up%s</div><div class=\"v\">", tag);
 	if (isfinite(ratio))
@@ -635,6 +636,15 @@ static void section_headline(FILE *o, const struct summary *s)
 	else
 		fputs("baseline / tuned", o);
 	fputs("</div></div></div>", o);
+	if (summary_unmeasured(s)) {
+		char why[256];
+
+		fputs("<p><b>Caution:</b> ", o);
+		esc(o, summary_describe_unmeasured(s, why, sizeof(why)));
+		fputs(". The best was measured once, not re-measured against NCCL's defaults in "
+		      "two interleaved rounds: no speed-up is stated and the exports set nothing."
+		      "</p>", o);
+	}
 	if (summary_gain_unproven(s))
 		fprintf(o, "<p><b>Caution:</b> not shown to be faster than NCCL's defaults: the "
 		        "speed-up's 95%% interval (%.2f &#8211; %.2f&#215;) includes 1.00&#215;. A "

@@ -1,7 +1,7 @@
 /* show.c - the report's content as plain text for a terminal: result, tuned environment,
  * top configurations, families, failures, pruned regions, per-size latency. Aligned
- * columns; every string from the files is stripped of control characters so a hostile
- * results.json cannot drive the terminal. */
+ * columns; every string from the files has its control characters escaped
+ * (fs_escape_text) so a hostile results.json cannot drive the terminal. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 
 static const char *clean_str(const char *s, char *buf, size_t len)
 {
-	return summary_sanitize(s ? s : "", buf, len);
+	return fs_escape_text(s, buf, len);
 }
 
 static void row(FILE *o, const char *key, const char *value)
@@ -106,6 +106,12 @@ static void tuned_env(FILE *o, const struct summary *s)
 		fputs("  (no configuration worked: nothing to export)\n", o);
 		return;
 	}
+	if (summary_unmeasured(s)) {
+		char why[256];
+
+		fprintf(o, "  (%s: nothing is exported; measured once:)\n",
+		        summary_describe_unmeasured(s, why, sizeof(why)));
+	}
 	if (s->best.env.n == 0)
 		fputs("  (NCCL's defaults were best: nothing to set)\n", o);
 	for (size_t i = 0; i < s->best.env.n; i++)
@@ -134,7 +140,8 @@ static void top(FILE *o, const struct summary *s)
 		if (m->has_ci)
 			snprintf(ci, sizeof(ci), "%s - %s", summary_format_us(m->ci_lo, lo, sizeof(lo)),
 			         summary_format_us(m->ci_hi, hi, sizeof(hi)));
-		if (s->baseline.present && m->objective_us > 0)
+		/* no ratio is stated for a result that was not measured enough */
+		if (s->baseline.present && m->objective_us > 0 && !summary_unmeasured(s))
 			snprintf(ratio, sizeof(ratio), "%.2fx", s->baseline.objective_us / m->objective_us);
 		if (m->repeats)
 			snprintf(rep, sizeof(rep), "%d", m->repeats);

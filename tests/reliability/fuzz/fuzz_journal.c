@@ -22,7 +22,7 @@ static int count(void *ctx, const cJSON *record, size_t line)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[64], warn[512], err[512];
+	char path[320], warn[1024], err[1024];
 	size_t before = 0, after = 0;
 	int torn = 0, fd;
 	journal *j;

@@ -29,7 +29,7 @@ static const char results[] =
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct summary *s = NULL;
-	char path[64], err[1024];
+	char path[320], err[1024];
 	int fd;
 
 	if (summary_parse(results, sizeof results - 1, "results.json", &s, err, sizeof err) != 0) {

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# test_verdict.sh - no gain without an interval. A session too small to re-measure its
+# best against NCCL's defaults in two interleaved final rounds says so everywhere:
+# results.json has "verdict": "not measured enough to recommend", "gain": null and the
+# smallest --budget that would do ("budget_needed"); the summary, `show` and report.html
+# say "not measured enough to recommend; run with --budget N or more" and state no gain;
+# every export is comments only (env.json has an empty "env" and the verdict). With that budget the session recommends.
+# Usage: test_verdict.sh NCCLTUNE FAKEPROBE
+set -u
+NT=$1
+FAKE=$2
+tmp=$(mktemp -d /tmp/nccltune-verdict-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# a caller's own NCCL_* variables would be pinned and change the sessions
+for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+json() {   # json FILE EXPR: print a Python expression of the document d
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+for budget in 9 14; do
+	s="$tmp/b$budget"
+	out=$("$NT" run --probe "$FAKE" --budget $budget --seed 3 --out "$s" 2>&1) ||
+		fail "budget $budget: exit $?: $out"
+	[ "$(json "$s/results.json" 'd["verdict"]')" = "not measured enough to recommend" ] ||
+		fail "budget $budget: verdict $(json "$s/results.json" 'd.get("verdict")')"
+	[ "$(json "$s/results.json" 'd["gain"]')" = "None" ] ||
+		fail "budget $budget: a gain without an interval: $(json "$s/results.json" 'd["gain"]')"
+	need=$(json "$s/results.json" 'd["budget_needed"]')
+	[ "$need" = 20 ] || fail "budget $budget: budget_needed $need, want 20"
+	case "$out" in
+	*"not measured enough to recommend; run with --budget 20 or more"*) ;;
+	*) fail "budget $budget: the summary does not say so: $out" ;;
+	esac
+	case "$out" in *"gain:"*|*"use it:"*) fail "budget $budget: the summary states a gain or an export: $out" ;; esac
+	show=$("$NT" show "$s" 2>&1) || fail "budget $budget: show exit $?"
+	case "$show" in
+	*"not measured enough to recommend; run with --budget 20 or more"*) ;;
+	*) fail "budget $budget: show does not say so: $show" ;;
+	esac
+	case "$show" in *"x faster"*) fail "budget $budget: show states a gain: $show" ;; esac
+	grep -q "not measured enough to recommend" "$s/report.html" ||
+		fail "budget $budget: report.html does not say so"
+	for f in "$s"/exports/*; do
+		case "$f" in
+		*.json) python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "nccltune-env/1" and d["env"] == {}, d
+assert d["verdict"].startswith("not measured enough to recommend"), d
+' "$f" || fail "budget $budget: $f recommends something: $(cat "$f")" ;;
+		*) if grep -v '^#' "$f" | grep -q 'NCCL_'; then
+			fail "budget $budget: $f sets something: $(cat "$f")"
+		   fi
+		   grep -q "not measured enough to recommend" "$f" || fail "budget $budget: $f does not say why" ;;
+		esac
+	done
+done
+
+s="$tmp/b20"
+out=$("$NT" run --probe "$FAKE" --budget 20 --seed 3 --out "$s" 2>&1) || fail "budget 20: exit $?: $out"
+[ "$(json "$s/results.json" 'd["verdict"]')" = "recommended" ] ||
+	fail "budget 20: verdict $(json "$s/results.json" 'd.get("verdict")')"
+[ "$(json "$s/results.json" 'len(d["gain"]["ci95"])')" = 2 ] || fail "budget 20: the gain has no interval"
+case "$out" in *"gain:"*"[95%"*) ;; *) fail "budget 20: no gain with its interval: $out" ;; esac
+grep -v '^#' "$s/exports/env.sh" | grep -q '^export NCCL_' || fail "budget 20: env.sh sets nothing"
+
+[ $fails -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
+echo "all checks passed"
