@@ -319,6 +319,25 @@ int ncclvars_name_check(const char *name, char *why, size_t whylen)
 	return 0;
 }
 
+/* A known variable that `name` extends by a short word-like suffix of 1 to 4 characters
+ * (NCCL_PROTOCOL, NCCL_ALGOS, NCCL_NTHREADS_MAX: a typo of the known name, which NCCL
+ * would ignore), or NULL. The longest such stem wins. */
+static const struct ncclvar *known_stem(const char *name)
+{
+	const struct ncclvar *best = NULL;
+	size_t n = strlen(name), bestlen = 0;
+
+	for (size_t i = 0; i < NVARS; i++) {
+		size_t k = strlen(vars[i].name);
+
+		if (k < n && n - k <= 4 && k > bestlen && strncmp(name, vars[i].name, k) == 0) {
+			best = &vars[i];
+			bestlen = k;
+		}
+	}
+	return best;
+}
+
 int ncclvars_name_lookup(const char *name, const struct ncclvar **var, char *why,
                          size_t whylen)
 {
@@ -331,6 +350,8 @@ int ncclvars_name_lookup(const char *name, const struct ncclvar **var, char *why
 	if (*var)
 		return 0;
 	near = ncclvars_nearest(name, 2);
+	if (!near)
+		near = known_stem(name);
 	if (near)
 		return fs_errf(why, whylen, "unknown NCCL variable (did you mean %s?)", near->name);
 	return 0;

@@ -118,7 +118,8 @@ const struct ncclvar *ncclvars_nearest(const char *name, size_t max_edits);
 int ncclvars_name_check(const char *name, char *why, size_t whylen);
 
 /* The tuner's strict check of a variable name: ncclvars_name_check, and an unknown name
- * within two edits of a known one is refused as a typo ("unknown NCCL variable (did you
+ * within two edits of a known one, or a known one with 1 to 4 characters appended
+ * (NCCL_PROTOCOL), is refused as a typo ("unknown NCCL variable (did you
  * mean NCCL_NTHREADS?)"): NCCL silently ignores a misspelt variable. Sets *var to the
  * table entry, or NULL for a plausible unknown name (which gets RULE_STRING). Returns 0
  * or -1 with the reason in why. */

@@ -406,6 +406,12 @@ static void test_names(void)
 	CHECK(v && v->rule == NCCLVARS_RULE_INT && v->step == 32);
 	CHECK_INT(ncclvars_name_lookup("NCCL_MAX_NCHANNEL", &v, why, sizeof why), -1);
 	CHECK_STR(why, "unknown NCCL variable (did you mean NCCL_MAX_NCHANNELS?)");
+	CHECK_INT(ncclvars_name_lookup("NCCL_PROTOCOL", &v, why, sizeof why), -1);
+	CHECK_STR(why, "unknown NCCL variable (did you mean NCCL_PROTO?)");
+	CHECK_INT(ncclvars_name_lookup("NCCL_ALGOS", &v, why, sizeof why), -1);
+	CHECK_STR(why, "unknown NCCL variable (did you mean NCCL_ALGO?)");
+	CHECK_INT(ncclvars_name_lookup("NCCL_PROTO_EXTRA", &v, why, sizeof why), 0);
+	CHECK(v == NULL);   /* more than 4 characters appended: a plausible new variable */
 	CHECK_INT(ncclvars_name_lookup("CUDA_VISIBLE_DEVICES", &v, why, sizeof why), -1);
 	CHECK_STR(why, "not an NCCL variable (names start with NCCL_)");
 }

@@ -8,6 +8,8 @@
   the others (1.3K);
 * the end-of-session summary wraps between tokens at the terminal's width (80 columns
   here, on a pseudo-terminal), else at 100, and never splits NCCL_MAX_NCHANNELS=9;
+* `--quiet` still says, on stderr, that a model's figures are a model's and where the
+  session folder is (and nothing about a model for a measured session);
 * `nccltune run --json` prints one JSON object on stdout (status, verdict, source,
   baseline, best, gain with its interval, session folder) while the progress stays on
   stderr.
@@ -174,6 +176,21 @@ def json_summary(tmp):
           and o.get("best", 0) is None, "json: a failed resume", p.stdout + p.stderr)
 
 
+def quiet(tmp):
+    out = os.path.join(tmp, "quiet-model")
+    p = run(["run", "--model", "pcie-gen5-8gpu", "--budget", "20", "--out", out, "--quiet"])
+    check(p.returncode == 0, "quiet model: exit %d" % p.returncode, p.stderr)
+    check(p.stdout == "", "quiet model: stdout not empty", p.stdout)
+    check(p.stderr.splitlines() == [
+        "nccltune: MODEL pcie-gen5-8gpu: the results are a machine model's, not a measurement",
+        "nccltune: session: " + out], "quiet model: stderr", p.stderr)
+    out = os.path.join(tmp, "quiet-fake")
+    p = run(["run", "--probe", FAKE, "--budget", "20", "--out", out, "--quiet"])
+    check(p.returncode == 0, "quiet fake: exit %d" % p.returncode, p.stderr)
+    check(p.stderr.splitlines() == ["nccltune: session: " + out], "quiet fake: stderr",
+          p.stderr)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="nccltune-first-")
     try:
@@ -181,6 +198,7 @@ def main():
         byte_lists(tmp)
         wrapping(tmp)
         json_summary(tmp)
+        quiet(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if FAILS:

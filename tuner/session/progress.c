@@ -378,6 +378,22 @@ static void print_wrapped(FILE *f, const char *text, size_t width)
 static void print_summary(FILE *f, const struct session_ending *end, const cJSON *doc);
 static void print_use(FILE *f, const struct session_ending *end, const cJSON *doc);
 
+/* With progress off (--quiet): what must still be said, on the warnings stream: that the
+ * figures are a model's, and where the session is. */
+static void quiet_notice(FILE *f, const struct session_ending *end)
+{
+	char dir[4 * PATH_MAX];
+
+	if (!f)
+		return;
+	if (end->model)
+		fprintf(f, "nccltune: MODEL %s: the results are a machine model's, not a "
+		        "measurement%s\n", end->model,
+		        end->auto_model ? " (no GPU was visible)" : "");
+	fprintf(f, "nccltune: session: %s\n", fs_escape_text(end->dir, dir, sizeof dir));
+	fflush(f);
+}
+
 void session_print_summary(struct session_output *out, const struct session_ending *end,
                            const cJSON *doc)
 {
@@ -385,8 +401,12 @@ void session_print_summary(struct session_output *out, const struct session_endi
 	size_t len = 0;
 	FILE *mem;
 
-	if (!out->progress || !doc)
+	if (!doc)
 		return;
+	if (!out->progress) {
+		quiet_notice(out->warnings, end);
+		return;
+	}
 	session_line_clear(out);
 	mem = open_memstream(&text, &len);
 	if (!mem)
