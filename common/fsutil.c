@@ -457,3 +457,18 @@ int fs_parse_long(const char *s, long lo, long hi, long *out)
 	*out = v;
 	return 0;
 }
+
+int fs_program_dir(char *buf, size_t len)
+{
+	ssize_t n = len > 1 ? readlink("/proc/self/exe", buf, len - 1) : -1;
+	char *slash;
+
+	if (n <= 0 || (size_t)n >= len - 1)
+		return -1;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}

@@ -185,22 +185,6 @@ out:
 	return rc;
 }
 
-/* The folder of the running program, or -1. */
-static int program_dir(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash;
-
-	if (n <= 0 || (size_t)n >= len - 1)
-		return -1;
-	buf[n] = '\0';
-	slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
 int locate_plugin(char *buf, size_t len, bool *build_tree, char *err, size_t errlen)
 {
 	static const char *const rel[] = {"/../plugin/", "/../../plugin/"};
@@ -222,7 +206,7 @@ int locate_plugin(char *buf, size_t len, bool *build_tree, char *err, size_t err
 		int k;
 
 		if (i < sizeof rel / sizeof rel[0]) {
-			if (program_dir(dir, sizeof dir) != 0)
+			if (fs_program_dir(dir, sizeof dir) != 0)
 				continue;
 			snprintf(cand, sizeof cand, "%s%s%s", dir, rel[i], PLUGIN_FILE);
 		} else {

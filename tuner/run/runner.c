@@ -710,22 +710,6 @@ out:
 	return rc;
 }
 
-/* The folder of the running executable, from /proc/self/exe. */
-static int exe_dir(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash;
-
-	if (n <= 0 || (size_t)n >= len - 1)
-		return -1;
-	buf[n] = '\0';
-	slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
 int runner_find_tool(const char *name, char *buf, size_t len, char *err, size_t errlen)
 {
 	static const char *const rel[] = {"", "/../probe", "/../models", "/../../probe",
@@ -750,7 +734,7 @@ int runner_find_tool(const char *name, char *buf, size_t len, char *err, size_t 
 	}
 	looked[0] = '\0';
 	ll = (size_t)snprintf(looked, sizeof looked, "$%s (unset)", var);
-	if (exe_dir(dir, sizeof dir) == 0) {
+	if (fs_program_dir(dir, sizeof dir) == 0) {
 		for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
 			char cand[PATH_MAX + 64];
 			int k = snprintf(cand, sizeof cand, "%s%s/%s", dir, rel[i], name);
