@@ -45,7 +45,7 @@ static void test_errors(void)
 	          "t.json: schema: expected \"nccltune-space/1\"");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}}, "
 	                      "\"budget\": 3}"),
-	          "t.json: budget: unknown key (expected schema, params, fixed, constraints)");
+	          "t.json: budget: unknown key (expected schema, params, fixed, constraints, per_size)");
 	CHECK_STR(parse_error(HEAD "\"fixed\": {}}"), "t.json: params: missing");
 	CHECK_STR(parse_error(HEAD "\"params\": {}}"), "t.json: params: empty (nothing to search)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}, "
@@ -405,12 +405,12 @@ static void test_misc(void)
 		char big[4096];
 		size_t used = (size_t)snprintf(big, sizeof big, HEAD "\"params\": {");
 
-		for (int i = 0; i < 17; i++)
+		for (int i = 0; i < 33; i++)
 			used += (size_t)snprintf(big + used, sizeof big - used,
-			                         "%s\"NCCL_KNOB_%c\": {\"values\": [\"a\"]}",
-			                         i ? "," : "", 'A' + i);
+			                         "%s\"NCCL_KNOB_%c%c\": {\"values\": [\"a\"]}",
+			                         i ? "," : "", 'A' + i / 26, 'A' + i % 26);
 		snprintf(big + used, sizeof big - used, "}}");
-		CHECK_STR(parse_error(big), "t.json: params: more than 16 keys");
+		CHECK_STR(parse_error(big), "t.json: params: more than 32 keys");
 	}
 	/* cardinality saturates */
 	{

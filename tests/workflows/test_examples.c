@@ -66,6 +66,17 @@ int main(void)
 		CHECK_STR(space_fixed_value(sp, 0), "0");
 	}
 	space_destroy(sp);
+	/* the per-size variants: a per_size block, never NCCL_ALGO/NCCL_PROTO */
+	for (int i = 0; i < 2; i++) {
+		sp = parse_space(root, i ? "space-nvlink-per-size.json" : "space-pcie-per-size.json");
+		CHECK(sp != NULL);
+		if (sp) {
+			CHECK(space_has_per_size(sp));
+			CHECK(!space_mentions(sp, "NCCL_ALGO"));
+			CHECK(!space_mentions(sp, "NCCL_PROTO"));
+		}
+		space_destroy(sp);
+	}
 	text = slurp(root, "kimi-k25-eagle3-verify-8xpcie.json", &len);
 	CHECK(text != NULL);
 	if (text) {

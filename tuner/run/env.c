@@ -382,7 +382,9 @@ char **env_build(char *const *user_env, const space *sp, const struct env_pins *
 	for (size_t d = 0; p && d < space_dims(sp); d++) {
 		const char *v = space_level_text(sp, d, p->lv[d]);
 
-		if (!v || env_pins_get(pins, space_name(sp, d)))
+		/* per-size choices reach NCCL through the plugin's table, never the environment */
+		if (!v || space_rule_of(sp, d, NULL) != SPACE_RULE_NONE ||
+		    env_pins_get(pins, space_name(sp, d)))
 			continue;
 		if (env_push(env, &n, space_name(sp, d), v) != 0)
 			goto oom;
@@ -431,6 +433,8 @@ cJSON *env_point_to_json(const space *sp, const struct point *p)
 	for (size_t d = 0; p && d < space_dims(sp); d++) {
 		const char *v = space_level_text(sp, d, p->lv[d]);
 
+		if (space_rule_of(sp, d, NULL) != SPACE_RULE_NONE)
+			continue;   /* best.rules, not the environment */
 		if (v && !cJSON_AddStringToObject(o, space_name(sp, d), v)) {
 			cJSON_Delete(o);
 			return NULL;
@@ -452,6 +456,9 @@ int env_point_from_json(const space *sp, const cJSON *env, struct point *p)
 	for (size_t d = 0; d < space_dims(sp); d++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(env, space_name(sp, d));
 		bool found = false;
+
+		if (space_rule_of(sp, d, NULL) != SPACE_RULE_NONE)
+			v = NULL;   /* an environment never names a per-size choice: NCCL's */
 
 		for (size_t l = 0; l < space_levels(sp, d) && !found; l++) {
 			const char *t = space_level_text(sp, d, l);

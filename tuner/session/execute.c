@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "run/ruletable.h"
 #include "run/runner.h"
 #include "session/progress.h"
 #include "session/session_priv.h"
@@ -115,6 +116,33 @@ static int replay_next(nccltune_session *s, enum session_phase phase, const stru
 	return session_diverge(s) == NCCLTUNE_OK ? 0 : -1;
 }
 
+/* A candidate with per-size rules runs them through nccltune's tuner plugin, exactly as
+ * they will be deployed: its table is written content-addressed under OUT/tables/ and
+ * the run gets NCCL_TUNER_PLUGIN and NCCLTUNE_TUNER_TABLE (never NCCL_ALGO or NCCL_PROTO:
+ * the space refuses them next to rules). Returns an nccltune_status. */
+static int add_rules(nccltune_session *s, const struct point *p, char ***env)
+{
+	char *text = NULL, path[PATH_MAX + 64], e[PATH_MAX + 256];
+	int status = NCCLTUNE_OK;
+
+	if (!p || !space_has_rules(s->run.sp))
+		return NCCLTUNE_OK;
+	if (ruletable_text(s->run.sp, p, &text, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	if (!text)
+		return NCCLTUNE_OK;   /* every size left to NCCL: the plain process */
+	if (!s->run.plugin[0])
+		status = session_fail(s, NCCLTUNE_ERROR, "per-size rules need nccltune's tuner "
+		                      "plugin, which was not found");
+	else if (ruletable_write(s->run.dir, text, path, sizeof path, e, sizeof e) != 0)
+		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	else if (ruletable_env_set(env, "NCCL_TUNER_PLUGIN", s->run.plugin) != 0 ||
+	         ruletable_env_set(env, "NCCLTUNE_TUNER_TABLE", path) != 0)
+		status = session_fail(s, NCCLTUNE_ERROR, "out of memory building a probe run");
+	free(text);
+	return status;
+}
+
 /* Start the probe on p (or the baseline, or try try_no) in the run's environment and
  * wait for it: 0 with *res (res->cancelled: stopped by a signal), or NCCLTUNE_ERROR
  * with a message in s->err. */
@@ -132,6 +160,9 @@ static int run_probe(nccltune_session *s, const struct point *p, size_t try_no,
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory building a probe run");
 		goto out;
 	}
+	status = try_no ? 0 : add_rules(s, p, &env);
+	if (status)
+		goto out;
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;

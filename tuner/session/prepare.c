@@ -297,6 +297,31 @@ out:
 	return status;
 }
 
+/* The space of a new session: --space, else the default (global) space; a per_size
+ * block expanded into one set of rule dimensions per tuned size. Returns an
+ * nccltune_status. */
+static int choose_space(nccltune_session *s)
+{
+	char e[2048];
+	uint64_t sizes[WORKLOAD_MAX_ENTRIES];
+	space *x = NULL;
+
+	if (!s->cfg.space_full)
+		s->cfg.space_full = space_default();
+	if (!s->cfg.space_full)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	if (!space_has_per_size(s->cfg.space_full))
+		return NCCLTUNE_OK;
+	for (size_t i = 0; i < s->cfg.wl.n; i++)
+		sizes[i] = s->cfg.wl.e[i].bytes;
+	if (space_expand_per_size(s->cfg.space_full, sizes, s->cfg.wl.n, &x, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s: %s", s->cfg.space_file ? s->cfg.space_file
+		                    : "space", e);
+	space_destroy(s->cfg.space_full);
+	s->cfg.space_full = x;
+	return NCCLTUNE_OK;
+}
+
 int session_prepare_new(nccltune_session *s)
 {
 	char e[2048], path[PATH_MAX + 32];
@@ -309,10 +334,9 @@ int session_prepare_new(nccltune_session *s)
 	rc = resolve_probe(s);
 	if (rc)
 		return rc;
-	if (!s->cfg.space_full)
-		s->cfg.space_full = space_default();
-	if (!s->cfg.space_full)
-		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	rc = choose_space(s);
+	if (rc)
+		return rc;
 	if (env_pins_collect(s->run.user_env, s->cfg.space_full, &s->run.pins, e, sizeof e) != 0)
 		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
 	if (s->run.pins.n > 0) {
@@ -432,6 +456,15 @@ int session_prepare_common(nccltune_session *s)
 {
 	char e[1024];
 
+	if (space_has_rules(s->run.sp) && !s->run.plugin[0]) {
+		bool build_tree;
+
+		if (locate_plugin(s->run.plugin, sizeof s->run.plugin, &build_tree, e, sizeof e) != 0) {
+			s->run.plugin[0] = '\0';
+			return session_fail(s, NCCLTUNE_ERROR, "the space has per-size choices, which "
+			                    "run through nccltune's tuner plugin: %s", e);
+		}
+	}
 	gsl_set_error_handler_off();
 	s->run.rng = gsl_rng_alloc(gsl_rng_mt19937);
 	if (!s->run.rng)

@@ -9,6 +9,7 @@
 
 #include "result/result.h"
 #include "session/final.h"
+#include "run/ruletable.h"
 #include "session/session_priv.h"
 
 /* Is q a final-phase run that worked, of the same configuration as r? */
@@ -516,6 +517,23 @@ static void input_top(const nccltune_session *s, const struct final_state *f,
 	pt->ntop = ntop;
 }
 
+/* best.rules (docs/formats.md) of a session whose space has per-size choices: the
+ * winner's rules, none for NCCL's defaults or an off-space try. True unless out of
+ * memory (or nothing to add to). */
+static bool add_rules(const nccltune_session *s, cJSON *doc, const struct finalist *win)
+{
+	cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best"), *rules;
+
+	if (!space_has_rules(s->run.sp) || !cJSON_IsObject(best))
+		return true;
+	rules = win && win->has_point ? ruletable_rules_json(s->run.sp, &win->p)
+	                              : cJSON_CreateArray();
+	if (rules && cJSON_AddItemToObject(best, "rules", rules))
+		return true;
+	cJSON_Delete(rules);
+	return false;
+}
+
 int session_results_write(nccltune_session *s, struct final_state *f, cJSON **doc_out)
 {
 	struct result_input in;
@@ -554,7 +572,8 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	in.ntop = pt.ntop;
 	in.top = pt.top;
 	doc = result_build(&in);
-	if (!doc || !add_verdict(s, doc, in.has_best, enough) || (s->cfg.ntries > 0 &&
+	if (!doc || !add_verdict(s, doc, in.has_best, enough) ||
+	    !add_rules(s, doc, in.has_best ? win : NULL) || (s->cfg.ntries > 0 &&
 	             !cJSON_AddItemToObject(doc, "tries",
 	                                    tries_json(s, f, in.has_best ? win : NULL,
 	                                               in.has_best ? in.best.objective_us : NAN,

@@ -99,6 +99,7 @@ struct session_state {
 	const volatile sig_atomic_t *cancel;   /* set by nccltune_session_run */
 	struct reaper reaper; /* ends what a probe's run leaves behind (runner.h) */
 	cJSON *result;               /* the results.json written at the end, or NULL */
+	char plugin[PATH_MAX];       /* nccltune's tuner plugin when the space has rules */
 };
 
 struct nccltune_session {

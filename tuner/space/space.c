@@ -50,6 +50,8 @@ struct param {
 	char **text;               /* per level; NULL = unset */
 	double *num;               /* numeric value of ordinal levels; NAN for null */
 	double *coord;             /* space_coord */
+	enum space_rule_kind rule; /* a per-size dimension (space_rule.c), or NONE */
+	uint64_t rule_bytes;
 };
 
 enum cons_op { OP_LT, OP_LE, OP_EQ, OP_NE, OP_GE, OP_GT };
@@ -74,6 +76,9 @@ struct space {
 	char **fixed_name, **fixed_value;
 	size_t ncons;
 	struct constraint *cons;
+	bool per_size;             /* an unexpanded per_size block: tmpl[kind] where has */
+	bool has_tmpl[SPACE_RULE_CTAS + 1];
+	struct param tmpl[SPACE_RULE_CTAS + 1];
 };
 
 /* The default space of docs/formats.md, parsed like any user file. */
@@ -81,6 +86,19 @@ static const char default_space_json[] =
 	"{\"schema\": \"nccltune-space/1\", \"params\": {"
 	"\"NCCL_PROTO\": {\"values\": [\"LL\", \"LL128\", \"Simple\", null]},"
 	"\"NCCL_ALGO\": {\"values\": [\"Ring\", \"Tree\", null]},"
+	"\"NCCL_MIN_NCHANNELS\": {\"int\": [1, 32]},"
+	"\"NCCL_MAX_NCHANNELS\": {\"int\": [1, 32]},"
+	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
+	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
+	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
+
+/* The default per-size space: the choices the plugin applies per size, and the
+ * process-level variables only a process can set. */
+static const char default_per_size_json[] =
+	"{\"schema\": \"nccltune-space/1\", \"per_size\": {"
+	"\"algo\": {\"values\": [\"Ring\", \"Tree\", null]},"
+	"\"proto\": {\"values\": [\"LL\", \"LL128\", \"Simple\", null]},"
+	"\"ctas\": {\"values\": [1, 2, 4, 8, 16, null]}}, \"params\": {"
 	"\"NCCL_MIN_NCHANNELS\": {\"int\": [1, 32]},"
 	"\"NCCL_MAX_NCHANNELS\": {\"int\": [1, 32]},"
 	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
@@ -107,6 +125,8 @@ void space_destroy(space *sp)
 		return;
 	for (size_t d = 0; d < sp->dims; d++)
 		param_free(&sp->p[d]);
+	for (size_t k = 0; k <= SPACE_RULE_CTAS; k++)
+		param_free(&sp->tmpl[k]);
 	for (size_t i = 0; i < sp->nfixed; i++) {
 		free(sp->fixed_name[i]);
 		free(sp->fixed_value[i]);
@@ -164,6 +184,17 @@ static void param_coords(struct param *p)
 	}
 }
 
+/* One level's text: a per-size dimension's word or count (space_rule.c), else the value
+ * syntax of the variable. *canon is what to store. Returns 0 or -1 with the reason. */
+static int level_check(const struct param *p, const char *text, const char **canon,
+                       char *why, size_t whylen)
+{
+	*canon = text;
+	if (p->rule != SPACE_RULE_NONE)
+		return space_rule_value_check(p->rule, text, canon, why, whylen);
+	return ncclvars_value_check(p->var, text, why, whylen);
+}
+
 /* A level given as a JSON number: an integer a double holds exactly. */
 static const struct jr_field level_field = {
 	"", JR_STRING | JR_NUMBER | JR_NULL, JR_INTEGER, -INT_LIMIT, INT_LIMIT, NULL, JR_KEEP,
@@ -208,7 +239,7 @@ static int take_level(struct jr *r, const cJSON *v, size_t l, void *ctx)
 		text = buf;
 	}
 	if (text) {
-		if (ncclvars_value_check(p->var, text, why, sizeof why) < 0)
+		if (level_check(p, text, &text, why, sizeof why) < 0)
 			return jr_fail(r, "%s", why);
 		p->text[l] = strdup(text);
 		if (!p->text[l])
@@ -286,8 +317,10 @@ static int parse_range(struct jr *r, struct param *p, const cJSON *range, bool p
 	for (long long v = pow2 ? 1 : lo; v <= hi; v = pow2 ? v * 2 : v + 1) {
 		if (pow2 && v < lo)
 			continue;
+		const char *canon;
+
 		snprintf(buf, sizeof buf, "%lld", v);
-		if (ncclvars_value_check(p->var, buf, why, sizeof why) < 0)
+		if (level_check(p, buf, &canon, why, sizeof why) < 0)
 			return jr_fail(r, "%s", why);
 		p->num[l] = (double)v;
 		p->text[l] = strdup(buf);
@@ -316,8 +349,12 @@ static int parse_param(struct jr *r, struct param *p, const char *name, const cJ
 	char why[256];
 	int rc;
 
-	if (ncclvars_name_lookup(name, &p->var, why, sizeof why) < 0)
+	if (space_rule_named(name)) {
+		if (space_rule_name_parse(name, &p->rule_bytes, &p->rule, why, sizeof why) < 0)
+			return jr_fail(r, "%s", why);
+	} else if (ncclvars_name_lookup(name, &p->var, why, sizeof why) < 0) {
 		return jr_fail(r, "%s", why);
+	}
 	snprintf(p->name, sizeof p->name, "%s", name);
 	if (jr_dispatch(r, v, spec_fields, false, &sp, NULL) < 0)
 		return -1;
@@ -555,7 +592,7 @@ static bool space_nonempty(const space *sp)
 	return false;
 }
 
-struct space_doc { const cJSON *params, *fixed, *cons; };
+struct space_doc { const cJSON *params, *fixed, *cons, *per_size; };
 
 static const char *const space_schema[] = {SPACE_SCHEMA, NULL};
 
@@ -565,6 +602,8 @@ static const struct jr_field space_fields[] = {
 	 offsetof(struct space_doc, params), 0, NULL},
 	{"fixed", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, fixed), 0, NULL},
 	{"constraints", JR_ARRAY, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, cons), 0,
+	 NULL},
+	{"per_size", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, per_size), 0,
 	 NULL},
 	JR_END,
 };
@@ -596,15 +635,53 @@ static int part(struct jr *r, const char *key, space *sp, const cJSON *v,
 
 static int parse_params(struct jr *r, space *sp, const cJSON *params)
 {
-	if (!params->child)
+	if (!params->child && !sp->per_size)
 		return jr_fail(r, "empty (nothing to search)");
 	return jr_map(r, params, SPACE_MAX_DIMS, take_param, sp);
+}
+
+/* One choice of the per_size block ("algo", "proto", "ctas"): a template parsed as the
+ * dimension "rule.1.<kind>" is, so its values are checked once here. */
+static int take_per_size(struct jr *r, const char *key, const cJSON *v, void *ctx)
+{
+	space *sp = ctx;
+	enum space_rule_kind k = space_rule_kind_find(key);
+	char name[32];
+
+	if (k == SPACE_RULE_NONE)
+		return jr_fail(r, "unknown per-size choice (algo, proto or ctas)");
+	snprintf(name, sizeof name, "rule.1.%s", key);
+	if (parse_param(r, &sp->tmpl[k], name, v) < 0)
+		return -1;
+	sp->has_tmpl[k] = true;
+	return 0;
+}
+
+static int parse_per_size(struct jr *r, space *sp, const cJSON *block)
+{
+	if (!block->child)
+		return jr_fail(r, "empty (name algo, proto or ctas)");
+	sp->per_size = true;
+	return jr_map(r, block, 3, take_per_size, sp);
+}
+
+/* NCCL_ALGO or NCCL_PROTO set for the process would turn NCCL's other pairs into IGNORE
+ * for every size, so the plugin's per-size choices could not be applied. */
+static int refuse_global_choice(struct jr *r, const space *sp)
+{
+	if (!space_has_rules(sp) ||
+	    (!space_mentions(sp, "NCCL_ALGO") && !space_mentions(sp, "NCCL_PROTO")))
+		return 0;
+	jr_push_key(r, "per_size");
+	return jr_fail(r, "a space with per-size choices may not also search or fix NCCL_ALGO or "
+	               "NCCL_PROTO (process-wide, they would override every size's rule); drop "
+	               "them from params and fixed");
 }
 
 int space_parse(const char *text, size_t len, const char *origin, space **out, char *err,
                 size_t errlen)
 {
-	struct space_doc doc = {NULL, NULL, NULL};
+	struct space_doc doc = {NULL, NULL, NULL, NULL};
 	struct jr r;
 	cJSON *root = NULL;
 	space *sp = NULL;
@@ -620,11 +697,15 @@ int space_parse(const char *text, size_t len, const char *origin, space **out, c
 		jr_fail(&r, "out of memory");
 		goto out;
 	}
+	if (doc.per_size && part(&r, "per_size", sp, doc.per_size, parse_per_size) < 0)
+		goto out;
 	if (part(&r, "params", sp, doc.params, parse_params) < 0)
 		goto out;
 	if (doc.fixed && part(&r, "fixed", sp, doc.fixed, parse_fixed) < 0)
 		goto out;
 	if (doc.cons && part(&r, "constraints", sp, doc.cons, parse_constraints) < 0)
+		goto out;
+	if (refuse_global_choice(&r, sp) < 0)
 		goto out;
 	if (!space_nonempty(sp)) {
 		jr_push_key(&r, "constraints");
@@ -647,6 +728,17 @@ space *space_default(void)
 
 	if (space_parse(default_space_json, sizeof default_space_json - 1, "default space", &sp,
 	                err, sizeof err) < 0)
+		return NULL;
+	return sp;
+}
+
+space *space_default_per_size(void)
+{
+	space *sp = NULL;
+	char err[256];
+
+	if (space_parse(default_per_size_json, sizeof default_per_size_json - 1,
+	                "default per-size space", &sp, err, sizeof err) < 0)
 		return NULL;
 	return sp;
 }
@@ -708,6 +800,19 @@ char *space_to_json(const space *sp)
 		ok = pj && cJSON_AddItemToObject(params, sp->p[d].name, pj);
 		if (!ok)
 			cJSON_Delete(pj);
+	}
+	if (ok && sp->per_size) {
+		cJSON *ps = cJSON_AddObjectToObject(root, "per_size");
+
+		ok = ps != NULL;
+		for (int k = SPACE_RULE_ALGO; ok && k <= SPACE_RULE_CTAS; k++) {
+			cJSON *pj = sp->has_tmpl[k] ? param_json(&sp->tmpl[k]) : NULL;
+
+			ok = !sp->has_tmpl[k] ||
+			     (pj && cJSON_AddItemToObject(ps, space_rule_kind_word(k), pj));
+			if (!ok)
+				cJSON_Delete(pj);
+		}
 	}
 	if (ok && sp->nfixed) {
 		fixed = cJSON_AddObjectToObject(root, "fixed");
@@ -772,6 +877,26 @@ const char *space_fixed_name(const space *sp, size_t i)
 const char *space_fixed_value(const space *sp, size_t i)
 {
 	return sp->fixed_value[i];
+}
+
+enum space_rule_kind space_rule_of(const space *sp, size_t d, uint64_t *bytes)
+{
+	if (bytes)
+		*bytes = sp->p[d].rule_bytes;
+	return sp->p[d].rule;
+}
+
+bool space_has_per_size(const space *sp)
+{
+	return sp->per_size;
+}
+
+bool space_has_rules(const space *sp)
+{
+	for (size_t d = 0; d < sp->dims; d++)
+		if (sp->p[d].rule != SPACE_RULE_NONE)
+			return true;
+	return sp->per_size;
 }
 
 bool space_mentions(const space *sp, const char *name)

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SPACE_MAX_DIMS 16
+#define SPACE_MAX_DIMS 32
 #define SPACE_MAX_LEVELS 4096
 
 struct point { uint32_t lv[SPACE_MAX_DIMS]; };  /* unused dims are 0 */
@@ -78,6 +78,48 @@ void space_point_at(const space *sp, uint64_t index, struct point *p);
  * Null levels are never chosen by rounding. Can't fail. */
 void space_point_round(const space *sp, const double *x, const struct point *base,
                        struct point *out);
+
+/* ---- per-size dimensions (docs/formats.md, "per_size") ----
+ * A space may carry a `per_size` block: the algorithm, protocol and CTA count that
+ * nccltune's tuner plugin applies to each tuned size. space_expand_per_size turns it into
+ * dimensions "rule.<bytes>.algo", "rule.<bytes>.proto", "rule.<bytes>.ctas" per size
+ * (categorical, categorical, ordinal; null = NCCL's choice); those never reach the
+ * environment (env_build skips them): a candidate's table of plugin rules carries them. */
+enum space_rule_kind { SPACE_RULE_NONE = 0, SPACE_RULE_ALGO, SPACE_RULE_PROTO, SPACE_RULE_CTAS };
+
+/* Does `name` start with "rule." (a per-size dimension's name)? */
+bool space_rule_named(const char *name);
+/* Parse "rule.<bytes>.<kind>". Returns 0 with *bytes and *kind, or -1 with the reason. */
+int space_rule_name_parse(const char *name, uint64_t *bytes, enum space_rule_kind *kind,
+                          char *why, size_t whylen);
+/* Check one value of a per-size dimension: an algorithm or protocol word of NCCL's
+ * (*canon: its canonical spelling, static), or a CTA count 1..64 (*canon = text).
+ * Returns 0, or -1 with the reason. */
+int space_rule_value_check(enum space_rule_kind kind, const char *text, const char **canon,
+                           char *why, size_t whylen);
+/* "algo", "proto", "ctas"; NULL for SPACE_RULE_NONE. */
+const char *space_rule_kind_word(enum space_rule_kind k);
+enum space_rule_kind space_rule_kind_find(const char *word);
+
+/* The per-size kind of dimension d (SPACE_RULE_NONE for an environment variable), with
+ * its size in *bytes when not NONE (bytes may be NULL). Can't fail for a valid d. */
+enum space_rule_kind space_rule_of(const space *sp, size_t d, uint64_t *bytes);
+/* Does the space have per-size dimensions, or a per_size block still to expand? */
+bool space_has_rules(const space *sp);
+/* Does the space carry an unexpanded per_size block? */
+bool space_has_per_size(const space *sp);
+
+/* A copy of `sp` with its per_size block expanded for the tuned sizes `bytes[0..n)`
+ * (each size's algo, proto and ctas dimensions, in that order, after the space's own
+ * params). Returns 0 with a new space in *out (the caller destroys it; sp has no block:
+ * a plain copy), or -1 with a message (too many dimensions for SPACE_MAX_DIMS). */
+int space_expand_per_size(const space *sp, const uint64_t *bytes, size_t n, space **out,
+                          char *err, size_t errlen);
+
+/* The default per-size space (docs/formats.md): per_size algo, proto, ctas plus the
+ * process-level variables NCCL_BUFFSIZE, NCCL_NTHREADS, NCCL_MIN/MAX_NCHANNELS. NULL only
+ * when out of memory. */
+space *space_default_per_size(void);
 
 /* Do two points name the same configuration? */
 bool point_equal(const struct point *a, const struct point *b, size_t dims);

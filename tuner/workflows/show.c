@@ -232,8 +232,33 @@ static void failures(FILE *o, const struct summary *s)
 	}
 }
 
+/* best.rules: the per-size choices the plugin applies (null: NCCL's). */
+static void rules(FILE *o, const struct summary *s)
+{
+	if (!s->has_rules)
+		return;
+	fputs("\nper-size rules (applied by nccltune's tuner plugin; - is NCCL's choice)\n", o);
+	if (s->nrules == 0) {
+		fputs("  none: every size is left to NCCL\n", o);
+		return;
+	}
+	fprintf(o, "  %12s  %-10s  %-8s  %s\n", "bytes", "algorithm", "protocol", "CTAs");
+	for (size_t i = 0; i < s->nrules; i++) {
+		const struct summary_rule *r = &s->rules[i];
+		const char *a = r->algo >= 0 ? ncclvars_word_name(NCCLVARS_ALGOS, (size_t)r->algo) : NULL;
+		const char *p = r->proto >= 0 ? ncclvars_word_name(NCCLVARS_PROTOS, (size_t)r->proto)
+		                              : NULL;
+		char c[16];
+
+		snprintf(c, sizeof c, "%d", r->ctas);
+		fprintf(o, "  %12llu  %-10s  %-8s  %s\n", (unsigned long long)r->bytes, a ? a : "-",
+		        p ? p : "-", r->ctas > 0 ? c : "-");
+	}
+}
+
 static void per_size(FILE *o, const struct summary *s)
 {
+	rules(o, s);
 	if (s->nsizes == 0)
 		return;
 	fprintf(o, "\nper-size latency of the tuned configuration\n  %12s  %10s\n", "bytes",

@@ -1,0 +1,113 @@
+#!/bin/bash
+# test_per_size.sh - a per-size session on the model probe (which loads nccltune's tuner
+# plugin when a run's environment names it): the space's per_size block becomes rules,
+# every candidate with rules runs with NCCL_TUNER_PLUGIN + NCCLTUNE_TUNER_TABLE (a
+# content-addressed table under OUT/tables/ that the plugin applied: the report's `nccl`
+# decision is the rule's), never with NCCL_ALGO or NCCL_PROTO; results.json has
+# best.rules, and a resumed session rebuilds the same tables.
+# Usage: test_per_size.sh NCCLTUNE SOURCE_ROOT. Exit 77 when the model probe is not built.
+set -u
+NT=$1
+SRC=$2
+probe="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
+[ -x "$probe" ] || { echo "skipped: $probe is not built"; exit 77; }
+command -v python3 >/dev/null || { echo "skipped: python3 not found"; exit 77; }
+tmp=$(mktemp -d /tmp/nccltune-per-size-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# The probe, wrapped: each run's NCCL_ALGO, NCCL_PROTO, plugin and table go to a log.
+cat > "$tmp/probe.sh" <<WEOF
+#!/bin/sh
+printf '%s|%s|%s|%s\n' "\${NCCL_ALGO-unset}" "\${NCCL_PROTO-unset}" "\${NCCL_TUNER_PLUGIN-}" \
+	"\${NCCLTUNE_TUNER_TABLE-}" >> "$tmp/env.log"
+exec "$(cd "$(dirname "$probe")" && pwd)/$(basename "$probe")" --model pcie-gen5-8gpu --seed 1 "\$@"
+WEOF
+chmod +x "$tmp/probe.sh"
+
+out=$("$NT" run --probe "$tmp/probe.sh" --space "$SRC/examples/space-pcie-per-size.json" \
+	--bytes 43008,1048576 --budget 24 --seed 3 --out "$tmp/s" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "session: exit $rc: $out"
+
+python3 - "$tmp" <<'PYEOF' || failures=$((failures + 1))
+import json, os, sys
+tmp = sys.argv[1]
+bad = 0
+def fail(m):
+    global bad
+    print("FAIL:", m, file=sys.stderr)
+    bad += 1
+runs = [l.rstrip("\n").split("|") for l in open(tmp + "/env.log")]
+runs = [r for r in runs if len(r) == 4]
+if any(r[0] != "unset" or r[1] != "unset" for r in runs):
+    fail("a run had NCCL_ALGO or NCCL_PROTO set")
+with_table = [r for r in runs if r[3]]
+if not with_table:
+    fail("no run had a per-size table")
+for r in with_table:
+    if not r[2].startswith("/") or not os.path.exists(r[2]):
+        fail("NCCL_TUNER_PLUGIN not an existing absolute path: " + r[2])
+    if not r[3].startswith(tmp + "/s/tables/") and "/tables/" not in r[3]:
+        fail("table outside OUT/tables/: " + r[3])
+    if not os.path.exists(r[3]) or open(r[3]).readline() != "nccltune-tuner/1\n":
+        fail("table missing or not nccltune-tuner/1: " + r[3])
+res = json.load(open(tmp + "/s/results.json"))
+best = res.get("best") or {}
+if "rules" not in best:
+    fail("results.json best has no rules")
+for k in best.get("env", {}):
+    if k.startswith("rule.") or k in ("NCCL_ALGO", "NCCL_PROTO"):
+        fail("best.env names " + k)
+# the plugin applied each run's rules: the report's decision is the rule's choice
+hdr = None
+checked = 0
+matched = {}
+for line in open(tmp + "/s/journal.jsonl"):
+    rec = json.loads(line)
+    if rec.get("type") == "session":
+        hdr = rec
+        continue
+    if rec.get("type") != "run" or rec.get("outcome") != "ok" or rec.get("point") is None:
+        continue
+    params = list(hdr["space"]["params"].items())
+    for res_ in rec["report"]["results"]:
+        for d, (name, spec) in enumerate(params):
+            if not name.startswith("rule.%d." % res_["bytes"]):
+                continue
+            v = spec["values"][rec["point"][d]]
+            kind = name.split(".")[2]
+            got = res_["nccl"]["algo" if kind == "algo" else "proto" if kind == "proto" else "ctas"]
+            if v is None:
+                continue
+            checked += 1
+            if str(got).lower() == str(v).lower():
+                matched[kind] = matched.get(kind, 0) + 1
+# NCCL may still refuse a rule (an IGNORE pair: LL128 where it is disabled; CTAs beyond
+# the channel pool), so not every rule shows; most must, and each kind at least once.
+total = sum(matched.values())
+if checked == 0 or total * 2 < checked or set(matched) != {"algo", "proto", "ctas"}:
+    fail("the plugin's rules do not show in what NCCL ran: %d of %d, %s" %
+         (total, checked, matched))
+sys.exit(1 if bad else 0)
+PYEOF
+
+# show prints the rules; a resumed session (nothing left to run) keeps best.rules
+"$NT" show "$tmp/s" > "$tmp/show.txt" 2>&1 || fail "show failed"
+grep -q "rules" "$tmp/show.txt" || fail "show does not print the rules: $(cat "$tmp/show.txt")"
+
+# NCCL_ALGO next to per_size is refused before anything runs
+cat > "$tmp/bad.json" <<'JEOF'
+{"schema": "nccltune-space/1", "per_size": {"proto": {"values": ["LL", null]}},
+ "params": {"NCCL_ALGO": {"values": ["Ring", null]}}}
+JEOF
+out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/bad.json" --budget 5 --out "$tmp/bad" 2>&1)
+rc=$?
+[ $rc -eq 2 ] || fail "NCCL_ALGO with per_size: exit $rc, want 2: $out"
+case "$out" in *"may not also search or fix NCCL_ALGO or NCCL_PROTO"*) ;;
+	*) fail "NCCL_ALGO with per_size: message: $out" ;; esac
+[ ! -e "$tmp/bad/journal.jsonl" ] || fail "NCCL_ALGO with per_size: a session started"
+
+[ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "ok"
