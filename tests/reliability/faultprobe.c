@@ -13,7 +13,9 @@
  *   --seed S     FAULTPROBE_SEED   mode "random": the fault is drawn from (seed, candidate
  *                environment), so one configuration always behaves the same way
  *   --state D    FAULTPROBE_STATE  folder for "flaky-*" modes: fail the first run of a
- *                configuration, succeed afterwards
+ *                configuration, succeed afterwards; and for "second-*" modes: succeed on
+ *                the first run of a configuration, fail its second, succeed after that
+ *                (a finalist or a --try that fails once, in its first final round)
  *   --log F      FAULTPROBE_LOG    append one JSON line per invocation (O_APPEND, one
  *                write) *before* doing anything else: the tests' independent count of
  *                probe runs, with the mode chosen and the outcome class the tuner must
@@ -66,6 +68,9 @@ static const struct mode_info {
 	{"truncated", "garbage", 3},
 	{"nan", "garbage", 2},
 	{"negative", "garbage", 2},
+	{"zero-latency", "garbage", 0},   /* latencies 0: below any physical floor */
+	{"tiny-latency", "garbage", 0},   /* latencies 5e-324, the smallest double */
+	{"deep-unknown", "garbage", 0},   /* an ok report with an unknown key 999 deep */
 	{"stdout-flood", "garbage", 1},
 	{"exit-nojson", "garbage", 2},
 	{"exit3-nojson", "garbage", 0},
@@ -274,6 +279,23 @@ static bool flaky_first(const char *state, uint64_t hash)
 	if (!state)
 		return true;
 	snprintf(path, sizeof path, "%s/%016llx", state, (unsigned long long)hash);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* For "second-M": true when this is the second run of this configuration (state files
+ * HASH and HASH.2 created one run after the other). Without a state folder: never. */
+static bool second_run(const char *state, uint64_t hash)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (!state || flaky_first(state, hash))
+		return false;
+	snprintf(path, sizeof path, "%s/%016llx.2", state, (unsigned long long)hash);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return false;
@@ -558,8 +580,33 @@ static int run_mode(const char *mode, const struct options *o, uint64_t hash)
 		free(line);
 		return 0;
 	}
-	if (strcmp(mode, "nan") == 0 || strcmp(mode, "negative") == 0) {
-		const char *v = strcmp(mode, "nan") == 0 ? "NaN" : "-1.5";
+	if (strcmp(mode, "deep-unknown") == 0) {
+		char *line;
+		size_t n;
+
+		fill_report(&r, &o->w, false, o->seed, hash);
+		line = proto_report_format(&r);
+		n = line ? strlen(line) : 0;
+		while (n > 0 && line[n - 1] == '\n')
+			n--;
+		if (n < 2 || line[n - 1] != '}') {
+			free(line);
+			return 1;
+		}
+		fwrite(line, 1, n - 1, stdout);
+		fputs(", \"extension\": ", stdout);
+		for (int i = 0; i < 999; i++)
+			fputc('[', stdout);
+		for (int i = 0; i < 999; i++)
+			fputc(']', stdout);
+		fputs("}\n", stdout);
+		free(line);
+		return 0;
+	}
+	if (strcmp(mode, "nan") == 0 || strcmp(mode, "negative") == 0 ||
+	    strcmp(mode, "zero-latency") == 0 || strcmp(mode, "tiny-latency") == 0) {
+		const char *v = strcmp(mode, "nan") == 0 ? "NaN" : strcmp(mode, "negative") == 0 ? "-1.5"
+		              : strcmp(mode, "zero-latency") == 0 ? "0" : "5e-324";
 
 		printf("{\"schema\": \"%s\", \"ok\": true, \"nranks\": 2, \"nccl_version\": \"2.28.9\","
 		       " \"source\": \"model\", \"model\": \"faultprobe\", \"results\": [{\"bytes\": %zu,"
@@ -671,7 +718,7 @@ static void usage(FILE *f)
 	        "Modes:");
 	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
 		fprintf(f, " %s", modes[i].name);
-	fprintf(f, " random flaky-<mode>\n"
+	fprintf(f, " random flaky-<mode> second-<mode>\n"
 	        "Exit status: 0 report ok, 1 report with ok false, 2 bad option.\n");
 }
 
@@ -757,7 +804,7 @@ int main(int argc, char **argv)
 	const char *mode;
 	char rulebuf[64];
 	uint64_t hash;
-	bool flaky;
+	bool flaky, second;
 	int rc;
 
 	rc = parse_options(argc, argv, &o);
@@ -779,10 +826,11 @@ int main(int argc, char **argv)
 	else if (strcmp(mode, "ok") == 0)
 		mode = rules_match(o.rules, rulebuf, sizeof rulebuf) ? rulebuf : "ok";
 	flaky = strncmp(mode, "flaky-", 6) == 0;
-	mi = mode_find(flaky ? mode + 6 : mode);
+	second = strncmp(mode, "second-", 7) == 0;
+	mi = mode_find(flaky ? mode + 6 : second ? mode + 7 : mode);
 	if (!mi)
 		return fail(PROTO_STAGE_ARGS, 2, "faultprobe: unknown mode '%s'", mode);
-	if (flaky && !flaky_first(o.state, hash))
+	if ((flaky && !flaky_first(o.state, hash)) || (second && !second_run(o.state, hash)))
 		mi = mode_find("ok");
 	if (strcmp(mi->name, "ok") == 0 && env_rejected())
 		mi = mode_find("fail-env");
