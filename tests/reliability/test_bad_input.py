@@ -165,6 +165,12 @@ def hostile_journals(base):
         ("journal-over-budget", json.dumps(dict(header, budget=2)) + "\n" + "\n".join(lines[1:5])
          + "\n"),
         ("journal-pinned-not-nccl", h(lambda x: x["pinned"].update(LD_PRELOAD="/tmp/x.so")) + "\n"),
+        # a fingerprint results.json's readers would refuse is not taken from a header
+        ("journal-fingerprint-control",
+         h(lambda x: x.update(fingerprint=dict(x.get("fingerprint") or {}, host="a\x1b[2Jb")))
+         + "\n"),
+        ("journal-fingerprint-gpus",
+         h(lambda x: x.update(fingerprint=dict(x.get("fingerprint") or {}, gpu_count=-1))) + "\n"),
     ]
 
 
@@ -274,6 +280,9 @@ def main():
     run_case("resume-not-session", {"s": None}, ["run", "--resume", "s", "--quiet"], 2, root)
     for name, files, prep in untrusted_folders(base):
         run_case(name, files, ["check", "s"], 2, root, preexec=prep)
+        # a resume runs the journal's probe too: the same refusal
+        run_case(name.replace("check-", "resume-"), files, ["run", "--resume", "s", "--quiet"],
+                 2, root, preexec=prep)
 
     # a journal that cannot grow: the session stops with exit 1 naming the journal and
     # the reason, and what it wrote is whole (no golden file: the wording of the

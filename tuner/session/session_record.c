@@ -11,6 +11,7 @@
 
 #include "fsutil.h"
 #include "nccltune_config.h"
+#include "result/summary.h"
 #include "session/session_priv.h"
 
 /* Add item under key, deleting it if that fails. */
@@ -231,6 +232,20 @@ static const cJSON *need(struct loader *L, const cJSON *o, const char *key, int 
 	return it;
 }
 
+/* The header's fingerprint, kept only when results.json's readers would accept it (what
+ * they refuse is not taken from a header either). Returns 0 or -1 after lfail. */
+static int take_header_fingerprint(struct loader *L, const cJSON *fp, size_t line)
+{
+	struct summary_fingerprint chk;
+	char perr[1024];
+
+	if (summary_fingerprint_parse(fp, "fingerprint", &chk, perr, sizeof perr) != 0)
+		return lfail(L, line, "%s", perr);
+	summary_fingerprint_clear(&chk);
+	L->s->run.fingerprint = cJSON_Duplicate(fp, true);
+	return L->s->run.fingerprint ? 0 : lfail(L, line, "out of memory");
+}
+
 static int load_header(struct loader *L, const cJSON *h, size_t line)
 {
 	nccltune_session *s = L->s;
@@ -315,11 +330,8 @@ static int load_header(struct loader *L, const cJSON *h, size_t line)
 	if (env_pins_from_json(it, "pinned", &s->run.pins, perr, sizeof perr) != 0)
 		return lfail(L, line, "%s", perr);
 	it = cJSON_GetObjectItemCaseSensitive(h, "fingerprint");
-	if (cJSON_IsObject(it)) {
-		s->run.fingerprint = cJSON_Duplicate(it, true);
-		if (!s->run.fingerprint)
-			return lfail(L, line, "out of memory");
-	}
+	if (cJSON_IsObject(it) && take_header_fingerprint(L, it, line) != 0)
+		return -1;
 	it = cJSON_GetObjectItemCaseSensitive(h, "warm_start");
 	if (cJSON_IsObject(it)) {
 		s->run.warm = cJSON_Duplicate(it, true);
