@@ -165,6 +165,10 @@ def hostile_journals(base):
         ("journal-over-budget", json.dumps(dict(header, budget=2)) + "\n" + "\n".join(lines[1:5])
          + "\n"),
         ("journal-pinned-not-nccl", h(lambda x: x["pinned"].update(LD_PRELOAD="/tmp/x.so")) + "\n"),
+        # the header is read through jsonread's table: wrong types and duplicates refused
+        ("journal-iters-type", h(lambda x: x.update(iters="many")) + "\n"),
+        ("journal-header-duplicate",
+         h(lambda x: None).replace('"budget": ', '"budget": 1, "budget": ', 1) + "\n"),
         # a fingerprint results.json's readers would refuse is not taken from a header
         ("journal-fingerprint-control",
          h(lambda x: x.update(fingerprint=dict(x.get("fingerprint") or {}, host="a\x1b[2Jb")))
