@@ -94,6 +94,19 @@ CASES = [
     ("bytes-bad", {}, run_args("--bytes", "43008,,7", "--out", "o"), 2),
     ("option-unknown", {}, run_args("--budgte", "5", "--out", "o"), 2),
     ("probe-and-model", {}, run_args("--model", "pcie-gen5-8gpu", "--out", "o"), 2),
+    # the user's own configurations (--try, --try-file): refused before anything runs,
+    # naming the option and the item
+    ("try-unknown-protocol", {}, run_args("--try", "NCCL_PROTO=Fast NCCL_ALGO=Ring", "--out", "o"), 2),
+    ("try-nthreads", {}, run_args("--try", "NCCL_PROTO=LL NCCL_NTHREADS=100", "--out", "o"), 2),
+    ("try-not-assignment", {}, run_args("--try", "LL", "--out", "o"), 2),
+    ("try-not-nccl", {}, run_args("--try", "P2P_LEVEL=SYS", "--out", "o"), 2),
+    ("try-no-value", {}, ["run", "--try"], 2),
+    ("try-with-resume", {}, ["run", "--resume", "x", "--try", "NCCL_PROTO=LL"], 2),
+    ("try-file-missing", {}, run_args("--try-file", "/nonexistent/tries", "--out", "o"), 2),
+    ("try-file-bad-line", {"bad.txt": "# mine\nNCCL_PROTO=LL NCCL_ALGO=Ring\n"
+                                      "NCCL_ALGO=Ring NCCL_BUFFSIZE=-1\n"},
+     run_args("--try-file", "bad.txt", "--out", "o"), 2),
+    ("try-nvls", {}, run_args("--try", "NCCL_NVLS_ENABLE=1 NCCL_PROTO=LL", "--out", "o"), 2),
     # output folders
     ("out-is-file", {"o": "not a folder\n"}, run_args("--out", "o"), 1),
     ("out-under-file", {"f": "a file\n"}, run_args("--out", "f/o"), 1),
