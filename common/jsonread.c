@@ -55,6 +55,29 @@ static int push(struct jr *r, const char *fmt, ...)
 	return 0;
 }
 
+/* The depth of v's deepest value (a scalar: 0), stopping once past max. */
+static int depth_of(const cJSON *v, int max)
+{
+	int deepest = 0;
+
+	if (!cJSON_IsArray(v) && !cJSON_IsObject(v))
+		return 0;
+	for (const cJSON *c = v->child; c && deepest <= max; c = c->next) {
+		int d = depth_of(c, max - 1) + 1;
+
+		if (d > deepest)
+			deepest = d;
+	}
+	return deepest;
+}
+
+int jr_check_depth(struct jr *r, const cJSON *doc)
+{
+	if (depth_of(doc, r->max_depth) > r->max_depth)
+		return jr_fail(r, "nested deeper than %d levels", r->max_depth);
+	return 0;
+}
+
 int jr_push_key(struct jr *r, const char *key)
 {
 	char clean[80];

@@ -100,6 +100,10 @@ void jr_init(struct jr *r, const char *origin, char *err, size_t errlen);
  * JSON" or "ORIGIN: larger than N bytes". */
 cJSON *jr_parse(struct jr *r, const char *text, size_t len);
 
+/* Refuse a document nested deeper than r->max_depth anywhere, keys the tables skip
+ * included ("ORIGIN: nested deeper than N levels"). Returns 0, or -1 after jr_fail. */
+int jr_check_depth(struct jr *r, const cJSON *doc);
+
 /* Read object `obj` through `fields` (at most 64) into `dst`. `open`: keys not in the table are
  * skipped (still counted and checked for duplicates); otherwise they are refused. Sets
  * bit i of *seen (may be NULL) for each field i present and not null. Members are read

@@ -642,12 +642,14 @@ static int take_stage(struct jr *r, const cJSON *v, void *dst)
 
 #define Q(f) offsetof(struct proto_stats, f)
 
+/* Latencies: at least PROTO_US_FLOOR (0, 1e-300 or 5e-324 us would win every search and
+ * give a results.json with a zero baseline). */
 static const struct jr_field us_fields[] = {
-	{"median", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(median), 0, NULL},
-	{"p10", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(p10), 0, NULL},
-	{"p90", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(p90), 0, NULL},
-	{"min", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(min), 0, NULL},
-	{"max", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, Q(max), 0, NULL},
+	{"median", JR_NUMBER, JR_REQUIRED, PROTO_US_FLOOR, 1e12, NULL, JR_DOUBLE, Q(median), 0, NULL},
+	{"p10", JR_NUMBER, JR_REQUIRED, PROTO_US_FLOOR, 1e12, NULL, JR_DOUBLE, Q(p10), 0, NULL},
+	{"p90", JR_NUMBER, JR_REQUIRED, PROTO_US_FLOOR, 1e12, NULL, JR_DOUBLE, Q(p90), 0, NULL},
+	{"min", JR_NUMBER, JR_REQUIRED, PROTO_US_FLOOR, 1e12, NULL, JR_DOUBLE, Q(min), 0, NULL},
+	{"max", JR_NUMBER, JR_REQUIRED, PROTO_US_FLOOR, 1e12, NULL, JR_DOUBLE, Q(max), 0, NULL},
 	JR_END,
 };
 
@@ -971,8 +973,11 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 
 	memset(out, 0, sizeof *out);
 	jr_init(&r, "report", err, errlen);
+	r.max_depth = PROTO_REPORT_DEPTH;
 	root = jr_parse(&r, text, len);
-	if (!root || jr_dispatch(&r, root, head_fields, true, out, NULL) < 0)
+	/* the report is journalled as it came (unknown keys too): bound it all here */
+	if (!root || jr_check_depth(&r, root) < 0 ||
+	    jr_dispatch(&r, root, head_fields, true, out, NULL) < 0)
 		goto out;
 	if (!out->ok) {
 		if (jr_dispatch(&r, root, fail_fields, true, out, NULL) < 0 ||

@@ -20,6 +20,10 @@ struct cJSON;
 #define PROTO_SWEEP_ERROR_MAX 256   /* bytes kept of a sweep entry's error message */
 #define PROTO_MAX_CTAS 1024         /* largest CTA count a decision may report */
 #define PROTO_KERNEL_MAX 64         /* bytes kept of a symmetric kernel's name */
+#define PROTO_US_FLOOR 0.1          /* no collective completes faster (microseconds): a
+                                     * latency below it is garbage, never a measurement */
+#define PROTO_REPORT_DEPTH 16       /* deepest nesting of a report (unknown keys too):
+                                     * a journalled report stays readable by its replay */
 
 /* What a probe can do beyond protocol v1 (--capabilities, docs/probe-protocol.md). The
  * words are the protocol's: "ops-list", "decisions", "sweep", "window", "compute". */

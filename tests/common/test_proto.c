@@ -127,7 +127,20 @@ static void test_strictness(void)
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
 		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
 		 "\"us\":{\"median\":-1,\"p10\":1,\"p90\":1,\"min\":1,\"max\":1},\"correct\":true}]}",
-		 "report: results[0].us.median: -1 is out of range [0, 1e+12]"},
+		 "report: results[0].us.median: -1 is out of range [0.1, 1e+12]"},
+		/* below the physical floor of 0.1 us: garbage, not the fastest configuration */
+		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
+		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
+		 "\"us\":{\"median\":0,\"p10\":0,\"p90\":0,\"min\":0,\"max\":0},\"correct\":true}]}",
+		 "report: results[0].us.median: 0 is out of range [0.1, 1e+12]"},
+		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
+		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
+		 "\"us\":{\"median\":1,\"p10\":1,\"p90\":1,\"min\":0.09,\"max\":1},\"correct\":true}]}",
+		 "report: results[0].us.min: 0.09 is out of range [0.1, 1e+12]"},
+		/* an unknown key nested past the bound: the journal keeps reports as they came */
+		{"{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\",\"error\":\"x\","
+		 "\"ext\":[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]}",
+		 "report: nested deeper than 16 levels"},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
 		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
 		 "\"us\":{\"median\":1e999,\"p10\":1,\"p90\":1,\"min\":1,\"max\":1},\"correct\":true}]}",
@@ -156,6 +169,14 @@ static void test_strictness(void)
 	                &r, err, sizeof err), 0);
 	CHECK(!r.ok);
 	CHECK_INT(r.stage, PROTO_STAGE_VERIFY);
+	/* 16 levels (ext and 15 arrays) are allowed; the smallest latency is the floor itself */
+	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\","
+	                "\"error\":\"x\",\"ext\":[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]}", &r, err,
+	                sizeof err), 0);
+	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":2,\"nccl_version\":\"2\","
+	                "\"source\":\"measured\",\"results\":[{\"bytes\":8,\"ops\":1,\"samples\":1,"
+	                "\"us\":{\"median\":0.1,\"p10\":0.1,\"p90\":0.1,\"min\":0.1,\"max\":0.1},"
+	                "\"correct\":true}]}", &r, err, sizeof err), 0);
 	/* extensions (unknown keys) are allowed */
 	CHECK_INT(parse("  {\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"env\",\"error\":\"e\","
 	                "\"phases_s\":{}}\n", &r, err, sizeof err), 0);

@@ -94,6 +94,19 @@ CASES = [
     ("bytes-bad", {}, run_args("--bytes", "43008,,7", "--out", "o"), 2),
     ("option-unknown", {}, run_args("--budgte", "5", "--out", "o"), 2),
     ("probe-and-model", {}, run_args("--model", "pcie-gen5-8gpu", "--out", "o"), 2),
+    # the user's own configurations (--try, --try-file): refused before anything runs,
+    # naming the option and the item
+    ("try-unknown-protocol", {}, run_args("--try", "NCCL_PROTO=Fast NCCL_ALGO=Ring", "--out", "o"), 2),
+    ("try-nthreads", {}, run_args("--try", "NCCL_PROTO=LL NCCL_NTHREADS=100", "--out", "o"), 2),
+    ("try-not-assignment", {}, run_args("--try", "LL", "--out", "o"), 2),
+    ("try-not-nccl", {}, run_args("--try", "P2P_LEVEL=SYS", "--out", "o"), 2),
+    ("try-no-value", {}, ["run", "--try"], 2),
+    ("try-with-resume", {}, ["run", "--resume", "x", "--try", "NCCL_PROTO=LL"], 2),
+    ("try-file-missing", {}, run_args("--try-file", "/nonexistent/tries", "--out", "o"), 2),
+    ("try-file-bad-line", {"bad.txt": "# mine\nNCCL_PROTO=LL NCCL_ALGO=Ring\n"
+                                      "NCCL_ALGO=Ring NCCL_BUFFSIZE=-1\n"},
+     run_args("--try-file", "bad.txt", "--out", "o"), 2),
+    ("try-nvls", {}, run_args("--try", "NCCL_NVLS_ENABLE=1 NCCL_PROTO=LL", "--out", "o"), 2),
     # output folders
     ("out-is-file", {"o": "not a folder\n"}, run_args("--out", "o"), 1),
     ("out-under-file", {"f": "a file\n"}, run_args("--out", "f/o"), 1),
@@ -165,6 +178,16 @@ def hostile_journals(base):
         ("journal-over-budget", json.dumps(dict(header, budget=2)) + "\n" + "\n".join(lines[1:5])
          + "\n"),
         ("journal-pinned-not-nccl", h(lambda x: x["pinned"].update(LD_PRELOAD="/tmp/x.so")) + "\n"),
+        # the header is read through jsonread's table: wrong types and duplicates refused
+        ("journal-iters-type", h(lambda x: x.update(iters="many")) + "\n"),
+        ("journal-header-duplicate",
+         h(lambda x: None).replace('"budget": ', '"budget": 1, "budget": ', 1) + "\n"),
+        # a fingerprint results.json's readers would refuse is not taken from a header
+        ("journal-fingerprint-control",
+         h(lambda x: x.update(fingerprint=dict(x.get("fingerprint") or {}, host="a\x1b[2Jb")))
+         + "\n"),
+        ("journal-fingerprint-gpus",
+         h(lambda x: x.update(fingerprint=dict(x.get("fingerprint") or {}, gpu_count=-1))) + "\n"),
     ]
 
 
@@ -274,6 +297,9 @@ def main():
     run_case("resume-not-session", {"s": None}, ["run", "--resume", "s", "--quiet"], 2, root)
     for name, files, prep in untrusted_folders(base):
         run_case(name, files, ["check", "s"], 2, root, preexec=prep)
+        # a resume runs the journal's probe too: the same refusal
+        run_case(name.replace("check-", "resume-"), files, ["run", "--resume", "s", "--quiet"],
+                 2, root, preexec=prep)
 
     # a journal that cannot grow: the session stops with exit 1 naming the journal and
     # the reason, and what it wrote is whole (no golden file: the wording of the

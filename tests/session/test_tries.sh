@@ -1,9 +1,9 @@
 #!/bin/bash
-# test_tries.sh - `nccltune run --try/--try-file` end to end: bad configurations exit 2
-# naming the option and the item, NVLS is refused, --resume takes no --try, and a
-# session of the PCIe Gen5 model with the seed story's hand configuration measures it
-# after the baseline and in the final rounds, with its ratio and interval in
-# results.json, in the summary and in `nccltune show`.
+# test_tries.sh - `nccltune run --try/--try-file` end to end (the refusals of bad
+# configurations are cases of reliability-bad-input): a session of the PCIe Gen5 model
+# with the seed story's hand configuration measures it after the baseline and in the
+# final rounds, with its ratio and interval in results.json, in the summary and in
+# `nccltune show`.
 # Usage: test_tries.sh NCCLTUNE FAKEPROBE
 set -u
 NT=$1
@@ -17,33 +17,9 @@ fail() {
 	failures=$((failures + 1))
 }
 
-expect() {
-	local code=$1 needle=$2
-	shift 2
-	local out rc
-	out=$("$NT" "$@" 2>&1)
-	rc=$?
-	[ "$rc" -eq "$code" ] || fail "nccltune $*: exit $rc, want $code; output: $out"
-	case "$out" in
-	*"$needle"*) ;;
-	*) fail "nccltune $*: output lacks '$needle': $out" ;;
-	esac
-}
-
-expect 2 "--try 'NCCL_PROTO=Fast NCCL_ALGO=Ring': 'NCCL_PROTO=Fast': 'Fast': unknown protocol" \
-	run --probe "$FAKE" --try "NCCL_PROTO=Fast NCCL_ALGO=Ring"
-expect 2 "'NCCL_NTHREADS=100': '100' is not a multiple of 32" \
-	run --probe "$FAKE" --try "NCCL_PROTO=LL NCCL_NTHREADS=100"
-expect 2 "is not NAME=VALUE" run --probe "$FAKE" --try "LL"
-expect 2 "P2P_LEVEL: not an NCCL variable (names start with NCCL_)" run --probe "$FAKE" --try "P2P_LEVEL=SYS"
-expect 2 "option --try needs a value" run --try
-expect 2 "--resume takes no --try" run --resume "$tmp/x" --try "NCCL_PROTO=LL"
-expect 2 "--try-file: /nonexistent/tries" run --probe "$FAKE" --try-file /nonexistent/tries
-printf '# mine\nNCCL_PROTO=LL NCCL_ALGO=Ring\nNCCL_ALGO=Ring NCCL_BUFFSIZE=-1\n' >"$tmp/bad.txt"
-expect 2 "--try-file: $tmp/bad.txt:3: 'NCCL_BUFFSIZE=-1'" run --probe "$FAKE" --try-file "$tmp/bad.txt"
-expect 2 "NCCL_NVLS_ENABLE=1 refused" run --probe "$FAKE" --out "$tmp/nvls" \
-	--try "NCCL_NVLS_ENABLE=1 NCCL_PROTO=LL"
-[ -e "$tmp/nvls/journal.jsonl" ] && fail "NVLS: a session started"
+# The refusals of bad --try/--try-file input (exit 2 naming the option and the item, NVLS,
+# --resume with --try) are data: tests/reliability/test_bad_input.py, cases try-*, with
+# their messages in tests/reliability/golden/bad-input/.
 help=$("$NT" run --help)
 case "$help" in *"--try CONFIG"*"--try-file FILE"*) ;; *) fail "run --help lacks --try/--try-file" ;; esac
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "result/summary.h"
 #include "run/locate.h"
 #include "run/runner.h"
 #include "session/session_priv.h"
@@ -237,6 +238,23 @@ static void source_from_fingerprint(nccltune_session *s, const cJSON *fp)
 	}
 }
 
+/* Would show, export, report and check read fp back from results.json (the strict
+ * reader of tuner/result)? A fingerprint they would refuse (control characters, strings
+ * over 256 bytes, a negative gpu_count) is not written at all: said so, and dropped. */
+static bool fingerprint_readable(nccltune_session *s, const cJSON *fp)
+{
+	struct summary_fingerprint chk;
+	char why[1024];
+
+	if (summary_fingerprint_parse(fp, "fingerprint", &chk, why, sizeof why) != 0) {
+		session_warn(&s->out, "%s --fingerprint: %s: not kept, continuing without one",
+		             s->run.probe_argv[0], why);
+		return false;
+	}
+	summary_fingerprint_clear(&chk);
+	return true;
+}
+
 /* Ask the probe to describe the machine. A probe that cannot be started at all stops
  * the session here, before a single run of the budget is spent on it. */
 static int take_fingerprint(nccltune_session *s)
@@ -284,6 +302,9 @@ static int take_fingerprint(nccltune_session *s)
 		             "without one", s->run.probe_argv[0],
 		             res.timed_out ? "timed out"
 		             : res.exit_status != 0 ? "non-zero exit status" : "not a JSON object");
+		cJSON_Delete(fp);
+		fp = NULL;
+	} else if (!fingerprint_readable(s, fp)) {
 		cJSON_Delete(fp);
 		fp = NULL;
 	} else {
@@ -412,6 +433,14 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 		return session_fail(s, NCCLTUNE_USAGE, "%s: no journal.jsonl: nothing to resume "
 		                    "(not a session folder, or a session stopped before it wrote "
 		                    "its journal: start it again with --out)", dir);
+	/* a resume runs the probe command the journal records, as check does: the folder
+	 * and its journal must be the user's alone (a session folder is trusted like a
+	 * script) */
+	if (fs_check_owned(dir, true, e, sizeof e) != 0 ||
+	    fs_check_owned(path, false, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s: refused: %s; --resume runs the probe "
+		                    "command the session's journal records, so a session folder is "
+		                    "trusted like a script (chown it or chmod go-w it)", dir, e);
 	rc = session_lock(s, dir);
 	if (rc)
 		return rc;

@@ -2,8 +2,10 @@
  * header and one record per probe run, written as they happen and read back to resume a
  * session or to warm-start a new one from an old one. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,120 +233,15 @@ static const cJSON *need(struct loader *L, const cJSON *o, const char *key, int 
 	return it;
 }
 
+/* The session header (the journal's first record), read by header_read.c. */
 static int load_header(struct loader *L, const cJSON *h, size_t line)
 {
-	nccltune_session *s = L->s;
-	const cJSON *it, *a;
-	char *text = NULL;
-	char perr[1024];
-	size_t n = 0;
-	int rc;
+	char origin[PATH_MAX + 64];
 
-	it = need(L, h, "schema", cJSON_String, "a string", line);
-	if (!it)
+	snprintf(origin, sizeof origin, "%s:%zu", L->path, line);
+	if (session_header_read(L->s, h, origin) != 0) {
+		L->status = NCCLTUNE_USAGE;
 		return -1;
-	if (strcmp(it->valuestring, SESSION_JOURNAL_SCHEMA) != 0)
-		return lfail(L, line, "schema: '%s' is not %s", it->valuestring, SESSION_JOURNAL_SCHEMA);
-	it = need(L, h, "seed", cJSON_Number, "a number", line);
-	if (!it)
-		return -1;
-	s->cfg.seed = (unsigned long)it->valuedouble;
-	it = need(L, h, "strategy", cJSON_String, "a string", line);
-	if (!it)
-		return -1;
-	snprintf(s->cfg.strategy_name, sizeof s->cfg.strategy_name, "%s", it->valuestring);
-	it = need(L, h, "budget", cJSON_Number, "a number", line);
-	if (!it)
-		return -1;
-	if (it->valuedouble < 1 || it->valuedouble > 1e6)
-		return lfail(L, line, "budget: %g is out of range", it->valuedouble);
-	s->cfg.budget = (int)it->valuedouble;
-	it = need(L, h, "time_limit_s", cJSON_Number, "a number", line);
-	if (!it)
-		return -1;
-	s->cfg.time_limit_s = it->valuedouble;
-	it = need(L, h, "timeout_s", cJSON_Number, "a number", line);
-	if (!it)
-		return -1;
-	s->cfg.timeout_opt_s = it->valuedouble;
-	it = need(L, h, "created", cJSON_String, "a string", line);
-	if (!it)
-		return -1;
-	snprintf(s->run.created, sizeof s->run.created, "%s", it->valuestring);
-	a = need(L, h, "probe", cJSON_Array, "an array of strings", line);
-	if (!a)
-		return -1;
-	s->run.probe_argv = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *s->run.probe_argv);
-	if (!s->run.probe_argv)
-		return lfail(L, line, "out of memory");
-	cJSON_ArrayForEach(it, a) {
-		if (!cJSON_IsString(it))
-			return lfail(L, line, "probe[%zu]: must be a string", n);
-		s->run.probe_argv[n] = strdup(it->valuestring);
-		if (!s->run.probe_argv[n])
-			return lfail(L, line, "out of memory");
-		n++;
-	}
-	if (n == 0)
-		return lfail(L, line, "probe: empty command");
-	it = need(L, h, "space", cJSON_Object, "an object", line);
-	if (!it)
-		return -1;
-	text = cJSON_PrintUnformatted(it);
-	if (!text)
-		return lfail(L, line, "out of memory");
-	rc = space_parse(text, strlen(text), "space", &s->run.sp, perr, sizeof perr);
-	free(text);
-	if (rc != 0)
-		return lfail(L, line, "%s", perr);
-	it = need(L, h, "workload", cJSON_Object, "an object", line);
-	if (!it)
-		return -1;
-	if (workload_from_json(it, "workload", &s->cfg.wl, perr, sizeof perr) != 0)
-		return lfail(L, line, "%s", perr);
-	it = cJSON_GetObjectItemCaseSensitive(h, "iters");
-	if (cJSON_IsNumber(it) && it->valuedouble >= 1)
-		s->cfg.wl.iters = (int)it->valuedouble;
-	it = cJSON_GetObjectItemCaseSensitive(h, "warmup");
-	if (cJSON_IsNumber(it) && it->valuedouble >= 0)
-		s->cfg.wl.warmup = (int)it->valuedouble;
-	s->cfg.workload_set = true;
-	it = need(L, h, "pinned", cJSON_Object, "an object", line);
-	if (!it)
-		return -1;
-	if (env_pins_from_json(it, "pinned", &s->run.pins, perr, sizeof perr) != 0)
-		return lfail(L, line, "%s", perr);
-	it = cJSON_GetObjectItemCaseSensitive(h, "fingerprint");
-	if (cJSON_IsObject(it)) {
-		s->run.fingerprint = cJSON_Duplicate(it, true);
-		if (!s->run.fingerprint)
-			return lfail(L, line, "out of memory");
-	}
-	it = cJSON_GetObjectItemCaseSensitive(h, "warm_start");
-	if (cJSON_IsObject(it)) {
-		s->run.warm = cJSON_Duplicate(it, true);
-		if (!s->run.warm)
-			return lfail(L, line, "out of memory");
-	}
-	it = cJSON_GetObjectItemCaseSensitive(h, "auto_model");
-	s->run.auto_model = cJSON_IsTrue(it);
-	it = cJSON_GetObjectItemCaseSensitive(h, "tries");
-	if (it) {
-		const cJSON *t;
-
-		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) > TRYCONF_MAX)
-			return lfail(L, line, "tries: must be an array of at most %d objects", TRYCONF_MAX);
-		s->cfg.tries = calloc((size_t)cJSON_GetArraySize(it) + 1, sizeof *s->cfg.tries);
-		if (!s->cfg.tries)
-			return lfail(L, line, "out of memory");
-		cJSON_ArrayForEach(t, it) {
-			char origin[64];
-
-			snprintf(origin, sizeof origin, "tries[%zu]", s->cfg.ntries);
-			if (tryconf_from_json(t, origin, &s->cfg.tries[s->cfg.ntries], perr, sizeof perr) != 0)
-				return lfail(L, line, "%s", perr);
-			s->cfg.ntries++;
-		}
 	}
 	return 0;
 }

@@ -1,0 +1,194 @@
+/* header_read.c - the journal's session header (docs/formats.md, "Journal") read back
+ * into a session, through common/jsonread's field tables like every other reader: the
+ * settings, the probe command, the space, the workload, the pins, the fingerprint (only
+ * when results.json's readers would accept it), the warm start and the tries. */
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "jsonread.h"
+#include "result/summary.h"
+#include "session/session_priv.h"
+
+struct header {
+	nccltune_session *s;
+	char created[sizeof ((nccltune_session *)0)->run.created];
+	char strategy[sizeof ((nccltune_session *)0)->cfg.strategy_name];
+	double seed, time_limit_s, timeout_s;
+	int budget, iters, warmup;
+	bool auto_model;
+};
+
+/* A message of a reader below (space, workload, pins, tries) that names its own path. */
+static int header_fail(struct jr *r, const char *msg)
+{
+	return fs_errf(r->err, r->errlen, "%s: %s", r->origin, msg);
+}
+
+static int take_arg(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	char **argv = ctx;
+
+	if (!cJSON_IsString(v))
+		return jr_fail(r, "must be a string");
+	argv[i] = strdup(v->valuestring);
+	return argv[i] ? 0 : jr_fail(r, "out of memory");
+}
+
+static int take_probe(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+
+	if (cJSON_GetArraySize(v) == 0)
+		return jr_fail(r, "empty command");
+	s->run.probe_argv = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *s->run.probe_argv);
+	if (!s->run.probe_argv)
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, 256, take_arg, s->run.probe_argv);
+}
+
+static int take_space(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+	char perr[1024], *text = cJSON_PrintUnformatted(v);
+	int rc;
+
+	if (!text)
+		return jr_fail(r, "out of memory");
+	rc = space_parse(text, strlen(text), "space", &s->run.sp, perr, sizeof perr);
+	free(text);
+	return rc != 0 ? header_fail(r, perr) : 0;
+}
+
+static int take_workload(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+	char perr[1024];
+
+	if (workload_from_json(v, "workload", &s->cfg.wl, perr, sizeof perr) != 0)
+		return header_fail(r, perr);
+	s->cfg.workload_set = true;
+	return 0;
+}
+
+static int take_pinned(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+	char perr[1024];
+
+	if (env_pins_from_json(v, "pinned", &s->run.pins, perr, sizeof perr) != 0)
+		return header_fail(r, perr);
+	return 0;
+}
+
+/* The header's fingerprint, kept only when results.json's readers would accept it (what
+ * they refuse is not taken from a header either). */
+static int take_fingerprint(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+	struct summary_fingerprint chk;
+	char perr[1024];
+
+	if (summary_fingerprint_parse(v, "fingerprint", &chk, perr, sizeof perr) != 0)
+		return header_fail(r, perr);
+	summary_fingerprint_clear(&chk);
+	s->run.fingerprint = cJSON_Duplicate(v, true);
+	return s->run.fingerprint ? 0 : jr_fail(r, "out of memory");
+}
+
+static int take_warm(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+
+	s->run.warm = cJSON_Duplicate(v, true);
+	return s->run.warm ? 0 : jr_fail(r, "out of memory");
+}
+
+static int take_try(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	nccltune_session *s = ctx;
+	char origin[64], perr[1024];
+
+	snprintf(origin, sizeof origin, "tries[%zu]", i);
+	if (tryconf_from_json(v, origin, &s->cfg.tries[s->cfg.ntries], perr, sizeof perr) != 0)
+		return header_fail(r, perr);
+	s->cfg.ntries++;
+	return 0;
+}
+
+static int take_tries(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+
+	s->cfg.tries = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *s->cfg.tries);
+	if (!s->cfg.tries)
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, TRYCONF_MAX, take_try, s);
+}
+
+static const char *const journal_schema[] = {SESSION_JOURNAL_SCHEMA, NULL};
+
+#define H(f) offsetof(struct header, f)
+
+/* Open: a later version may add keys; those read are type-checked. HEADER_ITERS and
+ * HEADER_WARMUP are the rows of iters and warmup. */
+enum { HEADER_ITERS = 12, HEADER_WARMUP = 13 };
+static const struct jr_field header_fields[] = {
+	{"schema", JR_STRING, JR_REQUIRED, 0, 64, journal_schema, JR_KEEP, 0, 0, NULL},
+	{"type", JR_STRING, JR_REQUIRED, 0, 32, NULL, JR_KEEP, 0, 0, NULL},
+	{"version", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_KEEP, 0, 0, NULL},
+	{"created", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_STRBUF, H(created),
+	 sizeof ((struct header *)0)->created, NULL},
+	{"seed", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 0, 18446744073709551615.0, NULL, JR_DOUBLE,
+	 H(seed), 0, NULL},
+	{"strategy", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_STRBUF, H(strategy),
+	 sizeof ((struct header *)0)->strategy, NULL},
+	{"budget", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1e6, NULL, JR_INT, H(budget), 0, NULL},
+	{"time_limit_s", JR_NUMBER, JR_REQUIRED, 0, 1e9, NULL, JR_DOUBLE, H(time_limit_s), 0, NULL},
+	{"timeout_s", JR_NUMBER, JR_REQUIRED, 0, 1e9, NULL, JR_DOUBLE, H(timeout_s), 0, NULL},
+	{"probe", JR_ARRAY, JR_REQUIRED, 0, 256, NULL, JR_KEEP, 0, 0, take_probe},
+	{"space", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_space},
+	{"workload", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_workload},
+	{"iters", JR_NUMBER, JR_INTEGER, 1, 1e9, NULL, JR_INT, H(iters), 0, NULL},
+	{"warmup", JR_NUMBER, JR_INTEGER, 0, 1e9, NULL, JR_INT, H(warmup), 0, NULL},
+	{"pinned", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_pinned},
+	{"fingerprint", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_fingerprint},
+	{"warm_start", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_warm},
+	{"auto_model", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, H(auto_model), 0, NULL},
+	{"tries", JR_ARRAY, 0, 0, TRYCONF_MAX, NULL, JR_KEEP, 0, 0, take_tries},
+	JR_END,
+};
+
+int session_header_read(nccltune_session *s, const cJSON *h, const char *origin)
+{
+	struct header hd;
+	struct jr r;
+	uint64_t seen = 0;
+	char err[sizeof s->err];
+
+	memset(&hd, 0, sizeof hd);
+	hd.s = s;
+	jr_init(&r, origin, err, sizeof err);
+	r.max_entries = 4096;
+	if (jr_dispatch(&r, h, header_fields, true, &hd, &seen) < 0) {
+		snprintf(s->err, sizeof s->err, "%s", err);
+		return -1;
+	}
+	s->cfg.seed = (unsigned long)hd.seed;
+	snprintf(s->cfg.strategy_name, sizeof s->cfg.strategy_name, "%s", hd.strategy);
+	s->cfg.budget = hd.budget;
+	s->cfg.time_limit_s = hd.time_limit_s;
+	s->cfg.timeout_opt_s = hd.timeout_s;
+	snprintf(s->run.created, sizeof s->run.created, "%s", hd.created);
+	/* the probe's timing options, after the workload whatever the keys' order */
+	if (seen & (UINT64_C(1) << HEADER_ITERS))
+		s->cfg.wl.iters = hd.iters;
+	if (seen & (UINT64_C(1) << HEADER_WARMUP))
+		s->cfg.wl.warmup = hd.warmup;
+	s->run.auto_model = hd.auto_model;
+	return 0;
+}
