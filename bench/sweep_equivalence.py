@@ -17,6 +17,10 @@ inversions beyond noise (a pair both methods order with disjoint 95% intervals, 
 A choice the sweep reports not ok (not available here, wrong sum) is listed with its stage
 and left out of the ratios and rankings.
 
+A choice the sweep measured but whose fresh process fails is listed as such (stage "fresh:
+<stage>"), in sweep_ok_fresh_failed, and makes the verdict disagree; a failed sweep process
+ends the run (exit 1).
+
 Output: a table on stdout (--json FILE writes the same as JSON, schema
 nccltune-sweep-equivalence/1); progress on stderr. Exit 0 when every run worked (whatever the
 verdict), 1 when a probe run failed, 2 on bad options. The model probe's numbers are MODEL
@@ -150,7 +154,9 @@ class Runner:
             cmd += ["--model", self.opts.model]
         return cmd + list(self.opts.probe_arg) + extra
 
-    def run(self, kind, args, env_extra):
+    def run(self, kind, args, env_extra, allow_fail=False):
+        """One probe run: (report, wall seconds). A failure report raises RunError unless
+        allow_fail (then the report, ok false, is returned); no report always raises."""
         env = dict(os.environ)
         env.update(env_extra)
         env["NCCLTUNE_RUN"] = str(self.count)
@@ -168,10 +174,12 @@ class Runner:
         except ValueError:
             raise RunError(f"{kind} run (exit {p.returncode}) printed no report: "
                            f"{' '.join(cmd)}\n{p.stderr[-2000:]}")
+        self.log.append({"kind": kind, "wall_s": wall, "phases_s": rep.get("phases_s")})
+        if (p.returncode != 0 or not rep.get("ok")) and allow_fail and "stage" in rep:
+            return dict(rep, ok=False), wall
         if p.returncode != 0 or not rep.get("ok"):
             raise RunError(f"{kind} run failed (exit {p.returncode}, stage "
                            f"{rep.get('stage')}): {rep.get('error')}\n  command: {' '.join(cmd)}")
-        self.log.append({"kind": kind, "wall_s": wall, "phases_s": rep.get("phases_s")})
         return rep, wall
 
 
@@ -206,9 +214,9 @@ def run_repeat(runner, opts, choices, r, sweep_path, tables):
         else:
             c = choices[item]
             env = dict(env_plugin, NCCLTUNE_TUNER_TABLE=tables[item])
-            rep, _ = runner.run("fresh", workload_args(opts, [c["bytes"]]), env)
-            res = rep["results"][0]
-            fresh[item] = res
+            rep, _ = runner.run("fresh", workload_args(opts, [c["bytes"]]), env, allow_fail=True)
+            fresh[item] = rep["results"][0] if rep.get("ok") else \
+                {"failed": rep.get("stage"), "error": rep.get("error")}
     print(f"sweep_equivalence: repeat {r + 1}/{opts.repeats} done ({runner.count} runs)",
           file=sys.stderr)
     return sweep_entries, fresh
@@ -231,6 +239,13 @@ def summarise(opts, choices, repeats, source):
         bad = [e for e in entries if not e.get("ok")]
         if bad:
             row.update(available=False, stage=bad[0].get("stage"), error=bad[0].get("error"))
+            rows.append(row)
+            continue
+        fbad = [rep[1][i] for rep in repeats if "failed" in rep[1][i]]
+        if fbad:
+            # The sweep measured it but a deployed process fails: a disagreement to report.
+            row.update(available=False, stage="fresh: " + str(fbad[0]["failed"]),
+                       error=fbad[0]["error"], sweep_ok_fresh_failed=True)
             rows.append(row)
             continue
         s_us = [e["us"]["median"] for e in entries]
@@ -275,12 +290,14 @@ def summarise(opts, choices, repeats, source):
                          "best_fresh": best_f, "agree": not sig})
     avail = [r for r in rows if r.get("available")]
     outside = [r["index"] for r in avail if r["ci95"] and not r["ci95"][0] <= 1 <= r["ci95"][1]]
+    fresh_failed = [r["index"] for r in rows if r.get("sweep_ok_fresh_failed")]
     return {"schema": "nccltune-sweep-equivalence/1", "source": source,
+            "sweep_ok_fresh_failed": fresh_failed,
             "probe": opts.probe, "model": opts.model, "sizes": opts.sizes,
             "ops": [opts.ops_of[b] for b in opts.sizes], "iters": opts.iters,
             "rounds": opts.rounds, "repeats": opts.repeats, "choices": rows,
             "available": len(avail), "ratio_outside_1": outside, "rankings": rankings,
-            "agree": all(k["agree"] for k in rankings) and bool(rankings)}
+            "agree": all(k["agree"] for k in rankings) and bool(rankings) and not fresh_failed}
 
 
 def fmt(x, spec=".3f"):
@@ -310,6 +327,9 @@ def print_table(doc, out):
               f"{k['inversions_beyond_noise'] or ''}; best: sweep {k['best_sweep']}, "
               f"fresh {k['best_fresh']}: {'AGREE' if k['agree'] else 'DISAGREE'}", file=out)
     print(f"ratio interval excludes 1 for choices: {doc['ratio_outside_1'] or 'none'}", file=out)
+    if doc["sweep_ok_fresh_failed"]:
+        print(f"DISAGREE: ok in the sweep but failed in a fresh process: "
+              f"{doc['sweep_ok_fresh_failed']}", file=out)
 
 
 def parse_args(argv):

@@ -108,8 +108,15 @@ with tempfile.TemporaryDirectory() as d:
         check(r0["same_nccl"] is True, "decision compare ignores case")
     # 4. Failures.
     p, doc = run(fake, d, {"FAKE_FAIL_FRESH": "1"})
-    check(p.returncode == 1 and "fake failure" in p.stderr and doc is None,
-          f"failing fresh run: exit {p.returncode}")
+    check(p.returncode == 0 and doc is not None, f"failing fresh runs: exit {p.returncode}")
+    if doc:
+        check(doc["sweep_ok_fresh_failed"] == list(range(24)), "fresh failures listed")
+        check(doc["choices"][0]["stage"] == "fresh: init" and doc["agree"] is False,
+              f"fresh failure row {doc['choices'][0]}")
+        check("failed in a fresh process" in p.stdout, "fresh failures printed")
+    p, doc = run(fake, d, {"FAKE_FAIL_SWEEP": "1"})
+    check(p.returncode == 1 and "fake sweep failure" in p.stderr and doc is None,
+          f"failing sweep run: exit {p.returncode}")
     few = os.path.join(d, "few.json")
     with open(few, "w") as f:
         json.dump({"schema": "nccltune-sweep/1", "choices": choices[:5]}, f)

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""test_sweep_cost.py - bench/sweep_cost.py on the model probe (labelled model, no phases,
+every choice ok) and on a fake probe that sleeps a fixed time per process and per sweep
+choice (deterministic lower bounds on the walls, its phases summed), a failing run exits 1.
+usage: test_sweep_cost.py MODEL_PROBE PLUGIN"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SRC = os.environ.get("NCCLTUNE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+TOOL = os.path.join(SRC, "bench", "sweep_cost.py")
+FAKE = os.path.join(SRC, "tests", "bench", "fake_probe.py")
+PROBE, PLUGIN = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print(f"FAIL: {what}")
+
+
+def run(args, d, env=None):
+    out = os.path.join(d, "cost.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    p = subprocess.run([sys.executable, TOOL, "--plugin", PLUGIN, "--json", out] + args,
+                       env=dict(os.environ, **(env or {})), capture_output=True, text=True)
+    doc = None
+    if os.path.exists(out):
+        with open(out) as f:
+            doc = json.load(f)
+    return p, doc
+
+
+with tempfile.TemporaryDirectory() as d:
+    p, doc = run(["--probe", PROBE, "--model", "h200-nvlink-2gpu", "--choices", "30",
+                  "--repeats", "2", "--iters", "20"], d)
+    check(p.returncode == 0, f"model: exit {p.returncode}: {p.stderr[-500:]}")
+    if doc:
+        w = doc["wall_s"]
+        check(doc["schema"] == "nccltune-sweep-cost/1" and doc["label"] == "model", "label model")
+        check(doc["choices"] == 30 and doc["runs"] == 2 * 32, f"runs {doc['runs']}")
+        check(doc["sweep_not_ok"] == 0, "every model choice ok")
+        check(doc["phases_s"] is None and "no phases_s" in p.stdout, "model: no phases")
+        check(w["sweep"] > 0 and w["fresh_total"] > w["sweep"], f"walls {w}")
+        check(abs(w["fresh_per_process"] * 30 - w["fresh_total"]) < 1e-9, "per process")
+        check(abs(w["marginal_per_choice"] * 30 - (w["sweep"] - w["plain"])) < 1e-9, "marginal")
+        check("model numbers" in p.stdout, "table says model")
+    env = {"FAKE_INIT_S": "0.05", "FAKE_CHOICE_S": "0.02"}
+    p, doc = run(["--probe", FAKE, "--choices", "5", "--repeats", "1", "--iters", "10"], d, env)
+    check(p.returncode == 0, f"fake: exit {p.returncode}: {p.stderr[-500:]}")
+    if doc:
+        w = doc["wall_s"]
+        check(doc["label"] == "measured" and doc["runs"] == 7, f"fake label/runs {doc['runs']}")
+        check(w["sweep"] >= 0.05 + 5 * 0.02 and w["plain"] >= 0.05, f"sweep walls {w}")
+        check(w["fresh_total"] >= 5 * 0.05 and w["fresh_per_process"] >= 0.05, f"fresh {w}")
+        check(w["speedup"] > 1, f"speedup {w['speedup']}")
+        ph = doc["phases_s"]
+        check(ph is not None and abs(ph["sweep"]["timing"] - 0.05) < 1e-9,
+              f"sweep phases {ph and ph['sweep']}")
+        check(ph is not None and abs(ph["fresh_per_process"]["nccl_init"] - 0.2) < 1e-9,
+              f"fresh phases {ph and ph['fresh_per_process']}")
+        check("nccl_init" in p.stdout, "phase table printed")
+    p, doc = run(["--probe", FAKE, "--choices", "3", "--repeats", "1"], d,
+                 {"FAKE_FAIL_FRESH": "1"})
+    check(p.returncode == 0 and doc and doc["fresh_failed"] == 3, f"fresh failures {p.returncode}")
+    p, doc = run(["--probe", FAKE, "--choices", "3", "--repeats", "1"], d,
+                 {"FAKE_FAIL_SWEEP": "1"})
+    check(p.returncode == 1 and doc is None and "fake sweep failure" in p.stderr,
+          f"sweep failure {p.returncode}")
+print("sweep_cost: all checks passed" if not failures else f"{failures} failures")
+sys.exit(1 if failures else 0)
