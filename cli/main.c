@@ -17,7 +17,7 @@
 #include "nccltune_config.h"
 
 enum opt_id {
-	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE,
+	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE, O_GUARD,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
 	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
 	O_INIT, O_FROM, O_TARGET, O_JSON,
@@ -55,6 +55,8 @@ static const struct opt run_opts[] = {
 	 "43008,64K,1.5M,1G (default 43008)"},
 	{"ops", required_argument, "K", O_OPS, "all-reduces of each size per step (default 122)"},
 	{"dtype", required_argument, "T", O_DTYPE, "bf16, f16 or f32 (default bf16)"},
+	{"guard", required_argument, "LIST", O_GUARD, "sizes that must not get slower, measured "
+	 "in the baseline and final rounds only (default with per-size rules: 1M,16M,128M)"},
 	{"budget", required_argument, "N", O_BUDGET, "probe runs in all, baseline, retries and "
 	 "final re-measurement included (default 60)"},
 	{"time-limit", required_argument, "DURATION", O_TIME_LIMIT, "stop searching in time to "
@@ -484,6 +486,8 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 			                   VAL(p, O_OPS));
 		rc = nccltune_session_set_workload(s, VAL(p, O_BYTES), (int)ops, VAL(p, O_DTYPE));
 	}
+	if (rc == NCCLTUNE_OK && GIVEN(p, O_GUARD))
+		rc = nccltune_session_set_guards(s, VAL(p, O_GUARD));
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_BUDGET)) {
 		if (parse_long(VAL(p, O_BUDGET), INT_MIN, INT_MAX, &n) != 0)
 			return usage_error(cmd, "--budget: '%s' is not an integer", VAL(p, O_BUDGET));
@@ -519,7 +523,7 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 
 static int cmd_run(const struct command *cmd, int argc, char **argv)
 {
-	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS,
+	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_GUARD,
 	                               O_DTYPE, O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY,
 	                               O_TIMEOUT, O_OUT, O_WARM, O_TRY, O_TRY_FILE};
 	struct parsed p;

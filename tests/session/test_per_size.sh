@@ -93,6 +93,50 @@ if checked == 0 or total * 2 < checked or set(matched) != {"algo", "proto", "cta
 sys.exit(1 if bad else 0)
 PYEOF
 
+# guards: the default ladder less the tuned sizes, measured in baseline and final runs only
+python3 - "$tmp/s" <<'PYEOF' || failures=$((failures + 1))
+import json, sys
+d = sys.argv[1]
+res = json.load(open(d + "/results.json"))
+rows = [(r["bytes"], r["role"]) for r in res.get("per_size", [])]
+want = [(43008, "tuned"), (1048576, "tuned"), (16777216, "guard"), (134217728, "guard")]
+bad = 0
+if rows != want:
+    print("FAIL: per_size rows", rows, "want", want, file=sys.stderr); bad += 1
+if res.get("guards", {}).get("sizes") != [16777216, 134217728]:
+    print("FAIL: guards", res.get("guards"), file=sys.stderr); bad += 1
+for line in open(d + "/journal.jsonl"):
+    r = json.loads(line)
+    if r.get("type") != "run" or r.get("outcome") != "ok":
+        continue
+    sizes = [x["bytes"] for x in r["report"]["results"]]
+    guarded = r["phase"] in ("baseline", "final")
+    if (134217728 in sizes) != guarded:
+        print("FAIL: run %d (%s) measured %s" % (r["run"], r["phase"], sizes), file=sys.stderr)
+        bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+"$NT" show "$tmp/s" | grep -q "guard" || fail "show does not print the guard sizes"
+
+# a finalist that slows a guard is not recommended: NCCL_PROTO=LL doubles the 117 MB
+# prefill all-reduce on the PCIe model, so NCCL's defaults are the best
+cat > "$tmp/ll.json" <<'JEOF'
+{"schema": "nccltune-space/1", "params": {"NCCL_PROTO": {"values": ["LL"]},
+ "NCCL_NTHREADS": {"values": [128, 256, 512]}}}
+JEOF
+out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/ll.json" --guard 117440512 --budget 12 \
+	--seed 1 --out "$tmp/ll" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "guard session: exit $rc: $out"
+case "$out" in *"makes the guard size 117440512 B slower than NCCL's defaults"*) ;;
+	*) fail "guard session: no note of the slowed guard: $out" ;; esac
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["best"]["env"] != {})' \
+	"$tmp/ll/results.json" || fail "guard session: best sets variables"
+# a guard that is a tuned size is refused
+out=$("$NT" run --model pcie-gen5-8gpu --bytes 43008 --guard 43008 --budget 5 --out "$tmp/g2" 2>&1)
+[ $? -eq 2 ] || fail "--guard of a tuned size: not refused: $out"
+case "$out" in *"--guard: 43008 is a tuned size, not a guard"*) ;; *) fail "--guard msg: $out" ;; esac
+
 # show prints the rules; a resumed session (nothing left to run) keeps best.rules
 "$NT" show "$tmp/s" > "$tmp/show.txt" 2>&1 || fail "show failed"
 grep -q "rules" "$tmp/show.txt" || fail "show does not print the rules: $(cat "$tmp/show.txt")"

@@ -46,7 +46,14 @@ static void test_parse_errors(void)
 	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
 	             "[{\"op\": \"allreduce\", \"bytes\": 43008, \"count\": 1}], \"colour\": 1}",
 	             "w.json: colour: unknown key (expected schema, dtype, iters, warmup, description, "
-	             "collectives)");
+	             "collectives, guard)");
+	/* guard sizes: never a tuned size, never twice */
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 43008, \"count\": 1}], \"guard\": [43008]}",
+	             "w.json: guard: 43008 bytes is a tuned size (collectives), not a guard");
+	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
+	             "[{\"op\": \"allreduce\", \"bytes\": 43008, \"count\": 1}], \"guard\": [64, 64]}",
+	             "w.json: guard[1]: repeats guard[0]");
 	expect_error("{\"dtype\": \"bf16\", \"collectives\": [{\"op\": \"allreduce\", \"bytes\": 8, "
 	             "\"count\": 1}]}", "w.json: schema: missing");
 	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"int8\", \"collectives\": "
@@ -155,8 +162,41 @@ static void test_json_round_trip(void)
 	cJSON_Delete(j);
 }
 
+/* Guards: the default ladder less the tuned sizes; the guarded probe arguments append
+ * them with one op each (ops-list); the plain ones never name them. */
+static void test_guards(void)
+{
+	struct workload w;
+	char err[256], *args[12];
+	int n;
+
+	CHECK_INT(workload_from_options("43008,1M", 122, NULL, &w, err, sizeof err), 0);
+	workload_default_guards(&w);
+	CHECK_INT(w.nguard, 2);
+	CHECK_INT(w.guard[0], 16777216);
+	CHECK_INT(w.guard[1], 134217728);
+	n = workload_probe_args_guarded(&w, args, 12);
+	CHECK_INT(n, 10);
+	CHECK_STR(n > 3 ? args[1] : "", "43008,1048576,16777216,134217728");
+	CHECK_STR(n > 3 ? args[3] : "", "122,122,1,1");
+	for (int i = 0; i < n; i++)
+		free(args[i]);
+	n = workload_probe_args(&w, args, 12);
+	CHECK_STR(n > 3 ? args[1] : "", "43008,1048576");
+	CHECK_STR(n > 3 ? args[3] : "", "122");
+	for (int i = 0; i < n; i++)
+		free(args[i]);
+	CHECK_INT(workload_set_guards(&w, "117440512", err, sizeof err), 0);
+	CHECK_INT(w.nguard, 1);
+	workload_default_guards(&w);   /* given guards stay */
+	CHECK_INT(w.nguard, 1);
+	CHECK_INT(workload_set_guards(&w, "1M", err, sizeof err), -1);
+	CHECK_STR(err, "--guard: 1048576 is a tuned size, not a guard");
+}
+
 int main(void)
 {
+	test_guards();
 	test_parse_ok();
 	test_parse_errors();
 	test_options();

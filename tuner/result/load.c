@@ -101,6 +101,7 @@ static const struct jr_field workload_fields[] = {
 	 take_collectives},
 	{"iters", JR_NUMBER | JR_NULL, JR_INTEGER, 1, 1e7, NULL, JR_KEEP, 0, 0, NULL},
 	{"warmup", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1e7, NULL, JR_KEEP, 0, 0, NULL},
+	{"guard", JR_ARRAY | JR_NULL, 0, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, NULL},
 	{"description", JR_STRING | JR_NULL, 0, 0, STRING_MAX, NULL, JR_STR, W(description), 0,
 	 NULL},
 	JR_END,
@@ -608,6 +609,9 @@ static const struct jr_field root_fields[] = {
 	{"pruned", JR_ARRAY | JR_NULL, 0, 0, 100000, NULL, JR_KEEP, 0, 0, take_pruned},
 	{"tries", JR_ARRAY, 0, 0, 64, NULL, JR_KEEP, 0, 0, take_tries},
 	{"verdict", JR_STRING | JR_NULL, 0, 0, 64, verdicts, JR_STR, S(verdict), 0, NULL},
+	/* the per-size table and the guards' verdict: read by show from the document */
+	{"per_size", JR_ARRAY | JR_NULL, 0, 0, 2 * PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, NULL},
+	{"guards", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
 	{"budget_needed", JR_NUMBER | JR_NULL, JR_INTEGER, 2, 1e6, NULL, JR_LONG, S(budget_needed),
 	 0, NULL},
 	JR_END,

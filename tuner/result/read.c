@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ncclvars.h"
+#include "space/space.h"
 #include "proto.h"
 
 #define LENIENT_VALUE_MAX 1024   /* values only shown (pinned, failures): longer refused */
@@ -44,8 +45,16 @@ static int take_var(struct jr *r, const char *name, const cJSON *v, void *ctx)
 	struct env_ctx *e = ctx;
 	char why[256], q[80];
 
-	if (ncclvars_name_check(name, why, sizeof(why)) < 0)
+	uint64_t bytes;
+	enum space_rule_kind kind;
+
+	/* a pruned rule may name a per-size choice (the space's rule.<bytes>.<kind>) */
+	if (e->mode == SUMMARY_ENV_WHEN && space_rule_named(name)) {
+		if (space_rule_name_parse(name, &bytes, &kind, why, sizeof(why)) < 0)
+			return jr_fail(r, "%s", why);
+	} else if (ncclvars_name_check(name, why, sizeof(why)) < 0) {
 		return jr_fail(r, "%s", why);
+	}
 	if (jr_check(r, v, &env_value[e->mode], NULL) < 0)
 		return -1;
 	if (e->mode == SUMMARY_ENV_STRICT && ncclvars_check(name, v->valuestring, why, sizeof(why)) < 0)

@@ -95,6 +95,30 @@ static int take_dtype(struct jr *r, const cJSON *v, void *dst)
 	return proto_dtype_parse(v->valuestring, &w->dtype);
 }
 
+/* One guard size: a whole number of elements checked with the dtype after parsing. */
+static int take_guard(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct workload *w = ctx;
+	static const struct jr_field f = {"", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1,
+	                                  (double)WORKLOAD_MAX_BYTES, NULL, JR_KEEP, 0, 0, NULL};
+
+	if (jr_check(r, v, &f, NULL) < 0)
+		return -1;
+	if (i >= WORKLOAD_MAX_ENTRIES)
+		return jr_fail(r, "more than %d guard sizes", WORKLOAD_MAX_ENTRIES);
+	for (size_t k = 0; k < w->nguard; k++)
+		if (w->guard[k] == (size_t)v->valuedouble)
+			return jr_fail(r, "repeats guard[%zu]", k);
+	w->guard[w->nguard++] = (size_t)v->valuedouble;
+	w->guard_given = true;
+	return 0;
+}
+
+static int take_guards(struct jr *r, const cJSON *v, void *dst)
+{
+	return jr_each(r, v, WORKLOAD_MAX_ENTRIES, take_guard, dst);
+}
+
 static const struct jr_field workload_fields[] = {
 	{"schema", JR_STRING, JR_REQUIRED, 0, 0, schema_words, JR_KEEP, 0, 0, NULL},
 	{"dtype", JR_STRING, JR_REQUIRED, 0, 0, dtype_words, JR_KEEP, 0, 0, take_dtype},
@@ -106,6 +130,7 @@ static const struct jr_field workload_fields[] = {
 	{"description", JR_STRING, JR_CONTROL, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
 	{"collectives", JR_ARRAY, JR_REQUIRED, 0, (double)WORKLOAD_MAX_ENTRIES * WORKLOAD_MAX_COUNT,
 	 NULL, JR_KEEP, 0, 0, take_collectives},
+	{"guard", JR_ARRAY, 0, 0, WORKLOAD_MAX_ENTRIES, NULL, JR_KEEP, 0, 0, take_guards},
 	JR_END,
 };
 
@@ -126,6 +151,20 @@ int workload_from_json(const cJSON *root, const char *origin, struct workload *w
 			               w->e[i].bytes, proto_dtype_name(w->dtype));
 		}
 	}
+	jr_push_key(&r, "guard");
+	for (size_t g = 0; g < w->nguard; g++) {
+		if (w->guard[g] % proto_dtype_size(w->dtype) != 0)
+			return jr_fail(&r, "%zu bytes is not a whole number of %s elements",
+			               w->guard[g], proto_dtype_name(w->dtype));
+		for (size_t i = 0; i < w->n; i++)
+			if (w->e[i].bytes == w->guard[g])
+				return jr_fail(&r, "%zu bytes is a tuned size (collectives), not a guard",
+				               w->guard[g]);
+	}
+	if (w->n + w->nguard > PROTO_MAX_SIZES)
+		return jr_fail(&r, "%zu tuned and guard sizes, a probe run takes at most %d",
+		               w->n + w->nguard, PROTO_MAX_SIZES);
+	jr_pop(&r);
 	return 0;
 }
 
@@ -201,6 +240,20 @@ cJSON *workload_to_json(const struct workload *w)
 		if (!cJSON_AddStringToObject(o, "op", "allreduce") ||
 		    !cJSON_AddNumberToObject(o, "bytes", (double)w->e[i].bytes) ||
 		    !cJSON_AddNumberToObject(o, "count", (double)w->e[i].count))
+			goto fail;
+	}
+	if (w->nguard) {
+		cJSON *g = cJSON_AddArrayToObject(root, "guard");
+
+		for (size_t i = 0; g && i < w->nguard; i++) {
+			cJSON *n = cJSON_CreateNumber((double)w->guard[i]);
+
+			if (!n || !cJSON_AddItemToArray(g, n)) {
+				cJSON_Delete(n);
+				g = NULL;
+			}
+		}
+		if (!g)
 			goto fail;
 	}
 	if (!cJSON_AddNumberToObject(root, "iters", w->iters) ||
@@ -296,4 +349,88 @@ char *workload_describe(const struct workload *w, char *buf, size_t len)
 	}
 	snprintf(buf + used, len - used, " %s", proto_dtype_name(w->dtype));
 	return buf;
+}
+
+void workload_default_guards(struct workload *w)
+{
+	static const size_t ladder[] = {1048576, 16777216, 134217728};
+
+	if (w->guard_given)
+		return;
+	w->nguard = 0;
+	for (size_t i = 0; i < sizeof ladder / sizeof ladder[0]; i++) {
+		bool tuned = false;
+
+		for (size_t k = 0; k < w->n; k++)
+			tuned |= w->e[k].bytes == ladder[i];
+		if (!tuned && w->n + w->nguard < PROTO_MAX_SIZES)
+			w->guard[w->nguard++] = ladder[i];
+	}
+}
+
+int workload_set_guards(struct workload *w, const char *list, char *err, size_t errlen)
+{
+	struct proto_workload pw;
+	char e[512];
+
+	proto_workload_defaults(&pw);
+	if (proto_bytes_parse(list, &pw, e, sizeof e) != 0)
+		return fs_errf(err, errlen, "--guard: %s", e);
+	w->nguard = 0;
+	for (size_t i = 0; i < pw.nsizes; i++) {
+		if (pw.bytes[i] % proto_dtype_size(w->dtype) != 0)
+			return fs_errf(err, errlen, "--guard: %zu is not a whole number of %s elements",
+			               pw.bytes[i], proto_dtype_name(w->dtype));
+		for (size_t k = 0; k < w->n; k++)
+			if (w->e[k].bytes == pw.bytes[i])
+				return fs_errf(err, errlen, "--guard: %zu is a tuned size, not a guard",
+				               pw.bytes[i]);
+		for (size_t k = 0; k < w->nguard; k++)
+			if (w->guard[k] == pw.bytes[i])
+				return fs_errf(err, errlen, "--guard: %zu is listed twice", pw.bytes[i]);
+		if (w->n + w->nguard >= PROTO_MAX_SIZES)
+			return fs_errf(err, errlen, "--guard: more sizes than a probe run takes (%d "
+			               "with the tuned ones)", PROTO_MAX_SIZES);
+		w->guard[w->nguard++] = pw.bytes[i];
+	}
+	w->guard_given = true;
+	return 0;
+}
+
+int workload_probe_args_guarded(const struct workload *w, char **args, size_t max)
+{
+	int n = workload_probe_args(w, args, max);
+	char list[PROTO_MAX_SIZES * 24], ops[PROTO_MAX_SIZES * 12];
+	size_t ul = 0, uo = 0;
+	char *nb, *no;
+
+	if (n < 0 || w->nguard == 0)
+		return n;
+	for (size_t i = 0; i < w->n + w->nguard; i++) {
+		int a = snprintf(list + ul, sizeof list - ul, "%s%zu", i ? "," : "",
+		                 i < w->n ? w->e[i].bytes : w->guard[i - w->n]);
+		int b = snprintf(ops + uo, sizeof ops - uo, "%s%s", i ? "," : "",
+		                 i < w->n ? args[3] : "1");
+
+		if (a < 0 || b < 0 || (size_t)a >= sizeof list - ul || (size_t)b >= sizeof ops - uo)
+			goto fail;
+		ul += (size_t)a;
+		uo += (size_t)b;
+	}
+	nb = strdup(list);
+	no = strdup(ops);
+	if (!nb || !no) {
+		free(nb);
+		free(no);
+		goto fail;
+	}
+	free(args[1]);
+	free(args[3]);
+	args[1] = nb;
+	args[3] = no;
+	return n;
+fail:
+	while (n > 0)
+		free(args[--n]);
+	return -1;
 }

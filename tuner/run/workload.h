@@ -5,6 +5,7 @@
 #define NCCLTUNE_WORKLOAD_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include "proto.h"
 
@@ -22,6 +23,9 @@ struct workload {
 	enum proto_dtype dtype;
 	size_t n;
 	struct workload_entry e[WORKLOAD_MAX_ENTRIES];
+	size_t nguard;    /* guard sizes: measured in the baseline and final runs, never tuned */
+	size_t guard[WORKLOAD_MAX_ENTRIES];
+	bool guard_given; /* "guard" / --guard named them (else the default ladder may apply) */
 	int iters;        /* --iters for the probe (graph replays timed) */
 	int warmup;       /* --warmup for the probe */
 };
@@ -58,6 +62,20 @@ int workload_from_json(const cJSON *obj, const char *origin, struct workload *w,
  * `max` malloc'd strings to args and returns how many, or -1 when out of memory or
  * `max` is too small (nothing left allocated). The caller frees each string. */
 int workload_probe_args(const struct workload *w, char **args, size_t max);
+
+/* The default guard ladder (1 MiB, 16 MiB, 128 MiB) less the tuned sizes, into w's
+ * guards, unless guards were given. Can't fail. */
+void workload_default_guards(struct workload *w);
+
+/* Parse a --guard list ("1M,117440512") into w's guards (guard_given set). A tuned size
+ * or a size listed twice is refused, as are more sizes than a probe run takes. Returns 0,
+ * or -1 with a message naming --guard. */
+int workload_set_guards(struct workload *w, const char *list, char *err, size_t errlen);
+
+/* workload_probe_args with the guard sizes appended to --bytes, and --ops as a list
+ * (the tuned sizes' count each, 1 for every guard; probe extension ops-list). Without
+ * guards exactly workload_probe_args. Same returns. */
+int workload_probe_args_guarded(const struct workload *w, char **args, size_t max);
 
 /* Time per step in microseconds: the sum over entries of count x median latency of
  * that size in `r` (a successful report). Returns 0 with *objective_us set, or -1 with

@@ -13,7 +13,9 @@
 #include "session/progress.h"
 #include "session/session_priv.h"
 
-char **session_probe_argv(const nccltune_session *s, const char *extra)
+/* session_probe_argv, with the guard sizes appended when `guards` (the baseline's and
+ * the final rounds' runs: guards are never tuned, only checked). */
+static char **probe_argv(const nccltune_session *s, const char *extra, bool guards)
 {
 	size_t n = 0;
 	char **argv;
@@ -35,13 +37,19 @@ char **session_probe_argv(const nccltune_session *s, const char *extra)
 			goto fail;
 		return argv;
 	}
-	k = workload_probe_args(&s->cfg.wl, argv + n, 11);
+	k = guards ? workload_probe_args_guarded(&s->cfg.wl, argv + n, 11)
+	           : workload_probe_args(&s->cfg.wl, argv + n, 11);
 	if (k < 0)
 		goto fail;
 	return argv;
 fail:
 	runner_free_argv(argv);
 	return NULL;
+}
+
+char **session_probe_argv(const nccltune_session *s, const char *extra)
+{
+	return probe_argv(s, extra, false);
 }
 
 /* Append r to the session's runs. Returns an nccltune_status. */
@@ -146,11 +154,11 @@ static int add_rules(nccltune_session *s, const struct point *p, char ***env)
 /* Start the probe on p (or the baseline, or try try_no) in the run's environment and
  * wait for it: 0 with *res (res->cancelled: stopped by a signal), or NCCLTUNE_ERROR
  * with a message in s->err. */
-static int run_probe(nccltune_session *s, const struct point *p, size_t try_no,
+static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, bool guards,
                      struct runner_result *res)
 {
 	struct runner_request req;
-	char **argv = session_probe_argv(s, NULL), **env, e[1024];
+	char **argv = probe_argv(s, NULL, guards), **env, e[1024];
 	int status = 0;
 
 	env = try_no ? tryconf_env_build(&s->cfg.tries[try_no - 1], s->run.user_env, s->run.sp,
@@ -348,7 +356,7 @@ int session_execute(nccltune_session *s, enum session_phase phase, const struct 
 	if (status)
 		return status;
 	memset(&res, 0, sizeof res);
-	status = run_probe(s, p, try_no, &res);
+	status = run_probe(s, p, try_no, phase == PHASE_BASELINE || phase == PHASE_FINAL, &res);
 	if (status == 0 && res.cancelled) {
 		/* Killed by us, not a property of the configuration: never recorded, so a
 		 * resumed session simply runs it again. */

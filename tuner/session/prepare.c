@@ -358,6 +358,10 @@ int session_prepare_new(nccltune_session *s)
 	rc = choose_space(s);
 	if (rc)
 		return rc;
+	/* per-size deployment leaves every other size to NCCL but not the process-level
+	 * variables: the default guard ladder checks them (explicit guards always apply) */
+	if (space_has_rules(s->cfg.space_full))
+		workload_default_guards(&s->cfg.wl);
 	if (env_pins_collect(s->run.user_env, s->cfg.space_full, &s->run.pins, e, sizeof e) != 0)
 		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
 	if (s->run.pins.n > 0) {

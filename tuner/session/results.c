@@ -534,6 +534,145 @@ static bool add_rules(const nccltune_session *s, cJSON *doc, const struct finali
 	return false;
 }
 
+/* ---- guard sizes (docs/formats.md, results.json "per_size" and "guards") ---- */
+
+/* Is session run r a final-round run of entry x (NULL: the baseline)? */
+static bool final_run_of(const struct session_run *r, const struct finalist *x, size_t dims)
+{
+	if (r->phase != PHASE_FINAL)
+		return false;
+	if (!x)
+		return !r->has_point && !r->try_no;
+	if (x->has_point)
+		return r->has_point && !r->try_no && point_equal(&r->p, &x->p, dims);
+	return r->try_no == x->try_no;
+}
+
+/* The medians at `bytes` of x's final runs (NULL: the baseline's), in round order, NAN
+ * where a run failed. Returns how many runs (at most max). */
+static size_t final_size_us(const nccltune_session *s, const struct finalist *x,
+                            size_t bytes, double *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->run.nruns && n < max; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (!final_run_of(r, x, space_dims(s->run.sp)))
+			continue;
+		out[n] = NAN;
+		for (size_t k = 0; r->o.cls == OUTCOME_OK && k < r->o.report.nresults; k++)
+			if (r->o.report.results[k].bytes == bytes)
+				out[n] = r->o.report.results[k].us.median;
+		n++;
+	}
+	return n;
+}
+
+struct size_cmp { double base, best, ratio, lo, hi; size_t pairs; bool slower; };
+
+/* x (NULL: the baseline) against the baseline at `bytes`, paired by final round. Slower:
+ * the ratio's 95% interval entirely above 1, or with one round above 1 + 3 run_sd. */
+static void size_compare(const nccltune_session *s, const struct finalist *x, size_t bytes,
+                         struct size_cmp *c)
+{
+	double a[64], b[64], sd = 0, l, h;
+	size_t na = final_size_us(s, x, bytes, a, 64), nb = final_size_us(s, NULL, bytes, b, 64);
+	size_t n = na < nb ? na : nb;
+	int cfg, dof;
+
+	memset(c, 0, sizeof *c);
+	session_finite_stats(b, nb, &c->base, &l, &h);
+	session_finite_stats(a, na, &c->best, &l, &h);
+	c->pairs = session_paired_ratio(a, b, n, &c->ratio, &c->lo, &c->hi);
+	if (!final_noise(s, &sd, &cfg, &dof))
+		sd = 0;
+	c->slower = c->pairs >= 2 ? c->lo > 1.0 : c->pairs == 1 && c->ratio > 1.0 + 3.0 * sd;
+}
+
+/* A finalist that makes a guard size slower than the baseline is not recommended: it
+ * loses its qualification, with a note naming the size and the ratio. Can't fail. */
+static void guards_disqualify(nccltune_session *s, struct final_state *f)
+{
+	const struct workload *w = &s->cfg.wl;
+	char desc[512];
+
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
+		struct finalist *x = session_final_entry(f, j);
+		struct size_cmp c;
+
+		for (size_t g = 0; x->qualified && g < w->nguard; g++) {
+			size_compare(s, x, w->guard[g], &c);
+			if (!c.slower)
+				continue;
+			x->qualified = false;
+			session_note(&s->out, "not recommended: %s makes the guard size %zu B slower "
+			             "than NCCL's defaults (%.2fx the baseline's latency)",
+			             x->has_point ? space_point_describe(s->run.sp, &x->p, desc,
+			                                                 sizeof desc) : "a try",
+			             w->guard[g], c.ratio);
+		}
+	}
+}
+
+static bool add_num(cJSON *o, const char *key, double v)
+{
+	return isnan(v) ? cJSON_AddNullToObject(o, key) != NULL
+	                : cJSON_AddNumberToObject(o, key, v) != NULL;
+}
+
+/* results.json "per_size" (each tuned and guard size: the baseline's and the best's
+ * latency in the final rounds, the paired ratio and its interval) and "guards"
+ * ({"verdict": "ok" | "slower" | "unmeasured", "sizes": [...]}). win NULL: the
+ * baseline is the best. True unless out of memory. */
+static bool add_per_size(const nccltune_session *s, cJSON *doc, const struct finalist *win)
+{
+	const struct workload *w = &s->cfg.wl;
+	cJSON *a = cJSON_AddArrayToObject(doc, "per_size"), *g, *gs;
+	bool measured = true, slower = false, ok = a != NULL;
+
+	for (size_t i = 0; ok && i < w->n + w->nguard; i++) {
+		size_t bytes = i < w->n ? w->e[i].bytes : w->guard[i - w->n];
+		cJSON *o = cJSON_CreateObject(), *ci;
+		struct size_cmp c;
+
+		if (win)
+			size_compare(s, win, bytes, &c);
+		else {
+			size_compare(s, NULL, bytes, &c);
+			c.best = c.base;
+			c.slower = false;
+		}
+		ok = o && cJSON_AddItemToArray(a, o);
+		if (!ok) {
+			cJSON_Delete(o);
+			break;
+		}
+		ok = cJSON_AddNumberToObject(o, "bytes", (double)bytes) &&
+		     cJSON_AddStringToObject(o, "role", i < w->n ? "tuned" : "guard") &&
+		     add_num(o, "baseline_us", c.base) && add_num(o, "best_us", c.best) &&
+		     add_num(o, "ratio", win ? c.ratio : 1.0);
+		ci = ok ? cJSON_AddArrayToObject(o, "ratio_ci95") : NULL;
+		ok = ci && (win ? !isnan(c.lo) : false)
+		     ? cJSON_AddItemToArray(ci, cJSON_CreateNumber(c.lo)) &&
+		       cJSON_AddItemToArray(ci, cJSON_CreateNumber(c.hi))
+		     : ci != NULL;
+		if (i >= w->n) {
+			measured &= isnan(c.base) ? false : true;
+			slower |= c.slower;
+		}
+	}
+	if (!ok || w->nguard == 0)
+		return ok;
+	g = cJSON_AddObjectToObject(doc, "guards");
+	gs = g ? cJSON_AddArrayToObject(g, "sizes") : NULL;
+	for (size_t i = 0; gs && i < w->nguard; i++)
+		if (!cJSON_AddItemToArray(gs, cJSON_CreateNumber((double)w->guard[i])))
+			gs = NULL;
+	return gs && cJSON_AddStringToObject(g, "verdict", slower ? "slower" : measured ? "ok"
+	                                                     : "unmeasured");
+}
+
 int session_results_write(nccltune_session *s, struct final_state *f, cJSON **doc_out)
 {
 	struct result_input in;
@@ -551,6 +690,7 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	memset(&pt, 0, sizeof pt);
 	session_final_score(s, f);
 	nb = baseline_figures(s, f, &bmean, &blo, &bhi);
+	guards_disqualify(s, f);
 	win = pick_winner(f, nb, bmean);
 	enough = measured_enough(f, win);
 	if (input_basics(s, f, &in, &pt) != NCCLTUNE_OK)
@@ -573,7 +713,8 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	in.top = pt.top;
 	doc = result_build(&in);
 	if (!doc || !add_verdict(s, doc, in.has_best, enough) ||
-	    !add_rules(s, doc, in.has_best ? win : NULL) || (s->cfg.ntries > 0 &&
+	    !add_rules(s, doc, in.has_best ? win : NULL) ||
+	    (f->rounds && s->cfg.wl.nguard && !add_per_size(s, doc, win)) || (s->cfg.ntries > 0 &&
 	             !cJSON_AddItemToObject(doc, "tries",
 	                                    tries_json(s, f, in.has_best ? win : NULL,
 	                                               in.has_best ? in.best.objective_us : NAN,

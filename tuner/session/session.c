@@ -234,6 +234,18 @@ int nccltune_session_set_workload(nccltune_session *s, const char *bytes_list, i
 	return NCCLTUNE_OK;
 }
 
+int nccltune_session_set_guards(nccltune_session *s, const char *list)
+{
+	char e[512];
+	int rc = refuse(s, "--guard");
+
+	if (rc)
+		return rc;
+	if (!list || workload_set_guards(&s->cfg.wl, list, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s", list ? e : "--guard: missing list");
+	return NCCLTUNE_OK;
+}
+
 int nccltune_session_set_budget(nccltune_session *s, int runs)
 {
 	int rc = refuse(s, "--budget");

@@ -256,9 +256,55 @@ static void rules(FILE *o, const struct summary *s)
 	}
 }
 
+/* A number of object o, or NAN. */
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* results.json "per_size" and "guards": every tuned and guard size, the baseline against
+ * the best in the final rounds. */
+static void guards(FILE *o, const struct summary *s)
+{
+	const cJSON *t = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "per_size") : NULL;
+	const cJSON *g = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "guards") : NULL;
+	const cJSON *verdict = g ? cJSON_GetObjectItemCaseSensitive(g, "verdict") : NULL, *e;
+	char b1[32], b2[32], v[64];
+
+	if (!cJSON_IsArray(t) || !t->child)
+		return;
+	fprintf(o, "\nper size, final rounds (guards: measured, never tuned)\n  %12s  %-6s  %10s  "
+	        "%10s  %s\n", "bytes", "role", "baseline", "best", "best/baseline [95%]");
+	cJSON_ArrayForEach(e, t) {
+		const cJSON *role = cJSON_GetObjectItemCaseSensitive(e, "role");
+		const cJSON *ci = cJSON_GetObjectItemCaseSensitive(e, "ratio_ci95");
+		double bytes = num(e, "bytes"), r = num(e, "ratio");
+		char iv[64] = "";
+
+		if (cJSON_IsArray(ci) && cJSON_GetArraySize(ci) == 2 && cJSON_IsNumber(ci->child) &&
+		    cJSON_IsNumber(ci->child->next))
+			snprintf(iv, sizeof iv, " [%.2f .. %.2f]", ci->child->valuedouble,
+			         ci->child->next->valuedouble);
+		fprintf(o, "  %12.0f  %-6s  %10s  %10s  %s%s\n", isnan(bytes) ? 0 : bytes,
+		        cJSON_IsString(role) && strcmp(role->valuestring, "guard") == 0 ? "guard"
+		                                                                       : "tuned",
+		        summary_format_us(num(e, "baseline_us"), b1, sizeof(b1)),
+		        summary_format_us(num(e, "best_us"), b2, sizeof(b2)),
+		        isnan(r) ? "-" : (snprintf(v, sizeof v, "%.2fx", r), v), iv);
+	}
+	if (cJSON_IsString(verdict)) {
+		char b[80];
+
+		fprintf(o, "  guards: %s\n", CLEAN(verdict->valuestring, b));
+	}
+}
+
 static void per_size(FILE *o, const struct summary *s)
 {
 	rules(o, s);
+	guards(o, s);
 	if (s->nsizes == 0)
 		return;
 	fprintf(o, "\nper-size latency of the tuned configuration\n  %12s  %10s\n", "bytes",
