@@ -75,6 +75,12 @@ cJSON *session_header_json(const nccltune_session *s)
 	                                      : cJSON_CreateNull()) ||
 	    !cJSON_AddBoolToObject(h, "auto_model", s->run.auto_model))
 		goto fail;
+	if (s->run.like[0]) {
+		bool ok;
+
+		if (!add(h, "server", session_server_json(s, &ok)))
+			goto fail;
+	}
 	if (s->cfg.ntries > 0) {
 		cJSON *tries = cJSON_AddArrayToObject(h, "tries");
 
@@ -328,6 +334,9 @@ static int load_header(struct loader *L, const cJSON *h, size_t line)
 	}
 	it = cJSON_GetObjectItemCaseSensitive(h, "auto_model");
 	s->run.auto_model = cJSON_IsTrue(it);
+	if (session_server_from_json(s, cJSON_GetObjectItemCaseSensitive(h, "server"), perr,
+	                             sizeof perr) != 0)
+		return lfail(L, line, "%s", perr);
 	it = cJSON_GetObjectItemCaseSensitive(h, "tries");
 	if (it) {
 		const cJSON *t;
