@@ -106,6 +106,11 @@ out=$(NCCL_CUMEM_ENABLE=1 FAKEPROBE_LOG="$tmp/log3" "$NT" run --probe "$FAKE" --
 	--budget 6 --out "$tmp/l2" 2>&1)
 case "$out" in *"your environment's NCCL_CUMEM_ENABLE=1 is used"*) ;; *) fail "--like, user value: $out" ;; esac
 grep -q "NCCL_CUMEM_ENABLE=0" "$tmp/log3" && fail "--like: the profile overrode the user's value"
+# a --try that sets a server variable otherwise is warned about (the server's value wins)
+out=$("$NT" run --probe "$FAKE" --like vllm --try NCCL_CUMEM_ENABLE=1 --budget 6 \
+	--out "$tmp/l7" 2>&1)
+case "$out" in *"try 1 sets NCCL_CUMEM_ENABLE=1, but vllm sets NCCL_CUMEM_ENABLE=0"*) ;;
+	*) fail "--like with a contrary --try: no warning: $out" ;; esac
 # unknown names and hostile files are usage errors
 out=$("$NT" run --probe "$FAKE" --like tgi --out "$tmp/l3" 2>&1)
 [ $? -eq 2 ] || fail "--like tgi: want exit 2"
