@@ -20,7 +20,7 @@ enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE, O_GUARD,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
 	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
-	O_INIT, O_FROM, O_TARGET, O_JSON,
+	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE,
 };
 
 /* Options that may be given more than once; every occurrence is kept, in order. */
@@ -66,6 +66,14 @@ static const struct opt run_opts[] = {
 	{"timeout", required_argument, "SEC", O_TIMEOUT, "per probe run (default: 5 x the "
 	 "baseline's time, at least 30 s; the baseline itself gets 300 s)"},
 	{"out", required_argument, "DIR", O_OUT, "session folder (default results/HOST-UTCSTAMP)"},
+	{"nccl", required_argument, "PATH", O_NCCL, "the libnccl.so.2 the server loads: every "
+	 "probe run loads it (the probe's --nccl) and its fingerprint must say so; the result "
+	 "holds for that library"},
+	{"python", required_argument, "PY", O_PYTHON, "the server's interpreter: --nccl the NCCL "
+	 "of its PyTorch wheel (site-packages/nvidia/nccl/lib/libnccl.so.2)"},
+	{"like", required_argument, "SERVER", O_LIKE, "measure as the server runs: sglang, vllm "
+	 "(profiles/*.json) or a profile FILE; what it sets before NCCL starts is fixed for "
+	 "every run, recorded, and repeated in the exports as 'set by the server'"},
 	{"warm-start", required_argument, "DIR", O_WARM, "re-measure an old session's best "
 	 "configurations first (and, on the same GPUs, skip what failed there)"},
 	{"try", required_argument, "CONFIG", O_TRY, "also measure your own configuration, e.g. "
@@ -470,6 +478,9 @@ static const struct {
 	{O_STRATEGY, nccltune_session_set_strategy},
 	{O_OUT, nccltune_session_set_out_dir},
 	{O_WARM, nccltune_session_set_warm_start},
+	{O_NCCL, nccltune_session_set_nccl},
+	{O_PYTHON, nccltune_session_set_python},
+	{O_LIKE, nccltune_session_set_like},
 };
 
 /* The numeric options of `run`: parsed here (a usage error names the option and the
@@ -525,7 +536,8 @@ static int cmd_run(const struct command *cmd, int argc, char **argv)
 {
 	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_GUARD,
 	                               O_DTYPE, O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY,
-	                               O_TIMEOUT, O_OUT, O_WARM, O_TRY, O_TRY_FILE};
+	                               O_TIMEOUT, O_OUT, O_WARM, O_TRY, O_TRY_FILE, O_NCCL,
+	                               O_PYTHON, O_LIKE};
 	struct parsed p;
 	nccltune_session *s;
 	int rc = parse_options(cmd, argc, argv, &p);
@@ -536,6 +548,8 @@ static int cmd_run(const struct command *cmd, int argc, char **argv)
 		return usage_error(cmd, "unexpected argument '%s'", argv[p.first_operand]);
 	if (GIVEN(&p, O_PROBE) && GIVEN(&p, O_MODEL))
 		return usage_error(cmd, "--probe and --model are exclusive");
+	if (GIVEN(&p, O_NCCL) && GIVEN(&p, O_PYTHON))
+		return usage_error(cmd, "--nccl and --python are exclusive (--python finds --nccl)");
 	if (GIVEN(&p, O_WORKLOAD) && (GIVEN(&p, O_BYTES) || GIVEN(&p, O_OPS) || GIVEN(&p, O_DTYPE)))
 		return usage_error(cmd, "--workload and --bytes/--ops/--dtype are exclusive");
 	for (size_t i = 0; GIVEN(&p, O_RESUME) && i < sizeof settings / sizeof settings[0]; i++)

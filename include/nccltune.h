@@ -47,6 +47,20 @@ int nccltune_session_set_seed(nccltune_session *s, unsigned long seed);
 int nccltune_session_set_strategy(nccltune_session *s, const char *name);
 int nccltune_session_set_timeout(nccltune_session *s, double seconds);    /* per probe run */
 int nccltune_session_set_out_dir(nccltune_session *s, const char *dir);
+/* The server's NCCL: every probe run loads this libnccl.so.2 (the probe's --nccl option,
+ * appended to its command line); the fingerprint must then name it as nccl_path, or the
+ * session stops (NCCLTUNE_ERROR). set_python finds the NCCL of the interpreter's PyTorch
+ * wheel (SITE-PACKAGES/nvidia/nccl/lib/libnccl.so.2, asking the interpreter, run without
+ * a shell, for its site-packages). (In tuner/session/server.c.) */
+int nccltune_session_set_nccl(nccltune_session *s, const char *path);
+int nccltune_session_set_python(nccltune_session *s, const char *python);
+/* The server's profile: "sglang", "vllm" (built in, from profiles/) or a profile file. What
+ * it sets before NCCL starts (and the user's environment does not) is set for every run
+ * after the candidate's variables, dropped from the search, recorded (journal and
+ * results.json "server") and written as "set by the server" comments by the exports;
+ * tries that set it otherwise and tuned sizes in its custom all-reduce window are warned
+ * about. NCCLTUNE_USAGE for an unknown name or a bad file. (tuner/session/server.c) */
+int nccltune_session_set_like(nccltune_session *s, const char *like);
 int nccltune_session_set_warm_start(nccltune_session *s, const char *session_dir);
 /* A configuration of your own ("NCCL_PROTO=LL NCCL_ALGO=Ring ...") to measure in the
  * session: right after the baseline, and again in the final rounds next to the tuned

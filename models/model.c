@@ -944,6 +944,11 @@ static void fake_uuid(const struct model *m, int index, char *buf, size_t len)
 
 char *model_fingerprint_json(const struct model *m)
 {
+	return model_fingerprint_json_nccl(m, NULL);
+}
+
+char *model_fingerprint_json_nccl(const struct model *m, const char *nccl_path)
+{
 	cJSON *root = cJSON_CreateObject(), *gpus, *topo;
 	char host[96], *text = NULL;
 
@@ -959,6 +964,7 @@ char *model_fingerprint_json(const struct model *m)
 	    !cJSON_AddStringToObject(root, "cuda_runtime", m->cuda_runtime) ||
 	    !cJSON_AddStringToObject(root, "cuda_driver", m->cuda_driver) ||
 	    !cJSON_AddStringToObject(root, "nccl_version", m->nccl_version) ||
+	    (nccl_path && !cJSON_AddStringToObject(root, "nccl_path", nccl_path)) ||
 	    !cJSON_AddNumberToObject(root, "gpu_count", m->ngpus))
 		goto out;
 	gpus = cJSON_AddArrayToObject(root, "gpus");

@@ -82,6 +82,10 @@ int model_nranks(const struct model *m);
  * "model", with "model": name), stable for a given model file. Returns a malloc'd
  * one-line JSON text, or NULL when out of memory. */
 char *model_fingerprint_json(const struct model *m);
+/* The same with "nccl_path": nccl_path after nccl_version (the probe's --nccl, resolved:
+ * a model loads no library, it records the one it was told the server runs); NULL: no
+ * such key, as model_fingerprint_json. */
+char *model_fingerprint_json_nccl(const struct model *m, const char *nccl_path);
 
 /* How the evaluator reads variables: return the value of `name`, or NULL when unset. */
 typedef const char *(*model_getenv_fn)(void *ctx, const char *name);

@@ -4,6 +4,8 @@
  * once, as NCCL would, loads NCCL_TUNER_PLUGIN as NCCL would, evaluates the workload on
  * the model (run.c, run_sweep.c) and prints one JSON report with "source": "model". Its
  * numbers are never measurements. */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,7 @@ struct args {
 	bool fingerprint, explain, help, version, list, capabilities;
 	int corrupt_rank, corrupt_choice, stall_choice;
 	const char *sweep_file;
+	char nccl_path[PATH_MAX];   /* --nccl, resolved; "" none */
 	struct sweep_plan sweep;
 	struct proto_workload w;
 };
@@ -55,6 +58,8 @@ static const struct option_row {
 	{ "out-of-place", NULL, true, "out-of-place all-reduce (default in place)" },
 	{ "seed", "N", false, "noise seed; the same seed and configuration repeat exactly" },
 	{ "noise", "X", false, "scale of the model's noise: 0 exact, 1 the model's (default)" },
+	{ "nccl", "PATH", false, "the libnccl.so.2 the server runs on: must exist; recorded as "
+	  "the fingerprint's nccl_path (the model's figures do not change)" },
 	{ "explain", NULL, false, "print NCCL's choices per size to stderr" },
 	{ "sweep", "FILE", false, "measure the choices of FILE (nccltune-sweep/1) in this one "
 	  "process, each forced through nccltune's plugin (NCCL_TUNER_PLUGIN, a path)" },
@@ -206,6 +211,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (!*value)
 				return args_error("--sweep: '' is not a file name");
 			a->sweep_file = value;
+		} else if (strcmp(name, "nccl") == 0) {
+			if (!*value || !realpath(value, a->nccl_path))
+				return args_error("--nccl %s: %s", value, *value ? strerror(errno)
+				                                                 : "not a file name");
 		} else if (strcmp(name, "explain") == 0) {
 			a->explain = true;
 		} else if (strcmp(name, "capabilities") == 0) {
@@ -384,7 +393,7 @@ int main(int argc, char **argv)
 		return args_error("%s", err);
 
 	if (a.fingerprint) {
-		char *fp = model_fingerprint_json(m);
+		char *fp = model_fingerprint_json_nccl(m, a.nccl_path[0] ? a.nccl_path : NULL);
 
 		rc = 0;
 		if (!fp || printf("%s\n", fp) < 0 || fflush(stdout) != 0) {

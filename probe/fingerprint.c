@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "ncclpath.h"
 #include "probe.h"
 #include "topo.h"
 
@@ -131,6 +132,7 @@ char *fingerprint_format(void)
 	cJSON *root = cJSON_CreateObject(), *warnings = cJSON_CreateArray(), *list;
 	struct utsname u;
 	char rt[16], drv[16], nccl[32], driver[96], *text = NULL, *line = NULL;
+	char nccl_path[4096], perr[256];
 	int n = 0, v = 0;
 
 	if (!gpus || !root || !warnings)
@@ -156,8 +158,14 @@ char *fingerprint_format(void)
 	if (!cJSON_AddStringToObject(root, "driver", "unknown") ||
 	    !cJSON_AddStringToObject(root, "cuda_runtime", rt) ||
 	    !cJSON_AddStringToObject(root, "cuda_driver", drv) ||
-	    !cJSON_AddStringToObject(root, "nccl_version", nccl) ||
-	    !cJSON_AddNumberToObject(root, "gpu_count", n))
+	    !cJSON_AddStringToObject(root, "nccl_version", nccl))
+		goto out;
+	/* Which copy of NCCL this is (a server loads its PyTorch wheel's): see --nccl. */
+	if (ncclpath_loaded("ncclGetVersion", nccl_path, sizeof nccl_path, perr, sizeof perr) != 0)
+		warn(warnings, "nccl_path unknown: %s", perr);
+	else if (!cJSON_AddStringToObject(root, "nccl_path", nccl_path))
+		goto out;
+	if (!cJSON_AddNumberToObject(root, "gpu_count", n))
 		goto out;
 	list = cJSON_AddArrayToObject(root, "gpus");
 	if (!list)

@@ -10,6 +10,7 @@
 #include "envcheck.h"
 #include "fingerprint.h"
 #include "launch.h"
+#include "ncclpath.h"
 #include "nccltune_config.h"
 #include "options.h"
 #include "report.h"
@@ -105,12 +106,26 @@ int main(int argc, char **argv)
 	char err[PROTO_ERROR_MAX];
 	char *fp;
 	int status = PROTO_EXIT_FAILED;
+	const char *want = ncclpath_arg(argc, argv);
+	char nccl_err[PROTO_ERROR_MAX] = "";
+	int nccl_bad = 0;
+	enum options_action action;
 
+	/* Before anything writes or forks: unless the wanted library is already the one
+	 * loaded, this re-executes the probe on it and does not return. */
+	if (want && *want)
+		nccl_bad = ncclpath_ensure(want, "ncclGetVersion", argv, nccl_err, sizeof nccl_err);
 	if (reporter_init(&rep) != 0)
 		perror("nccltune-probe: cannot separate the report from library output");
 	options_defaults(&cfg);
 	memset(&r, 0, sizeof r);
-	switch (options_parse(argc, argv, &cfg, err, sizeof err)) {
+	action = options_parse(argc, argv, &cfg, err, sizeof err);
+
+	if (nccl_bad && (action == OPTIONS_RUN || action == OPTIONS_FINGERPRINT)) {
+		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", nccl_err);
+		reporter_emit(&rep, &r, NULL);
+		fprintf(stderr, "nccltune-probe: %s\n", nccl_err);
+	} else switch (action) {
 	case OPTIONS_ERROR:
 		proto_report_fail(&r, PROTO_STAGE_ARGS, "%s", err);
 		reporter_emit(&rep, &r, NULL);

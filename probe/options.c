@@ -12,7 +12,7 @@
 enum opt_kind {
 	OPT_WORKLOAD, OPT_LAUNCH, OPT_TEARDOWN, OPT_GPUS, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
 	OPT_FINGERPRINT, OPT_TEST_CORRUPT, OPT_TEST_CORRUPT_CHOICE, OPT_TEST_STALL_CHOICE,
-	OPT_SWEEP, OPT_CAPABILITIES, OPT_HELP, OPT_VERSION,
+	OPT_SWEEP, OPT_NCCL, OPT_CAPABILITIES, OPT_HELP, OPT_VERSION,
 };
 
 struct opt_row {
@@ -37,6 +37,10 @@ static const struct opt_row table[] = {
 	 "measure the choices of FILE (nccltune-sweep/1: per size an algorithm, protocol and "
 	 "CTA count, forced through nccltune's tuner plugin, which NCCL_TUNER_PLUGIN must name) "
 	 "next to the sizes, in interleaved rounds"},
+	{"nccl", "PATH", OPT_NCCL,
+	 "run on this libnccl.so.2 (e.g. a PyTorch wheel's): the probe re-executes itself once "
+	 "with PATH's folder first on LD_LIBRARY_PATH and fails (stage env) unless the library "
+	 "then loaded is PATH; --fingerprint reports it as nccl_path"},
 	{"launch", "MODE", OPT_LAUNCH,
 	 "process (a child per GPU), all (one process), mpi, or auto (mpi under "
 	 "mpirun/srun, else process) [auto]"},
@@ -196,6 +200,13 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 			return -1;
 		}
 		snprintf(cfg->sweep_file, sizeof cfg->sweep_file, "%s", arg);
+		return 0;
+	case OPT_NCCL:
+		if (!*arg || strlen(arg) >= sizeof cfg->nccl_path) {
+			snprintf(err, errlen, "--nccl: '%.64s' is not a file name", arg);
+			return -1;
+		}
+		snprintf(cfg->nccl_path, sizeof cfg->nccl_path, "%s", arg);
 		return 0;
 	case OPT_CAPABILITIES:
 		*action = OPTIONS_CAPABILITIES;

@@ -242,6 +242,46 @@ def check_fingerprint_no_gpu():
         fail("--fingerprint: nccl_version %r is not X.Y.Z" % fp.get("nccl_version"))
 
 
+def check_nccl_option():
+    """--nccl PATH: the probe re-executes on a copy of its NCCL in another folder and its
+    fingerprint names that copy; a file the loader cannot take by the name libnccl.so.2
+    fails at stage env (exit 1) naming both files; a missing one too."""
+    hide = {"CUDA_VISIBLE_DEVICES": ""}
+    rc, out, _ = run(["--fingerprint"], hide)
+    try:
+        own = json.loads(out).get("nccl_path")
+    except ValueError:
+        own = None
+    if not own or not os.path.isfile(own):
+        fail("--fingerprint: nccl_path %r is not the loaded library" % own)
+        return
+    with tempfile.TemporaryDirectory() as d:
+        copy = os.path.join(d, "libnccl.so.2")
+        other = os.path.join(d, "other.so")
+        with open(own, "rb") as src:
+            data = src.read()
+        for path in (copy, other):
+            with open(path, "wb") as dst:
+                dst.write(data)
+        rc, out, err = run(["--nccl", copy, "--fingerprint"], hide)
+        try:
+            got = json.loads(out).get("nccl_path") if rc == 0 else None
+        except ValueError:
+            got = None
+        if got != os.path.realpath(copy):
+            fail("--nccl %s --fingerprint: exit %d, nccl_path %r (stderr %s)" %
+                 (copy, rc, got, err.strip()))
+        for bad in (other, os.path.join(d, "missing.so")):
+            rc, out, _ = run(["--nccl", bad, "--fingerprint"], hide)
+            try:
+                rep = json.loads(out)
+            except ValueError:
+                rep = {}
+            if rc != 1 or rep.get("stage") != "env" or bad not in rep.get("error", ""):
+                fail("--nccl %s: want exit 1 at stage env naming it, got %d %r" %
+                     (bad, rc, out))
+
+
 check_args_cases()
 check_sweep_plugin_cases()
 check_capabilities()
@@ -250,6 +290,7 @@ check_env_cases()
 check_help_version()
 check_no_gpu()
 check_fingerprint_no_gpu()
+check_nccl_option()
 if failures:
     print("%d failure(s)" % len(failures), file=sys.stderr)
     sys.exit(1)

@@ -20,6 +20,7 @@
  *   FAKEPROBE_SOURCE=model    say "source": "model" ("model": "fake")
  *   FAKEPROBE_GPU=NAME        GPU name in the fingerprint (default "Fake GPU")
  *   FAKEPROBE_FP_FAIL=1       --fingerprint fails
+ *   FAKEPROBE_NCCL_PATH=P     the fingerprint's nccl_path (default: --nccl's value, if any)
  * `--model NAME` is accepted (and makes it say "source": "model"), so it can stand in
  * for nccltune-model-probe. */
 #include <math.h>
@@ -116,8 +117,9 @@ static double num_env(const char *name, double dflt)
 	return v ? atof(v) : dflt;
 }
 
-static int fingerprint(void)
+static int fingerprint(const char *nccl)
 {
+	const char *path = env_or("FAKEPROBE_NCCL_PATH", nccl ? nccl : "");
 	const char *gpu = env_or("FAKEPROBE_GPU", "Fake GPU");
 	const char *src = env_or("FAKEPROBE_SOURCE", "measured");
 
@@ -125,12 +127,14 @@ static int fingerprint(void)
 		fprintf(stderr, "fakeprobe: no fingerprint today\n");
 		return 1;
 	}
-	printf("{\"schema\": \"%s\", \"source\": \"%s\",%s \"host\": \"fakehost\", "
+	if (*path)
+		printf("{\"nccl_path\": \"%s\", ", path);
+	printf("%s\"schema\": \"%s\", \"source\": \"%s\",%s \"host\": \"fakehost\", "
 	       "\"driver\": \"1.0\", \"cuda_runtime\": \"13.0\", \"nccl_version\": \"2.28.3\", "
 	       "\"gpu_count\": 2, \"gpus\": [{\"index\": 0, \"name\": \"%s\", \"bus_id\": \"0:1\"}, "
 	       "{\"index\": 1, \"name\": \"%s\", \"bus_id\": \"0:2\"}], "
 	       "\"topology\": [[\"X\", \"PIX\"], [\"PIX\", \"X\"]]}\n",
-	       PROTO_FINGERPRINT_SCHEMA, src,
+	       *path ? "" : "{", PROTO_FINGERPRINT_SCHEMA, src,
 	       strcmp(src, "model") == 0 ? " \"model\": \"fake\"," : "", gpu, gpu);
 	return 0;
 }
@@ -151,6 +155,7 @@ int main(int argc, char **argv)
 	double bufl2 = log2(num_env("NCCL_BUFFSIZE", 4194304)), thr = num_env("NCCL_NTHREADS", 0);
 	double base, per;
 	char err[256];
+	const char *nccl = NULL;
 
 	proto_workload_defaults(&w);
 	memset(&r, 0, sizeof r);
@@ -159,7 +164,11 @@ int main(int argc, char **argv)
 		int rc;
 
 		if (strcmp(a, "--fingerprint") == 0)
-			return fingerprint();
+			return fingerprint(nccl);
+		if (strcmp(a, "--nccl") == 0 && i + 1 < argc) {
+			nccl = argv[++i];
+			continue;
+		}
 		if (strcmp(a, "--version") == 0) {
 			puts("fakeprobe 1");
 			return 0;

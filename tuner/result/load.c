@@ -598,6 +598,7 @@ static const struct jr_field root_fields[] = {
 	[ROOT_SEED] = {"seed", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 18446744073709551615.0, NULL,
 	               JR_DOUBLE, S(seed), 0, NULL},
 	{"pinned", JR_OBJECT | JR_NULL, 0, 0, SUMMARY_ENV_MAX, NULL, JR_KEEP, 0, 0, take_pinned},
+	{"server", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, summary_read_server},
 	{"baseline", JR_OBJECT | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_baseline},
 	{"best", JR_OBJECT | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_best},
 	{"gain", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_gain},
@@ -764,6 +765,7 @@ void summary_destroy(struct summary *s)
 	summary_fingerprint_clear(&s->fp);
 	free(s->workload.c);
 	env_free(&s->pinned);
+	env_free(&s->server_env);
 	env_free(&s->baseline.env);
 	env_free(&s->best.env);
 	free(s->sizes);

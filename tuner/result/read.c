@@ -38,13 +38,13 @@ static const struct jr_field env_value[] = {
 	[SUMMARY_ENV_LENIENT] = {"", JR_STRING, 0, 0, LENIENT_VALUE_MAX, NULL, JR_KEEP, 0, 0, NULL},
 	[SUMMARY_ENV_WHEN] = {"", JR_STRING | JR_NULL, 0, 0, LENIENT_VALUE_MAX, NULL, JR_KEEP, 0, 0,
 	              NULL},
+	[SUMMARY_ENV_SERVER] = {"", JR_STRING, 0, 0, LENIENT_VALUE_MAX, NULL, JR_KEEP, 0, 0, NULL},
 };
 
 static int take_var(struct jr *r, const char *name, const cJSON *v, void *ctx)
 {
 	struct env_ctx *e = ctx;
 	char why[256], q[80];
-
 	uint64_t bytes;
 	enum space_rule_kind kind;
 
@@ -52,6 +52,10 @@ static int take_var(struct jr *r, const char *name, const cJSON *v, void *ctx)
 	if (e->mode == SUMMARY_ENV_WHEN && space_rule_named(name)) {
 		if (space_rule_name_parse(name, &bytes, &kind, why, sizeof(why)) < 0)
 			return jr_fail(r, "%s", why);
+	} else if (e->mode == SUMMARY_ENV_SERVER &&
+	           strcmp(name, "CUDA_DEVICE_MAX_CONNECTIONS") == 0) {
+		/* a server also sets CUDA's connection count (--like sglang): shown, never
+		 * exported */
 	} else if (ncclvars_name_check(name, why, sizeof(why)) < 0) {
 		return jr_fail(r, "%s", why);
 	}
@@ -92,9 +96,35 @@ int summary_read_env_strict(struct jr *r, const cJSON *v, void *dst)
 	return parse_env(r, v, SUMMARY_ENV_STRICT, dst);
 }
 
+int summary_read_env_server(struct jr *r, const cJSON *v, void *dst)
+{
+	return parse_env(r, v, SUMMARY_ENV_SERVER, dst);
+}
+
 int summary_read_env_when(struct jr *r, const cJSON *v, void *dst)
 {
 	return parse_env(r, v, SUMMARY_ENV_WHEN, dst);
+}
+
+/* ---- server (--like) ---- */
+
+static int take_server_env(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary *s = dst;
+
+	return summary_read_env_server(r, v, &s->server_env);
+}
+
+static const struct jr_field server_fields[] = {
+	{"like", JR_STRING, JR_REQUIRED, 0, 31, NULL, JR_STR, offsetof(struct summary, server_like), 0, NULL},
+	{"env", JR_OBJECT, JR_REQUIRED, 0, SUMMARY_ENV_MAX, NULL, JR_KEEP, 0, 0, take_server_env},
+	JR_END,
+};
+
+/* "server": {"like": NAME, "env": {...}} (--like): shown and written as comments only. */
+int summary_read_server(struct jr *r, const cJSON *v, void *dst)
+{
+	return jr_dispatch(r, v, server_fields, false, dst, NULL);
 }
 
 /* ---- fingerprint ---- */
@@ -195,6 +225,7 @@ static const struct jr_field fp_fields[] = {
 	FP_STRING("model", model), FP_STRING("host", host), FP_STRING("kernel", kernel),
 	FP_STRING("driver", driver), FP_STRING("cuda_runtime", cuda_runtime),
 	FP_STRING("cuda_driver", cuda_driver), FP_STRING("nccl_version", nccl_version),
+	{"nccl_path", JR_STRING | JR_NULL, 0, 0, 4096, NULL, JR_STR, F(nccl_path), 0, NULL},
 	{"gpu_count", JR_NUMBER | JR_NULL, JR_INTEGER, 0, GPUS_MAX, NULL, JR_INT, F(gpu_count), 0,
 	 NULL},
 	{"gpus", JR_ARRAY | JR_NULL, 0, 0, GPUS_MAX, NULL, JR_KEEP, 0, 0, take_gpus},

@@ -17,7 +17,10 @@
  * exported) with ncclvars_check; SUMMARY_ENV_LENIENT (values only shown) for length and
  * control characters; SUMMARY_ENV_WHEN (a pruned rule's levels) like lenient, and null
  * is the variable unset (a NULL value). Names are always NCCL_[A-Z0-9_]+. */
-enum summary_env_check { SUMMARY_ENV_STRICT, SUMMARY_ENV_LENIENT, SUMMARY_ENV_WHEN };
+/* SUMMARY_ENV_SERVER (results.json "server".env): like lenient, and the name may also be
+ * CUDA_DEVICE_MAX_CONNECTIONS. */
+enum summary_env_check { SUMMARY_ENV_STRICT, SUMMARY_ENV_LENIENT, SUMMARY_ENV_WHEN,
+                         SUMMARY_ENV_SERVER };
 
 /* jsonread handlers reading the object v into the struct summary_env at dst (env->v is
  * malloc'd, names and values borrow from v; free env->v even on failure). Return 0 or
@@ -25,6 +28,10 @@ enum summary_env_check { SUMMARY_ENV_STRICT, SUMMARY_ENV_LENIENT, SUMMARY_ENV_WH
 int summary_read_env_strict(struct jr *r, const cJSON *v, void *dst);
 int summary_read_env_lenient(struct jr *r, const cJSON *v, void *dst);
 int summary_read_env_when(struct jr *r, const cJSON *v, void *dst);
+int summary_read_env_server(struct jr *r, const cJSON *v, void *dst);
+/* results.json "server" into the struct summary dst (server_like, server_env). Returns 0
+ * or -1 after jr_fail. */
+int summary_read_server(struct jr *r, const cJSON *v, void *dst);
 
 /* The fingerprint object o (its path already on r) into fp, strings borrowed from o;
  * on failure fp is cleared. Returns 0 or -1 after jr_fail. */

@@ -120,7 +120,8 @@ cJSON *result_build(const struct result_input *in)
 	    !cJSON_AddStringToObject(root, "strategy", in->strategy) ||
 	    !cJSON_AddNumberToObject(root, "seed", (double)in->seed) ||
 	    !cJSON_AddNumberToObject(root, "budget", in->budget) ||
-	    !add_copy(root, "pinned", in->pinned))
+	    !add_copy(root, "pinned", in->pinned) ||
+	    (in->server && !add_copy(root, "server", in->server)))
 		goto fail;
 	item = in->has_baseline ? config_json(&in->baseline) : cJSON_CreateNull();
 	if (!item || !cJSON_AddItemToObject(root, "baseline", item)) {

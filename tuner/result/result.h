@@ -46,6 +46,7 @@ struct result_input {
 	unsigned long seed;
 	int budget;
 	const cJSON *pinned;
+	const cJSON *server;            /* --like: {"like", "env"}; NULL: no key */
 	bool has_baseline;
 	struct result_config baseline;
 	bool has_best;                  /* false: "best": null */

@@ -33,6 +33,7 @@ struct summary_fingerprint {
 	bool present;
 	const char *source, *model, *host, *kernel;
 	const char *driver, *cuda_runtime, *cuda_driver, *nccl_version;
+	const char *nccl_path;            /* the libnccl.so.2 loaded (--nccl); NULL: absent */
 	int gpu_count;                    /* -1 when absent */
 	size_t ngpus;
 	struct summary_gpu *gpus;
@@ -107,6 +108,8 @@ struct summary {
 	double seed;
 	long budget;                      /* -1 when absent */
 	struct summary_env pinned;
+	const char *server_like;          /* --like's profile name; NULL: none */
+	struct summary_env server_env;    /* what that server sets before NCCL starts */
 	struct summary_measure baseline, best;   /* best.present false: no config worked */
 	size_t nsizes;
 	struct summary_size *sizes;       /* best.per_size */

@@ -105,6 +105,8 @@ char *summary_describe_machine(const struct summary_fingerprint *fp, char *buf, 
 		bprintf(buf, len, &off, ", CUDA %s", fp->cuda_runtime);
 	if (fp->nccl_version)
 		bprintf(buf, len, &off, ", NCCL %s", fp->nccl_version);
+	if (fp->nccl_path)
+		bprintf(buf, len, &off, " (%s)", fp->nccl_path);
 	if (fp->host)
 		bprintf(buf, len, &off, ", host %s", fp->host);
 	if (fp->source && strcmp(fp->source, "model") == 0)

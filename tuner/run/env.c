@@ -396,32 +396,39 @@ oom:
 	return NULL;
 }
 
-int env_add_run(char ***env, size_t run)
+int env_set(char ***env, const char *name, const char *value)
 {
-	static const char prefix[] = "NCCLTUNE_RUN=";
-	char item[64], **e = *env, **grown;
-	size_t n = 0, keep = 0;
+	size_t nlen = strlen(name), n = 0, keep = 0;
+	char *item = malloc(nlen + strlen(value) + 2), **e = *env, **grown;
 
-	snprintf(item, sizeof item, "%s%zu", prefix, run);
+	if (!item)
+		return -1;
+	sprintf(item, "%s=%s", name, value);
 	while (e[n])
 		n++;
 	grown = realloc(e, (n + 2) * sizeof *grown);
-	if (!grown)
+	if (!grown) {
+		free(item);
 		return -1;
+	}
 	*env = grown;
 	for (size_t i = 0; i < n; i++) {
-		if (strncmp(grown[i], prefix, sizeof prefix - 1) == 0)
+		if (strncmp(grown[i], name, nlen) == 0 && grown[i][nlen] == '=')
 			free(grown[i]);
 		else
 			grown[keep++] = grown[i];
 	}
-	grown[keep] = strdup(item);
-	if (!grown[keep]) {
-		grown[keep] = NULL;
-		return -1;
-	}
+	grown[keep] = item;
 	grown[keep + 1] = NULL;
 	return 0;
+}
+
+int env_add_run(char ***env, size_t run)
+{
+	char num[32];
+
+	snprintf(num, sizeof num, "%zu", run);
+	return env_set(env, "NCCLTUNE_RUN", num);
 }
 
 cJSON *env_point_to_json(const space *sp, const struct point *p)

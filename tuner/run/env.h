@@ -67,6 +67,11 @@ char **env_build(char *const *user_env, const space *sp, const struct env_pins *
                  const struct point *p, char *err, size_t errlen);
 void env_free(char **env);   /* accepts NULL */
 
+/* Set NAME=VALUE in a built environment (malloc'd, NULL-terminated, as env_build makes),
+ * replacing every inherited NAME. Returns 0, or -1 when out of memory (env keeps its
+ * variables; an inherited NAME may be gone). */
+int env_set(char ***env, const char *name, const char *value);
+
 /* Append NCCLTUNE_RUN=<run> (the runs recorded before this one: 0-based, the journal's
  * "run" minus one) to a built environment,
  * replacing any inherited value. Probes may ignore it; the model probe mixes it into

@@ -164,7 +164,8 @@ static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, 
 	env = try_no ? tryconf_env_build(&s->cfg.tries[try_no - 1], s->run.user_env, s->run.sp,
 	                                 &s->run.pins, e, sizeof e)
 	             : env_build(s->run.user_env, s->run.sp, &s->run.pins, p, e, sizeof e);
-	if (!argv || !env || env_add_run(&env, s->run.nruns) != 0) {
+	if (!argv || !env || env_add_run(&env, s->run.nruns) != 0 ||
+	    session_server_env(s, &env) != 0) {
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory building a probe run");
 		goto out;
 	}

@@ -137,6 +137,17 @@ static const char *const journal_schema[] = {SESSION_JOURNAL_SCHEMA, NULL};
 /* Open: a later version may add keys; those read are type-checked. HEADER_ITERS and
  * HEADER_WARMUP are the rows of iters and warmup. */
 enum { HEADER_ITERS = 12, HEADER_WARMUP = 13 };
+/* The server profile the session ran like (--like), when it had one. */
+static int take_server(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+	char perr[1024];
+
+	if (session_server_from_json(s, v, perr, sizeof perr) != 0)
+		return header_fail(r, perr);
+	return 0;
+}
+
 static const struct jr_field header_fields[] = {
 	{"schema", JR_STRING, JR_REQUIRED, 0, 64, journal_schema, JR_KEEP, 0, 0, NULL},
 	{"type", JR_STRING, JR_REQUIRED, 0, 32, NULL, JR_KEEP, 0, 0, NULL},
@@ -160,6 +171,7 @@ static const struct jr_field header_fields[] = {
 	{"warm_start", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_warm},
 	{"auto_model", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, H(auto_model), 0, NULL},
 	{"tries", JR_ARRAY, 0, 0, TRYCONF_MAX, NULL, JR_KEEP, 0, 0, take_tries},
+	{"server", JR_OBJECT, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_server},
 	JR_END,
 };
 

@@ -267,7 +267,7 @@ static int take_fingerprint(nccltune_session *s)
 
 	memset(&res, 0, sizeof res);
 	env = env_build(s->run.user_env, s->run.sp, &s->run.pins, NULL, e, sizeof e);
-	if (!argv || !env) {
+	if (!argv || !env || session_server_env(s, &env) != 0) {
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory");
 		goto out;
 	}
@@ -311,6 +311,8 @@ static int take_fingerprint(nccltune_session *s)
 		source_from_fingerprint(s, fp);
 	}
 	s->run.fingerprint = fp;
+	if (!s->run.interrupted)
+		status = session_server_check_fingerprint(s, fp);
 out:
 	runner_result_free(&res);
 	runner_free_argv(argv);
@@ -353,6 +355,8 @@ int session_prepare_new(nccltune_session *s)
 
 	s->run.user_env = environ;
 	rc = resolve_probe(s);
+	if (rc == NCCLTUNE_OK)
+		rc = session_server_argv(s);
 	if (rc)
 		return rc;
 	rc = choose_space(s);
@@ -372,7 +376,9 @@ int session_prepare_new(nccltune_session *s)
 		s->run.sp = s->cfg.space_full;
 		s->cfg.space_full = NULL;
 	}
-	rc = pin_try_vars(s);
+	rc = session_server_profile(s);
+	if (rc == NCCLTUNE_OK)
+		rc = pin_try_vars(s);
 	if (rc == NCCLTUNE_OK)
 		rc = resolve_tries(s);
 	if (rc)
@@ -385,6 +391,7 @@ int session_prepare_new(nccltune_session *s)
 	rc = take_fingerprint(s);
 	if (rc || s->run.interrupted)
 		return rc;
+	session_server_window(s);
 	if (s->cfg.warm_dir) {
 		rc = session_warm_prepare(s);
 		if (rc)

@@ -382,7 +382,7 @@ static bool add_verdict(const nccltune_session *s, cJSON *doc, bool has_best, bo
 
 /* What results.json is built from that session_results_write owns until it is written. */
 struct parts {
-	cJSON *wl, *pins, *fails, *pruned, *empty, *best_env;
+	cJSON *wl, *pins, *fails, *pruned, *empty, *best_env, *server;
 	struct result_config *top;   /* ntop of them, each env in top_env */
 	cJSON **top_env;
 	size_t ntop;
@@ -398,6 +398,7 @@ static void parts_free(struct parts *pt)
 	cJSON_Delete(pt->empty);
 	cJSON_Delete(pt->wl);
 	cJSON_Delete(pt->pins);
+	cJSON_Delete(pt->server);
 	cJSON_Delete(pt->fails);
 	cJSON_Delete(pt->pruned);
 }
@@ -407,14 +408,17 @@ static void parts_free(struct parts *pt)
 static int input_basics(nccltune_session *s, const struct final_state *f,
                         struct result_input *in, struct parts *pt)
 {
+	bool server_ok;
+
 	pt->wl = workload_to_json(&s->cfg.wl);
 	pt->pins = env_pins_to_json(&s->run.pins);
+	pt->server = session_server_json(s, &server_ok);
 	pt->fails = failures_json(s);
 	pt->pruned = pruned_json(s);
 	pt->empty = cJSON_CreateObject();
 	pt->top = calloc(f->nc + 1, sizeof *pt->top);
 	pt->top_env = calloc(f->nc + 1, sizeof *pt->top_env);
-	if (!pt->wl || !pt->pins || !pt->fails || !pt->pruned || !pt->empty || !pt->top ||
+	if (!server_ok || !pt->wl || !pt->pins || !pt->fails || !pt->pruned || !pt->empty || !pt->top ||
 	    !pt->top_env)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
 	cJSON_DeleteItemFromObjectCaseSensitive(pt->wl, "iters");
@@ -428,6 +432,7 @@ static int input_basics(nccltune_session *s, const struct final_state *f,
 	in->seed = s->cfg.seed;
 	in->budget = s->cfg.budget;
 	in->pinned = pt->pins;
+	in->server = pt->server;
 	in->evaluations = (int)s->run.nruns;
 	in->failures = pt->fails;
 	in->pruned = pt->pruned;

@@ -94,6 +94,9 @@ void nccltune_session_destroy(nccltune_session *s)
 	free(s->run.runs);
 	free(s->run.queue);
 	free(s->cfg.probe_cmd);
+	free(s->cfg.nccl);
+	free(s->cfg.profile);
+	env_pins_free(&s->run.server);
 	free(s->cfg.model);
 	free(s->cfg.space_file);
 	free(s->cfg.out_dir_opt);

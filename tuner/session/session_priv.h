@@ -1,7 +1,8 @@
 /* session_priv.h - the inside of a tuning session: the handle (what the setters set,
  * the session as it runs, where its output goes) and what the files of session/ call of
  * each other, from the bottom up: runs.h and notes.h (the vocabulary, notes), progress.h
- * (the printer, which sees none of this), then session_record.c (journal records,
+ * (the printer, which sees none of this), server.c (the server's NCCL and profile), then
+ * session_record.c (journal records,
  * resume, warm start), execute.c (one probe run), prepare.c (a new or resumed session),
  * final.h (the final rounds), results.c, exports.c, loop.c and session.c (the API).
  * A file calls only files before it (tests/layout/test_layers.py). Not public. */
@@ -20,6 +21,7 @@
 #include "run/runner.h"
 #include "nccltune.h"
 #include "run/outcome.h"
+#include "run/profile.h"
 #include "search/prune.h"
 #include "space/space.h"
 #include "search/strategy.h"
@@ -59,6 +61,8 @@ struct session_config {
 	double timeout_opt_s;        /* --timeout; 0: derived from the baseline */
 	char *out_dir_opt;
 	char *warm_dir;
+	char *nccl;                  /* --nccl / --python: the library's real path, or NULL */
+	struct profile *profile;     /* --like: the server's profile, or NULL (new sessions) */
 	struct tryconf *tries;       /* --try / --try-file, in command-line order */
 	size_t ntries;
 };
@@ -70,6 +74,8 @@ struct session_state {
 	bool auto_model;             /* no GPU visible: the default model stands in */
 	space *sp;                   /* what is searched */
 	struct env_pins pins;
+	char like[32];               /* --like's profile name ("" none), kept on resume */
+	struct env_pins server;      /* what the server sets before NCCL starts, for every run */
 	char *const *user_env;
 	gsl_rng *rng;
 	prune *pr;
@@ -110,6 +116,32 @@ struct nccltune_session {
 	struct session_state run;
 	struct session_output out;
 };
+
+/* ---- server.c ---- */
+/* Append "--nccl PATH" to s->run.probe_argv when --nccl (or --python) was given.
+ * Returns an nccltune_status. */
+int session_server_argv(nccltune_session *s);
+/* With --nccl: the fingerprint fp (NULL: none) must name that library as its nccl_path;
+ * NCCLTUNE_ERROR otherwise (message in s->err); notes which library the result holds
+ * for. NCCLTUNE_OK without --nccl. */
+int session_server_check_fingerprint(nccltune_session *s, const cJSON *fp);
+/* --like, for a new session: the profile's variables the user's environment does not set
+ * become s->run.server (each noted, with its source), the searched dimensions they name
+ * are dropped from s->run.sp, and tries that set one otherwise are warned about.
+ * Returns an nccltune_status. */
+int session_server_profile(nccltune_session *s);
+/* Warn when tuned sizes fall in the profile's custom all-reduce window (on NVLink when the
+ * profile says so: a topology cell NV#). Can't fail. */
+void session_server_window(nccltune_session *s);
+/* Set s->run.server's variables in a built environment. Returns 0, or -1 when out of
+ * memory. */
+int session_server_env(const nccltune_session *s, char ***env);
+/* The journal header's and results.json's "server": {"like", "env"}, or NULL when no
+ * --like (*ok false: out of memory). */
+cJSON *session_server_json(const nccltune_session *s, bool *ok);
+/* Read a journal header's "server" back (absent: nothing). Returns 0, or -1 with a
+ * message (a variable outside NCCL_* / CUDA_DEVICE_MAX_CONNECTIONS). */
+int session_server_from_json(nccltune_session *s, const cJSON *obj, char *err, size_t errlen);
 
 /* ---- session_record.c ---- */
 /* Make every string and key of the JSON value `item` and its siblings (and their

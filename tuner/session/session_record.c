@@ -77,6 +77,12 @@ cJSON *session_header_json(const nccltune_session *s)
 	                                      : cJSON_CreateNull()) ||
 	    !cJSON_AddBoolToObject(h, "auto_model", s->run.auto_model))
 		goto fail;
+	if (s->run.like[0]) {
+		bool ok;
+
+		if (!add(h, "server", session_server_json(s, &ok)))
+			goto fail;
+	}
 	if (s->cfg.ntries > 0) {
 		cJSON *tries = cJSON_AddArrayToObject(h, "tries");
 

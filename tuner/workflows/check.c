@@ -2,7 +2,7 @@
  * compares what it prints with the fingerprint saved in the session folder.
  *
  * Compared: source and model (a model's result is not a real machine's), driver,
- * cuda_runtime, nccl_version, gpu_count, the GPU list in order (names and bus ids) and
+ * cuda_runtime, nccl_version, nccl_path (when saved), gpu_count, the GPU list in order (names and bus ids) and
  * the topology matrix. Shown but not compared: host, kernel, cuda_driver, GPU uuids (a
  * replaced GPU of the same model in the same slot tunes the same).
  *
@@ -112,6 +112,10 @@ static int fingerprint_diff(FILE *out, const struct summary_fingerprint *a,
 	n += diff_str(out, "driver", a->driver, b->driver);
 	n += diff_str(out, "cuda_runtime", a->cuda_runtime, b->cuda_runtime);
 	n += diff_str(out, "nccl_version", a->nccl_version, b->nccl_version);
+	/* Which copy (--nccl): compared when the session recorded one (older fingerprints
+	 * have no nccl_path; the saved probe command carries its --nccl). */
+	if (a->nccl_path)
+		n += diff_str(out, "nccl_path", a->nccl_path, b->nccl_path);
 	if (a->gpu_count != b->gpu_count) {
 		char x[16] = "(none)", y[16] = "(none)";
 

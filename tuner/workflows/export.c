@@ -133,6 +133,11 @@ static void header(struct export_writer *w, const struct summary *s)
 	} else {
 		export_comment(w, "source: measured");
 	}
+	/* --like: the server sets these itself before NCCL starts; the session measured with
+	 * them, and this export leaves them to the server. */
+	for (size_t i = 0; s->server_like && i < s->server_env.n; i++)
+		export_commentf(w, "set by the server (%s): %s=%s", s->server_like,
+		                s->server_env.v[i].name, s->server_env.v[i].value);
 }
 
 struct export_writer export_writer_start(const struct summary *s, FILE *out, const char *first,

@@ -1,0 +1,103 @@
+/* ncclpath.c - the NCCL library the probe runs on (ncclpath.h). */
+#include "ncclpath.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *ncclpath_arg(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--nccl") == 0)
+			return i + 1 < argc ? argv[i + 1] : NULL;
+		if (strncmp(argv[i], "--nccl=", 7) == 0)
+			return argv[i] + 7;
+	}
+	return NULL;
+}
+
+int ncclpath_loaded(const char *symbol, char *buf, size_t len, char *err, size_t errlen)
+{
+	void *addr = dlsym(RTLD_DEFAULT, symbol);
+	char real[PATH_MAX];
+	Dl_info info;
+
+	if (!addr) {
+		snprintf(err, errlen, "%s is not defined in this process: no NCCL loaded", symbol);
+		return -1;
+	}
+	if (dladdr(addr, &info) == 0 || !info.dli_fname || !info.dli_fname[0]) {
+		snprintf(err, errlen, "dladdr(%s): cannot tell which file defines it", symbol);
+		return -1;
+	}
+	if (!realpath(info.dli_fname, real)) {
+		snprintf(err, errlen, "%s: %s", info.dli_fname, strerror(errno));
+		return -1;
+	}
+	if (strlen(real) >= len) {
+		snprintf(err, errlen, "%s: path too long", real);
+		return -1;
+	}
+	snprintf(buf, len, "%s", real);
+	return 0;
+}
+
+int ncclpath_ensure(const char *want, const char *symbol, char **argv, char *err,
+                    size_t errlen)
+{
+	char real[PATH_MAX], loaded[PATH_MAX], dir[PATH_MAX], e[PATH_MAX + 64], *slash, *path;
+	const char *old = getenv("LD_LIBRARY_PATH"), *mark = getenv(NCCLPATH_REEXEC_VAR);
+	int rc = -1;
+
+	if (!realpath(want, real)) {
+		snprintf(err, errlen, "--nccl %s: %s", want, strerror(errno));
+		return -1;
+	}
+	if (ncclpath_loaded(symbol, loaded, sizeof loaded, e, sizeof e) != 0) {
+		snprintf(err, errlen, "--nccl %s: %s", want, e);
+		return -1;
+	}
+	if (strcmp(loaded, real) == 0)
+		return 0;
+	if (mark && strcmp(mark, real) == 0) {
+		snprintf(err, errlen, "--nccl %s: asked for %s, but the loader took %s even with "
+		         "its folder first on LD_LIBRARY_PATH (name the file libnccl.so.2, or its "
+		         "folder's libnccl.so.2 is another copy)", want, real, loaded);
+		return -1;
+	}
+	/* The folder as named, not the link target's: the loader looks for libnccl.so.2 by
+	 * that name there. */
+	if (want[0] == '/')
+		snprintf(dir, sizeof dir, "%s", want);
+	else if (!getcwd(dir, sizeof dir) || strlen(dir) + strlen(want) + 2 > sizeof dir) {
+		snprintf(err, errlen, "--nccl %s: cannot make the path absolute", want);
+		return -1;
+	} else
+		snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/%s", want);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	path = malloc(strlen(dir) + (old ? strlen(old) : 0) + 2);
+	if (!path) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	sprintf(path, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
+	if (setenv("LD_LIBRARY_PATH", path, 1) != 0 || setenv(NCCLPATH_REEXEC_VAR, real, 1) != 0) {
+		snprintf(err, errlen, "--nccl %s: setenv: %s", want, strerror(errno));
+		goto out;
+	}
+	fflush(NULL);
+	execv("/proc/self/exe", argv);
+	snprintf(err, errlen, "--nccl %s: re-executing the probe failed: %s", want,
+	         strerror(errno));
+out:
+	free(path);
+	return rc;
+}

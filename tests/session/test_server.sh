@@ -1,0 +1,133 @@
+#!/bin/bash
+# test_server.sh - the server's environment (issue 18), through the CLI with the fake
+# probe and the model probe: --nccl PATH reaches every probe run as the probe's --nccl
+# (recorded in the journal's probe command, so resume and check use it too), the session
+# stops when the fingerprint names another library, the summary names the library,
+# check compares nccl_path, --python finds a wheel's NCCL in a venv's site-packages.
+# Usage: test_server.sh NCCLTUNE FAKEPROBE
+set -u
+NT=$1
+FAKE=$2
+MODEL="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
+failures=0
+tmp=$(mktemp -d /tmp/nccltune-server-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+mkdir -p "$tmp/lib"
+echo "not really NCCL" > "$tmp/lib/libnccl.so.2"
+lib="$tmp/lib/libnccl.so.2"
+
+# --nccl: the probe is told, the fingerprint agrees, the summary says so
+out=$(FAKEPROBE_LOG="$tmp/log" "$NT" run --probe "$FAKE" --nccl "$lib" --budget 6 --seed 1 \
+	--out "$tmp/s1" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "--nccl: exit $rc: $out"
+case "$out" in *"NCCL: every run loads $lib"*) ;; *) fail "--nccl: no note naming the library: $out" ;; esac
+runs=$(grep -c . "$tmp/log" 2>/dev/null || echo 0)
+with=$(grep -c -- "--nccl $lib" "$tmp/log" 2>/dev/null || echo 0)
+[ "$runs" -gt 0 ] && [ "$runs" -eq "$with" ] || fail "--nccl: $with of $runs probe runs got --nccl $lib"
+head -1 "$tmp/s1/journal.jsonl" | grep -q -- "\"--nccl\",[[:space:]]*\"$lib\"" ||
+	fail "--nccl: the journal's probe command lacks it"
+grep -q "\"nccl_path\":[[:space:]]*\"$lib\"" "$tmp/s1/results.json" ||
+	fail "--nccl: results.json's fingerprint lacks nccl_path"
+
+# the probe loaded another copy: the session stops before spending its budget
+out=$(FAKEPROBE_NCCL_PATH=/usr/lib/other/libnccl.so.2 "$NT" run --probe "$FAKE" --nccl "$lib" \
+	--budget 6 --out "$tmp/s2" 2>&1)
+rc=$?
+[ $rc -eq 1 ] || fail "--nccl mismatch: exit $rc, want 1"
+case "$out" in *"loaded /usr/lib/other/libnccl.so.2 instead"*) ;; *) fail "--nccl mismatch: $out" ;; esac
+
+# a missing library is a usage error naming it
+out=$("$NT" run --probe "$FAKE" --nccl "$tmp/none.so" --budget 6 --out "$tmp/s3" 2>&1)
+[ $? -eq 2 ] || fail "--nccl missing: want exit 2: $out"
+case "$out" in *"$tmp/none.so"*) ;; *) fail "--nccl missing: not named: $out" ;; esac
+out=$("$NT" run --probe "$FAKE" --nccl "$lib" --python python3 --out "$tmp/s4" 2>&1)
+[ $? -eq 2 ] || fail "--nccl with --python: want exit 2: $out"
+
+# check: same library unchanged; another library is a change naming nccl_path
+out=$("$NT" check "$tmp/s1" 2>&1)
+[ $? -eq 0 ] || fail "check with --nccl: want unchanged: $out"
+case "$out" in *"($lib)"*) ;; *) fail "check: the machine line does not name the library: $out" ;; esac
+out=$(FAKEPROBE_NCCL_PATH=/opt/x/libnccl.so.2 "$NT" check "$tmp/s1" 2>&1)
+[ $? -eq 3 ] || fail "check, other library: want exit 3: $out"
+case "$out" in *"nccl_path: $lib -> /opt/x/libnccl.so.2"*) ;; *) fail "check: $out" ;; esac
+
+# --python: the wheel's NCCL under the venv's site-packages
+if python3 -m venv --without-pip "$tmp/venv" >/dev/null 2>&1; then
+	py="$tmp/venv/bin/python3"
+	out=$("$NT" run --probe "$FAKE" --python "$py" --budget 6 --out "$tmp/s5" 2>&1)
+	[ $? -eq 2 ] || fail "--python without a wheel NCCL: want exit 2: $out"
+	case "$out" in *"no PyTorch wheel NCCL"*) ;; *) fail "--python: $out" ;; esac
+	site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+	mkdir -p "$site/nvidia/nccl/lib" && cp "$lib" "$site/nvidia/nccl/lib/libnccl.so.2"
+	want=$(realpath "$site/nvidia/nccl/lib/libnccl.so.2")
+	out=$("$NT" run --probe "$FAKE" --python "$py" --budget 6 --out "$tmp/s6" 2>&1)
+	[ $? -eq 0 ] || fail "--python: exit: $out"
+	grep -q "\"nccl_path\":[[:space:]]*\"$want\"" "$tmp/s6/results.json" ||
+		fail "--python: nccl_path is not $want"
+else
+	echo "note: python3 -m venv unavailable; --python not tested"
+fi
+
+# the model probe records --nccl (and refuses a missing file)
+if [ -x "$MODEL" ]; then
+	fp=$("$MODEL" --model h200-nvlink-2gpu --nccl "$lib" --fingerprint)
+	case "$fp" in *"\"nccl_path\":\"$lib\""*) ;; *) fail "model --nccl: $fp" ;; esac
+	"$MODEL" --model h200-nvlink-2gpu --nccl "$tmp/none.so" --fingerprint >/dev/null 2>&1
+	[ $? -eq 2 ] || fail "model --nccl missing file: want exit 2"
+	out=$("$NT" run --model h200-nvlink-2gpu --nccl "$lib" --budget 6 --out "$tmp/m1" 2>&1)
+	[ $? -eq 0 ] || fail "model session --nccl: $out"
+fi
+
+# --like: the profile's variables reach every run, are recorded and exported as comments
+out=$(FAKEPROBE_LOG="$tmp/log2" "$NT" run --probe "$FAKE" --like sglang --budget 6 \
+	--out "$tmp/l1" 2>&1)
+[ $? -eq 0 ] || fail "--like sglang: $out"
+case "$out" in *"set by the server (sglang) for every run: NCCL_CUMEM_ENABLE=0"*) ;;
+	*) fail "--like sglang: no note: $out" ;; esac
+runs=$(grep -c . "$tmp/log2" 2>/dev/null || echo 0)
+with=$(grep -c "NCCL_CUMEM_ENABLE=0" "$tmp/log2" 2>/dev/null || echo 0)
+[ "$runs" -gt 0 ] && [ "$runs" -eq "$with" ] || fail "--like: $with of $runs runs had NCCL_CUMEM_ENABLE=0"
+head -1 "$tmp/l1/journal.jsonl" | grep -q '"server":{"like":"sglang","env":{"NCCL_CUMEM_ENABLE":"0","CUDA_DEVICE_MAX_CONNECTIONS":"8"}}' ||
+	fail "--like: the journal header does not record the server's variables"
+grep -q '"like":[[:space:]]*"sglang"' "$tmp/l1/results.json" || fail "--like: results.json has no server"
+"$NT" export "$tmp/l1" --format shell > "$tmp/l1.sh" 2>&1 || fail "--like: export failed"
+grep -q "^# set by the server (sglang): CUDA_DEVICE_MAX_CONNECTIONS=8" "$tmp/l1.sh" ||
+	fail "--like: export lacks the 'set by the server' comment: $(cat "$tmp/l1.sh")"
+grep -q "^export NCCL_CUMEM_ENABLE" "$tmp/l1.sh" && fail "--like: the export sets the server's variable"
+# the user's own value wins, and is said to
+out=$(NCCL_CUMEM_ENABLE=1 FAKEPROBE_LOG="$tmp/log3" "$NT" run --probe "$FAKE" --like vllm \
+	--budget 6 --out "$tmp/l2" 2>&1)
+case "$out" in *"your environment's NCCL_CUMEM_ENABLE=1 is used"*) ;; *) fail "--like, user value: $out" ;; esac
+grep -q "NCCL_CUMEM_ENABLE=0" "$tmp/log3" && fail "--like: the profile overrode the user's value"
+# a --try that sets a server variable otherwise is warned about (the server's value wins)
+out=$("$NT" run --probe "$FAKE" --like vllm --try NCCL_CUMEM_ENABLE=1 --budget 6 \
+	--out "$tmp/l7" 2>&1)
+case "$out" in *"try 1 sets NCCL_CUMEM_ENABLE=1, but vllm sets NCCL_CUMEM_ENABLE=0"*) ;;
+	*) fail "--like with a contrary --try: no warning: $out" ;; esac
+# unknown names and hostile files are usage errors
+out=$("$NT" run --probe "$FAKE" --like tgi --out "$tmp/l3" 2>&1)
+[ $? -eq 2 ] || fail "--like tgi: want exit 2"
+case "$out" in *"built in: sglang, vllm"*) ;; *) fail "--like tgi: $out" ;; esac
+printf '{"schema":"nccltune-profile/1","name":"x","env":[{"name":"LD_PRELOAD","value":"/x.so","source":"s"}]}' > "$tmp/bad.json"
+out=$("$NT" run --probe "$FAKE" --like "$tmp/bad.json" --out "$tmp/l4" 2>&1)
+[ $? -eq 2 ] || fail "--like LD_PRELOAD profile: want exit 2: $out"
+case "$out" in *"LD_PRELOAD"*) ;; *) fail "--like bad file: not named: $out" ;; esac
+# vLLM's custom all-reduce window on NVLink: a tuned size of 43008 bytes falls there
+if [ -x "$MODEL" ]; then
+	out=$("$NT" run --model h200-nvlink-2gpu --like vllm --budget 6 --out "$tmp/l5" 2>&1)
+	[ $? -eq 0 ] || fail "--like vllm model: $out"
+	case "$out" in *"vllm sends all-reduces of 16384-131072 bytes on NVLink"*"43008"*) ;;
+		*) fail "--like vllm: no custom all-reduce warning: $out" ;; esac
+	out=$("$NT" run --model pcie-gen5-8gpu --like vllm --budget 6 --out "$tmp/l6" 2>&1)
+	case "$out" in *"custom all-reduce"*) fail "--like vllm on PCIe: window warned" ;; esac
+fi
+
+[ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all server checks passed"

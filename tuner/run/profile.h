@@ -1,0 +1,55 @@
+/* profile.h - server profiles (--like sglang|vllm|FILE): what a serving framework does to
+ * the environment before NCCL starts, and what it routes away from NCCL. Data files
+ * (profiles/NAME.json, nccltune-profile/1, each entry citing the source line it follows)
+ * embedded at build time, or a file of your own; read strictly with common/jsonread. */
+#ifndef NCCLTUNE_PROFILE_H
+#define NCCLTUNE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROFILE_SCHEMA "nccltune-profile/1"
+#define PROFILE_ENV_MAX 8
+#define PROFILE_TEXT_MAX 256
+
+struct profile_var {
+	char name[64];               /* [A-Z][A-Z0-9_]*: NCCL_* or CUDA_DEVICE_MAX_CONNECTIONS */
+	char value[64];
+	bool unless_symmetric;       /* "unless": "symmetric": the server leaves it unset then */
+	char source[PROFILE_TEXT_MAX];
+};
+
+struct profile {
+	char name[32];
+	size_t n;
+	struct profile_var env[PROFILE_ENV_MAX];
+	bool has_symmetric;          /* how the server turns NCCL's symmetric kernels on */
+	char symm_switch[PROFILE_TEXT_MAX], symm_needs[PROFILE_TEXT_MAX];
+	bool has_window;             /* sizes the server sends to its own all-reduce */
+	uint64_t window_min, window_max;   /* bytes per rank, both inclusive */
+	char window_links[16];       /* "nvlink" or "any" */
+	char window_source[PROFILE_TEXT_MAX];
+};
+
+/* An embedded profile file (profiles/embed.py). Ends with a NULL name. */
+struct profile_builtin { const char *name; const char *text; size_t len; };
+extern const struct profile_builtin profiles_builtin[];
+
+/* Parse the text of a profile; `origin` starts every message. Returns 0 with *p filled,
+ * or -1 with "ORIGIN: key: why" in err (unknown keys, a variable name outside
+ * NCCL_* / CUDA_DEVICE_MAX_CONNECTIONS, min above max are refused). */
+int profile_parse(const char *text, size_t len, const char *origin, struct profile *p,
+                  char *err, size_t errlen);
+
+/* `like` is a built-in name (sglang, vllm) or a file (it holds a '/' or ends in .json).
+ * Returns 0, or -1 with a message listing the built-in names. */
+int profile_load(const char *like, struct profile *p, char *err, size_t errlen);
+
+/* May a profile set `name` (NCCL_[A-Z0-9_]+ or CUDA_DEVICE_MAX_CONNECTIONS)? */
+bool profile_settable(const char *name);
+
+/* The value p sets for `name`, or NULL. */
+const char *profile_get(const struct profile *p, const char *name);
+
+#endif
