@@ -124,7 +124,7 @@ cat > "$tmp/ll.json" <<'JEOF'
 {"schema": "nccltune-space/1", "params": {"NCCL_PROTO": {"values": ["LL"]},
  "NCCL_NTHREADS": {"values": [128, 256, 512]}}}
 JEOF
-out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/ll.json" --guard 117440512 --budget 12 \
+out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/ll.json" --guard 117440512 --budget 30 \
 	--seed 1 --out "$tmp/ll" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "guard session: exit $rc: $out"
@@ -136,6 +136,34 @@ python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["best"]["env"
 out=$("$NT" run --model pcie-gen5-8gpu --bytes 43008 --guard 43008 --budget 5 --out "$tmp/g2" 2>&1)
 [ $? -eq 2 ] || fail "--guard of a tuned size: not refused: $out"
 case "$out" in *"--guard: 43008 is a tuned size, not a guard"*) ;; *) fail "--guard msg: $out" ;; esac
+
+# a rule equal to what NCCL ran in the baseline (Ring/LL on 1 CTA at 43008 B on the PCIe
+# model; this seed's winner rules exactly that) is NCCL's own choice: written as null, and
+# a rule left empty is dropped
+out=$("$NT" run --model pcie-gen5-8gpu --space "$SRC/examples/space-pcie-per-size.json" \
+	--budget 20 --seed 1 --out "$tmp/same" 2>&1)
+[ $? -eq 0 ] || fail "same-as-baseline session failed: $out"
+case "$out" in *"best.rules 43008 B: proto is what NCCL already ran there in the baseline"*) ;;
+	*) echo "note: this run's winner did not rule the baseline's choice (load changed the run)" ;; esac
+# the invariant, in every session here: no rule forces what NCCL ran in the baseline
+for d in "$tmp/same" "$tmp/s"; do
+python3 - "$d" <<'PYEOF' || fail "$d: a rule forces NCCL's own baseline choice"
+import json, sys
+d = sys.argv[1]
+base = {}
+for line in open(d + "/journal.jsonl"):
+    r = json.loads(line)
+    if r.get("type") == "run" and r["phase"] == "baseline" and r["outcome"] == "ok":
+        base = {x["bytes"]: x.get("nccl", {}) for x in r["report"]["results"]}
+        break
+for rule in json.load(open(d + "/results.json"))["best"].get("rules", []):
+    n = base.get(rule["bytes"], {})
+    for k in ("algo", "proto", "ctas"):
+        if rule[k] is not None and str(rule[k]).lower() == str(n.get(k)).lower():
+            print("rule", rule, "baseline", n, file=sys.stderr)
+            sys.exit(1)
+PYEOF
+done
 
 # show prints the rules; a resumed session (nothing left to run) keeps best.rules
 "$NT" show "$tmp/s" > "$tmp/show.txt" 2>&1 || fail "show failed"

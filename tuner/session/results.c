@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclvars.h"
 #include "result/result.h"
 #include "session/final.h"
 #include "run/ruletable.h"
@@ -522,10 +523,68 @@ static void input_top(const nccltune_session *s, const struct final_state *f,
 	pt->ntop = ntop;
 }
 
+/* What NCCL ran at `bytes` in the first ok baseline run; known false when none says. */
+static struct proto_decision baseline_decision(const nccltune_session *s, size_t bytes)
+{
+	struct proto_decision none;
+
+	memset(&none, 0, sizeof none);
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (r->phase != PHASE_BASELINE || r->has_point || r->try_no || r->o.cls != OUTCOME_OK)
+			continue;
+		for (size_t k = 0; k < r->o.report.nresults; k++)
+			if (r->o.report.results[k].bytes == bytes)
+				return r->o.report.results[k].nccl;
+		break;
+	}
+	return none;
+}
+
+/* A rule's choice that equals what NCCL ran in the baseline at that size is written as
+ * null (NCCL's), with a note; a rule left with no choice is dropped. Can't fail. */
+static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
+{
+	cJSON *r = rules ? rules->child : NULL;
+
+	while (r) {
+		cJSON *next = r->next;
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "bytes");
+		struct proto_decision d = baseline_decision(s, cJSON_IsNumber(b) ? (size_t)b->valuedouble : 0);
+		const char *keys[] = {"algo", "proto", "ctas"};
+		size_t left = 0;
+
+		for (size_t k = 0; k < 3; k++) {
+			cJSON *v = cJSON_GetObjectItemCaseSensitive(r, keys[k]);
+			int want = k == 0 ? d.algo : k == 1 ? d.proto : d.ctas;
+			int got = -2;
+
+			if (cJSON_IsString(v))
+				got = ncclvars_word_find(k == 0 ? NCCLVARS_ALGOS : NCCLVARS_PROTOS,
+				                         v->valuestring, strlen(v->valuestring));
+			else if (cJSON_IsNumber(v))
+				got = (int)v->valuedouble;
+			if (cJSON_IsNull(v))
+				continue;
+			if (!d.known || d.symmetric || d.mixed || got != want) {
+				left++;
+				continue;
+			}
+			session_note(&s->out, "best.rules %.0f B: %s is what NCCL already ran there in the "
+			             "baseline: left to NCCL (null)", b->valuedouble, keys[k]);
+			cJSON_ReplaceItemInObjectCaseSensitive(r, keys[k], cJSON_CreateNull());
+		}
+		if (left == 0)
+			cJSON_Delete(cJSON_DetachItemViaPointer(rules, r));
+		r = next;
+	}
+}
+
 /* best.rules (docs/formats.md) of a session whose space has per-size choices: the
  * winner's rules, none for NCCL's defaults or an off-space try. True unless out of
  * memory (or nothing to add to). */
-static bool add_rules(const nccltune_session *s, cJSON *doc, const struct finalist *win)
+static bool add_rules(nccltune_session *s, cJSON *doc, const struct finalist *win)
 {
 	cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best"), *rules;
 
@@ -533,6 +592,7 @@ static bool add_rules(const nccltune_session *s, cJSON *doc, const struct finali
 		return true;
 	rules = win && win->has_point ? ruletable_rules_json(s->run.sp, &win->p)
 	                              : cJSON_CreateArray();
+	rules_drop_baseline(s, rules);
 	if (rules && cJSON_AddItemToObject(best, "rules", rules))
 		return true;
 	cJSON_Delete(rules);
@@ -590,9 +650,11 @@ static void size_compare(const nccltune_session *s, const struct finalist *x, si
 	session_finite_stats(b, nb, &c->base, &l, &h);
 	session_finite_stats(a, na, &c->best, &l, &h);
 	c->pairs = session_paired_ratio(a, b, n, &c->ratio, &c->lo, &c->hi);
+	/* one round: only beyond a known noise (without an estimate nothing is concluded) */
 	if (!final_noise(s, &sd, &cfg, &dof))
-		sd = 0;
-	c->slower = c->pairs >= 2 ? c->lo > 1.0 : c->pairs == 1 && c->ratio > 1.0 + 3.0 * sd;
+		sd = NAN;
+	c->slower = c->pairs >= 2 ? c->lo > 1.0
+	          : c->pairs == 1 && !isnan(sd) && c->ratio > 1.0 + 3.0 * sd;
 }
 
 /* A finalist that makes a guard size slower than the baseline is not recommended: it
