@@ -28,6 +28,8 @@ out=$(FAKEPROBE_LOG="$tmp/log" "$NT" run --probe "$FAKE" --nccl "$lib" --budget 
 rc=$?
 [ $rc -eq 0 ] || fail "--nccl: exit $rc: $out"
 case "$out" in *"NCCL: every run loads $lib"*) ;; *) fail "--nccl: no note naming the library: $out" ;; esac
+case "$out" in *"nccl:     2.28.3 ($lib): the result holds for this library"*) ;;
+	*) fail "--nccl: the summary does not name the library: $out" ;; esac
 runs=$(grep -c . "$tmp/log" 2>/dev/null || echo 0)
 with=$(grep -c -- "--nccl $lib" "$tmp/log" 2>/dev/null || echo 0)
 [ "$runs" -gt 0 ] && [ "$runs" -eq "$with" ] || fail "--nccl: $with of $runs probe runs got --nccl $lib"
@@ -89,6 +91,8 @@ fi
 out=$(FAKEPROBE_LOG="$tmp/log2" "$NT" run --probe "$FAKE" --like sglang --budget 6 \
 	--out "$tmp/l1" 2>&1)
 [ $? -eq 0 ] || fail "--like sglang: $out"
+case "$out" in *"server:   sglang sets NCCL_CUMEM_ENABLE=0 CUDA_DEVICE_MAX_CONNECTIONS=8 before"*) ;;
+	*) fail "--like: the summary does not say what the server sets: $out" ;; esac
 case "$out" in *"set by the server (sglang) for every run: NCCL_CUMEM_ENABLE=0"*) ;;
 	*) fail "--like sglang: no note: $out" ;; esac
 runs=$(grep -c . "$tmp/log2" 2>/dev/null || echo 0)

@@ -419,6 +419,32 @@ void session_print_summary(struct session_output *out, const struct session_endi
 	fflush(out->progress);
 }
 
+/* Which NCCL the result holds for (the fingerprint's nccl_path: --nccl / --python) and what
+ * the server sets itself (--like), from results.json. */
+static void print_server(FILE *f, const cJSON *doc)
+{
+	const cJSON *fp = cJSON_GetObjectItemCaseSensitive(doc, "fingerprint");
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(fp, "nccl_path");
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(fp, "nccl_version");
+	const cJSON *srv = cJSON_GetObjectItemCaseSensitive(doc, "server"), *v;
+	char a[PATH_MAX], b[128];
+
+	if (cJSON_IsString(path))
+		fprintf(f, "nccl:     %s (%s): the result holds for this library\n",
+		        fs_escape_text(cJSON_IsString(ver) ? ver->valuestring : "?", b, sizeof b),
+		        fs_escape_text(path->valuestring, a, sizeof a));
+	if (!cJSON_IsObject(srv))
+		return;
+	v = cJSON_GetObjectItemCaseSensitive(srv, "like");
+	fprintf(f, "server:   %s sets", fs_escape_text(cJSON_IsString(v) ? v->valuestring : "?", b,
+	                                                sizeof b));
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(srv, "env"))
+		if (cJSON_IsString(v))
+			fprintf(f, " %s=%s", fs_escape_text(v->string, a, sizeof a),
+			        fs_escape_text(v->valuestring, b, sizeof b));
+	fprintf(f, " before NCCL starts (measured with them; not exported)\n");
+}
+
 /* The summary, unwrapped, on f. */
 static void print_summary(FILE *f, const struct session_ending *end, const cJSON *doc)
 {
@@ -440,6 +466,7 @@ static void print_summary(FILE *f, const struct session_ending *end, const cJSON
 	fprintf(f, "session:  %s\n", dir);
 	fprintf(f, "workload: %s per step\n",
 	        fs_escape_text(workload_describe(end->wl, desc, sizeof desc), wl, sizeof wl));
+	print_server(f, doc);
 	if (cJSON_IsObject(base))
 		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
 		        summary_format_us(num(base, "objective_us"), a, sizeof a),
