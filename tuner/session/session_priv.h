@@ -194,6 +194,23 @@ int session_prepare_new(nccltune_session *s);
  * an nccltune_status. */
 int session_prepare_common(nccltune_session *s);
 
+/* ---- sizes.c ---- */
+struct finalist;
+struct final_state;
+/* How much one run varies: the pooled standard deviation of log(objective) over the
+ * configurations the final rounds re-measured, with how many and the degrees of
+ * freedom. False when there are fewer than 2 degrees of freedom. */
+bool session_final_noise(const nccltune_session *s, double *sd, int *configs, int *dof);
+/* Add best.rules of the winner `win` (NULL: none) to doc, each choice equal to what NCCL
+ * ran in the baseline made null (with a note). False when out of memory. */
+bool session_rules_add(nccltune_session *s, cJSON *doc, const struct finalist *win);
+/* Take out of the final state every finalist that slows a guard size beyond the
+ * measured noise, with a note naming the size and the ratio. */
+void session_guards_disqualify(nccltune_session *s, struct final_state *f);
+/* Add the per_size table (tuned and guard sizes, baseline against `win`) and the guards
+ * verdict to doc. False when out of memory. */
+bool session_per_size_add(const nccltune_session *s, cJSON *doc, const struct finalist *win);
+
 /* ---- results.c, exports.c, loop.c ---- */
 struct final_state;
 /* Score the final rounds, build results.json and write it into the session folder;
