@@ -160,8 +160,8 @@ static void test_env_and_table(void)
 	CHECK_INT(count_prefix(env, "NCCL_ALGO="), 0);
 	CHECK_INT(count_prefix(env, "NCCL_PROTO="), 0);
 	CHECK_INT(count_prefix(env, "NCCL_NTHREADS=64"), 1);
-	CHECK_INT(ruletable_env_set(&env, "NCCL_TUNER_PLUGIN", "/a"), 0);
-	CHECK_INT(ruletable_env_set(&env, "NCCL_TUNER_PLUGIN", "/b"), 0);
+	CHECK_INT(env_set(&env, "NCCL_TUNER_PLUGIN", "/a"), 0);
+	CHECK_INT(env_set(&env, "NCCL_TUNER_PLUGIN", "/b"), 0);
 	CHECK_INT(count_prefix(env, "NCCL_TUNER_PLUGIN="), 1);
 	CHECK_INT(count_prefix(env, "NCCL_TUNER_PLUGIN=/b"), 1);
 	env_free(env);

@@ -130,33 +130,6 @@ int ruletable_write(const char *dir, const char *text, char *path, size_t pathle
 	return 0;
 }
 
-int ruletable_env_set(char ***env, const char *name, const char *value)
-{
-	size_t n = 0, keep = 0, nlen = strlen(name), len = nlen + strlen(value) + 2;
-	char **e = *env, **grown, *item = malloc(len);
-
-	if (!item)
-		return -1;
-	snprintf(item, len, "%s=%s", name, value);
-	while (e[n])
-		n++;
-	grown = realloc(e, (n + 2) * sizeof *grown);
-	if (!grown) {
-		free(item);
-		return -1;
-	}
-	*env = grown;
-	for (size_t i = 0; i < n; i++) {
-		if (strncmp(grown[i], name, nlen) == 0 && grown[i][nlen] == '=')
-			free(grown[i]);
-		else
-			grown[keep++] = grown[i];
-	}
-	grown[keep] = item;
-	grown[keep + 1] = NULL;
-	return 0;
-}
-
 /* A word or null into o under key. */
 static bool add_word(cJSON *o, const char *key, const char *v)
 {

@@ -24,9 +24,6 @@ int ruletable_text(const space *sp, const struct point *p, char **text, char *er
 int ruletable_write(const char *dir, const char *text, char *path, size_t pathlen,
                     char *err, size_t errlen);
 
-/* Set NAME=VALUE in a built environment (env_build), replacing any inherited value.
- * Returns 0, or -1 when out of memory (env is then unchanged in content). */
-int ruletable_env_set(char ***env, const char *name, const char *value);
 
 /* best.rules of p: [{"bytes", "algo", "proto", "ctas"}] (null = NCCL's) for each size
  * with a rule dimension whose level is set; an empty array when none is. NULL when out

@@ -144,8 +144,8 @@ static int add_rules(nccltune_session *s, const struct point *p, char ***env)
 		                      "plugin, which was not found");
 	else if (ruletable_write(s->run.dir, text, path, sizeof path, e, sizeof e) != 0)
 		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
-	else if (ruletable_env_set(env, "NCCL_TUNER_PLUGIN", s->run.plugin) != 0 ||
-	         ruletable_env_set(env, "NCCLTUNE_TUNER_TABLE", path) != 0)
+	else if (env_set(env, "NCCL_TUNER_PLUGIN", s->run.plugin) != 0 ||
+	         env_set(env, "NCCLTUNE_TUNER_TABLE", path) != 0)
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory building a probe run");
 	free(text);
 	return status;
