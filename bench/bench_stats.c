@@ -54,3 +54,12 @@ int bench_parse_count(const char *opt, const char *arg, long lo, long hi, long *
 		return fs_errf(err, errlen, "%s: '%s' is not an integer in %ld..%ld", opt, arg, lo, hi);
 	return 0;
 }
+
+double bench_process_cpu_s(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return NAN;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -9,6 +9,9 @@
 /* CPU time of the calling thread, in seconds. Returns NAN if the clock is unavailable. */
 double bench_thread_cpu_s(void);
 
+/* CPU time of the whole process, in seconds. Returns NAN if the clock is unavailable. */
+double bench_process_cpu_s(void);
+
 /* Monotonic wall time in seconds. Returns NAN if the clock is unavailable. */
 double bench_wall_s(void);
 

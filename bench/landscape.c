@@ -222,3 +222,15 @@ out:
 	free(value);
 	return rc;
 }
+
+int landscape_random_point(const space *sp, const prune *pr, gsl_rng *rng, struct point *p)
+{
+	for (int tries = 0; tries < 100000; tries++) {
+		memset(p, 0, sizeof *p);
+		for (size_t d = 0; d < space_dims(sp); d++)
+			p->lv[d] = (uint32_t)gsl_rng_uniform_int(rng, space_levels(sp, d));
+		if (space_allows(sp, p) && !prune_rejects(pr, p))
+			return 0;
+	}
+	return -1;
+}

@@ -13,6 +13,9 @@
 #include "run/outcome.h"
 #include "space/space.h"
 #include "run/workload.h"
+#include "search/prune.h"
+
+#include <gsl/gsl_rng.h>
 
 struct landscape;
 
@@ -52,5 +55,9 @@ struct landscape_optimum {
 };
 int landscape_optimum(const struct landscape *ls, struct landscape_optimum *out,
                       char *err, size_t errlen);
+
+/* A uniformly random point that sp allows and pr does not reject (rejection sampling:
+ * about half the default space is allowed). Returns 0, or -1 after many misses. */
+int landscape_random_point(const space *sp, const prune *pr, gsl_rng *rng, struct point *p);
 
 #endif

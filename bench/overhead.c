@@ -49,29 +49,6 @@ struct options {
 	bool long_only;
 };
 
-static double process_cpu_s(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-		return NAN;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* A uniformly random point that sp allows and pr does not reject (rejection sampling:
- * about half the default space is allowed). Returns 0, or -1 after many misses. */
-static int random_point(const space *sp, const prune *pr, gsl_rng *rng, struct point *p)
-{
-	for (int tries = 0; tries < 100000; tries++) {
-		memset(p, 0, sizeof *p);
-		for (size_t d = 0; d < space_dims(sp); d++)
-			p->lv[d] = (uint32_t)gsl_rng_uniform_int(rng, space_levels(sp, d));
-		if (space_allows(sp, p) && !prune_rejects(pr, p))
-			return 0;
-	}
-	return -1;
-}
-
 /* Median CPU ms of `reps` suggestions by `name` after `nobs` model observations of
  * random points; each timed suggestion is then run on the model and observed, as in a
  * session. Returns the median, or NAN with a message on stderr. */
@@ -101,7 +78,7 @@ static double time_suggestions(const char *name, struct landscape *ls, const spa
 	for (long i = 0; i < nobs; i++) {
 		struct point p;
 
-		if (random_point(sp, pr, pick, &p) != 0) {
+		if (landscape_random_point(sp, pr, pick, &p) != 0) {
 			fprintf(stderr, "bench-overhead: no eligible point left to observe\n");
 			goto out;
 		}
@@ -114,10 +91,10 @@ static double time_suggestions(const char *name, struct landscape *ls, const spa
 	}
 	for (long r = 0; r < reps; r++) {
 		struct point p;
-		double t0 = process_cpu_s();
+		double t0 = bench_process_cpu_s();
 		int s = strategy_suggest(st, &p, err, sizeof err);
 
-		ms[n] = 1e3 * (process_cpu_s() - t0);
+		ms[n] = 1e3 * (bench_process_cpu_s() - t0);
 		if (s != 0) {
 			fprintf(stderr, "bench-overhead: %s after %ld observations: %s\n", name,
 			        nobs + r, s > 0 ? "space exhausted" : err);
@@ -173,9 +150,9 @@ static int time_session(const char *name, struct landscape *ls, const space *sp,
 		if (run > 0) {
 			int s;
 
-			t0 = process_cpu_s();
+			t0 = bench_process_cpu_s();
 			s = strategy_suggest(st, &p, err, sizeof err);
-			*suggest_s += process_cpu_s() - t0;
+			*suggest_s += bench_process_cpu_s() - t0;
 			if (s == 1)
 				break;
 			if (s != 0) {
@@ -184,13 +161,13 @@ static int time_session(const char *name, struct landscape *ls, const space *sp,
 			}
 			(*suggestions)++;
 		}
-		t0 = process_cpu_s();
+		t0 = bench_process_cpu_s();
 		if (landscape_measure(ls, run > 0 ? &p : NULL, (unsigned long)run + 1, o, err,
 		                      sizeof err) != 0) {
 			fprintf(stderr, "bench-overhead: %s\n", err);
 			goto out;
 		}
-		*eval_s += process_cpu_s() - t0;
+		*eval_s += bench_process_cpu_s() - t0;
 		if (run > 0) {
 			prune_observe(pr, &p, o);
 			strategy_observe(st, &p, o);
@@ -224,16 +201,16 @@ static double time_model_eval(struct landscape *ls, const space *sp, long reps)
 		struct point p;
 		double t0;
 
-		if (random_point(sp, pr, pick, &p) != 0) {
+		if (landscape_random_point(sp, pr, pick, &p) != 0) {
 			fprintf(stderr, "bench-overhead: no eligible point to evaluate\n");
 			goto out;
 		}
-		t0 = process_cpu_s();
+		t0 = bench_process_cpu_s();
 		if (landscape_measure(ls, &p, (unsigned long)i + 1, o, err, sizeof err) != 0) {
 			fprintf(stderr, "bench-overhead: %s\n", err);
 			goto out;
 		}
-		us[i] = 1e6 * (process_cpu_s() - t0);
+		us[i] = 1e6 * (bench_process_cpu_s() - t0);
 	}
 	result = bench_median(us, (size_t)reps);
 out:

@@ -40,28 +40,6 @@ struct sweep_cell {
 	double suggest_ms, prune_us, flat_ms;
 };
 
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-		return NAN;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* A random point sp allows and pr does not reject; 0, or -1 after many misses. */
-static int pick_point(const space *sp, const prune *pr, gsl_rng *rng, struct point *p)
-{
-	for (int tries = 0; tries < 100000; tries++) {
-		memset(p, 0, sizeof *p);
-		for (size_t d = 0; d < space_dims(sp); d++)
-			p->lv[d] = (uint32_t)gsl_rng_uniform_int(rng, space_levels(sp, d));
-		if (space_allows(sp, p) && !prune_rejects(pr, p))
-			return 0;
-	}
-	return -1;
-}
-
 /* Feed `outer` outer observations to a fresh `name` strategy (and `inner` more points per
  * outer one to its pruner only, timing prune_observe for those: *prune_us per point; with
  * feed_all the inner points go to the strategy too), then time `reps` suggestions, each
@@ -95,24 +73,24 @@ static double time_cell(const char *name, struct landscape *ls, const space *sp,
 		int is_outer = i % (1 + inner) == 0;
 		double t0;
 
-		if (pick_point(sp, pr, pick, &p) != 0 ||
+		if (landscape_random_point(sp, pr, pick, &p) != 0 ||
 		    landscape_measure(ls, &p, seed++, o, err, sizeof err) != 0) {
 			fprintf(stderr, "bench-sweep-overhead: observation %ld: %s\n", i, err);
 			goto out;
 		}
-		t0 = cpu_s();
+		t0 = bench_process_cpu_s();
 		prune_observe(pr, &p, o);
 		if (!is_outer)
-			prune_s += cpu_s() - t0;
+			prune_s += bench_process_cpu_s() - t0;
 		if (is_outer || feed_all)
 			strategy_observe(st, &p, o);
 	}
 	for (long r = 0; r < reps; r++) {
 		struct point p;
-		double t0 = cpu_s();
+		double t0 = bench_process_cpu_s();
 		int s = strategy_suggest(st, &p, err, sizeof err);
 
-		ms[n] = 1e3 * (cpu_s() - t0);
+		ms[n] = 1e3 * (bench_process_cpu_s() - t0);
 		if (s != 0) {
 			fprintf(stderr, "bench-sweep-overhead: %s: %s\n", name,
 			        s > 0 ? "space exhausted" : err);
