@@ -3,37 +3,18 @@
 every choice ok) and on a fake probe that sleeps a fixed time per process and per sweep
 choice (deterministic lower bounds on the walls, its phases summed), a failing run exits 1.
 usage: test_sweep_cost.py MODEL_PROBE PLUGIN"""
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-SRC = os.environ.get("NCCLTUNE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
-TOOL = os.path.join(SRC, "bench", "sweep_cost.py")
-FAKE = os.path.join(SRC, "tests", "bench", "fake_probe.py")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchtool import FAKE, check, finish, run_tool  # noqa: E402
+
 PROBE, PLUGIN = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}")
 
 
 def run(args, d, env=None):
-    out = os.path.join(d, "cost.json")
-    if os.path.exists(out):
-        os.unlink(out)
-    p = subprocess.run([sys.executable, TOOL, "--plugin", PLUGIN, "--json", out] + args,
-                       env=dict(os.environ, **(env or {})), capture_output=True, text=True)
-    doc = None
-    if os.path.exists(out):
-        with open(out) as f:
-            doc = json.load(f)
-    return p, doc
+    return run_tool("sweep_cost", PLUGIN, args, d, env)
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -72,5 +53,4 @@ with tempfile.TemporaryDirectory() as d:
                  {"FAKE_FAIL_SWEEP": "1"})
     check(p.returncode == 1 and doc is None and "fake sweep failure" in p.stderr,
           f"sweep failure {p.returncode}")
-print("sweep_cost: all checks passed" if not failures else f"{failures} failures")
-sys.exit(1 if failures else 0)
+finish("sweep_cost")

@@ -6,35 +6,17 @@ noise, DISAGREE); a failing run exits 1, too few choices or one repeat exit 2.
 usage: test_sweep_equivalence.py MODEL_PROBE PLUGIN"""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-SRC = os.environ.get("NCCLTUNE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
-TOOL = os.path.join(SRC, "bench", "sweep_equivalence.py")
-FAKE = os.path.join(SRC, "tests", "bench", "fake_probe.py")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchtool import FAKE, check, finish, run_tool  # noqa: E402
+
 PROBE, PLUGIN = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}")
 
 
 def run(args, d, env=None):
-    out = os.path.join(d, "eq.json")
-    if os.path.exists(out):
-        os.unlink(out)
-    p = subprocess.run([sys.executable, TOOL, "--plugin", PLUGIN, "--json", out] + args,
-                       env=dict(os.environ, **(env or {})), capture_output=True, text=True)
-    doc = None
-    if os.path.exists(out):
-        with open(out) as f:
-            doc = json.load(f)
-    return p, doc
+    return run_tool("sweep_equivalence", PLUGIN, args, d, env)
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -125,5 +107,4 @@ with tempfile.TemporaryDirectory() as d:
     p, _ = run(fake[:4] + ["--repeats", "1"], d)
     check(p.returncode == 2, f"one repeat: exit {p.returncode}")
 
-print("sweep_equivalence: all checks passed" if not failures else f"{failures} failures")
-sys.exit(1 if failures else 0)
+finish("sweep_equivalence")
