@@ -12,20 +12,14 @@
 # (default: 3 repeats, N = 24 and 96). NCCL_NVLS_ENABLE=0; no GPU setting changes.
 set -u
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 1
+# the carried build: root, P (the probe, without MPI where libmpi is missing), PLUGIN, ngpu
+. "$(dirname "$0")/device-lib.sh"
 repeats=${1:-3}
 [ $# -gt 0 ] && shift
 counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(24 96)
 out=${OUT:-$root/.carry/out}/sweep-cost
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$root/.carry/probe/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-P=$root/.carry/probe/bin/nccltune-probe
-[ -x "$P" ] || { echo "device-sweep-cost.sh: no $P (run scripts/device-build.sh here first)" >&2; exit 1; }
-ldd "$P" | grep -q "not found" && P=$root/.carry/probe/bin/nccltune-probe-nompi
-PLUGIN=$root/.carry/probe/lib/libnccl-tuner-nccltune.so
-ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 {
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

@@ -15,19 +15,13 @@
 # so the ratios only show mechanics) and says so. NCCL_NVLS_ENABLE=0; no GPU setting changes.
 set -u
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 1
+# the carried build: root, P (the probe, without MPI where libmpi is missing), PLUGIN, ngpu
+. "$(dirname "$0")/device-lib.sh"
 repeats=${1:-5}
 launch=${2:-process}
 shift $(($# < 2 ? $# : 2))
 out=${OUT:-$root/.carry/out}/sweep-equivalence
 mkdir -p "$out/work"
-export LD_LIBRARY_PATH="$root/.carry/probe/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-P=$root/.carry/probe/bin/nccltune-probe
-[ -x "$P" ] || { echo "device-sweep-equivalence.sh: no $P (run scripts/device-build.sh here first)" >&2; exit 1; }
-ldd "$P" | grep -q "not found" && P=$root/.carry/probe/bin/nccltune-probe-nompi
-PLUGIN=$root/.carry/probe/lib/libnccl-tuner-nccltune.so
-ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 {
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
