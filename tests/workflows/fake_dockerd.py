@@ -7,11 +7,16 @@ the file itself (client side) and sends the result as "Env" in POST /containers/
 
 Answers /_ping (HEAD and GET) with OK and API version 1.41, writes the body of the first
 containers/create request to OUT and answers it with an error (no container is made).
-Nothing else is implemented; it serves until killed."""
+Every other endpoint gets 404 naming the two it serves, as a daemon answers an unknown
+route (the test needs no more of the API); it serves until killed."""
 import http.server
 import os
 import socketserver
 import sys
+
+
+# The answer to any route but /_ping and /containers/create.
+UNKNOWN = b'{"message": "fake_dockerd: unknown route; this daemon serves only /_ping and /containers/create"}'
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -36,7 +41,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path.endswith("/_ping"):
             self.reply(200, b"OK", "text/plain")
         else:
-            self.reply(404, b'{"message": "fake_dockerd: not implemented"}')
+            self.reply(404, UNKNOWN)
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
@@ -46,7 +51,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 f.write(body)
             self.reply(500, b'{"message": "fake_dockerd: request captured"}')
         else:
-            self.reply(404, b'{"message": "fake_dockerd: not implemented"}')
+            self.reply(404, UNKNOWN)
 
 
 class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
