@@ -15,6 +15,8 @@ struct cJSON;
 #define PROTO_SCHEMA "nccltune-probe/1"
 #define PROTO_FINGERPRINT_SCHEMA "nccltune-fingerprint/1"
 #define PROTO_MAX_SIZES 32          /* message sizes in one --bytes list */
+#define PROTO_MAX_BYTES ((size_t)1 << 34)   /* 16 GiB per rank: beyond small-message tuning */
+#define PROTO_MAX_OPS 100000        /* all-reduces of one size per step */
 #define PROTO_ERROR_MAX 1024        /* bytes kept of an error message */
 #define PROTO_MAX_CHOICES 1024      /* choices in one sweep file (nccltune-sweep/1) */
 #define PROTO_SWEEP_ERROR_MAX 256   /* bytes kept of a sweep entry's error message */
