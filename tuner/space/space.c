@@ -1,5 +1,6 @@
-/* space.c - the search space (nccltune-space/1): parsing and validation, constraints,
- * encoding of levels for the surrogate, enumeration and rounding.
+/* space.c - the search space (nccltune-space/1): parsing and validation, constraints
+ * and the encoding of levels for the surrogate. What a parsed space answers (its JSON
+ * form, accessors, points: enumeration and rounding) is space_query.c.
  *
  * Variable names and values are checked against common/ncclvars (the one table of NCCL
  * variables): every name must look like NCCL_[A-Z0-9_]+; names in the table are
@@ -12,6 +13,7 @@
  * A candidate sets only what the space names (params and fixed): NCCL_NVLS_ENABLE, for
  * one, is never set unless the user names it, and the default space does not. */
 #include "space/space.h"
+#include "space/space_impl.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -27,7 +29,6 @@
 #include "jsonread.h"
 #include "ncclvars.h"
 
-#define SPACE_SCHEMA "nccltune-space/1"
 #define NAME_MAX_LEN NCCLVARS_NAME_MAX
 /* Integers beyond 2^53 do not survive a JSON double. */
 #define INT_LIMIT 9007199254740992.0
@@ -36,50 +37,8 @@
 /* Ordinal levels spanning at least this factor get a log scale (see param_coords). */
 #define LOG_SCALE_RATIO 4.0
 
-/* ---- the space ---- */
-
-enum param_kind { KIND_VALUES, KIND_INT, KIND_POW2 };
-
-struct param {
-	char name[NAME_MAX_LEN];
-	const struct ncclvar *var;
-	enum param_kind kind;
-	long long lo, hi;          /* KIND_INT / KIND_POW2 as written */
-	bool categorical;
-	size_t n;
-	char **text;               /* per level; NULL = unset */
-	double *num;               /* numeric value of ordinal levels; NAN for null */
-	double *coord;             /* space_coord */
-	enum space_rule_kind rule; /* a per-size dimension (space_rule.c), or NONE */
-	uint64_t rule_bytes;
-};
-
-enum cons_op { OP_LT, OP_LE, OP_EQ, OP_NE, OP_GE, OP_GT };
+/* The comparison operators' text, indexed by enum cons_op. */
 static const char *const op_text[] = {"<", "<=", "==", "!=", ">=", ">"};
-
-struct operand {
-	bool is_param;
-	size_t dim;
-	double num;
-};
-
-struct constraint {
-	struct operand a, b;
-	enum cons_op op;
-	char text[160];
-};
-
-struct space {
-	size_t dims;
-	struct param p[SPACE_MAX_DIMS];
-	size_t nfixed;
-	char **fixed_name, **fixed_value;
-	size_t ncons;
-	struct constraint *cons;
-	bool per_size;             /* an unexpanded per_size block: tmpl[kind] where has */
-	bool has_tmpl[SPACE_RULE_CTAS + 1];
-	struct param tmpl[SPACE_RULE_CTAS + 1];
-};
 
 /* The default space of docs/formats.md, parsed like any user file. */
 static const char default_space_json[] =
@@ -374,28 +333,6 @@ static int parse_param(struct jr *r, struct param *p, const char *name, const cJ
 	return 0;
 }
 
-static int find_dim(const space *sp, const char *name, size_t *dim)
-{
-	for (size_t d = 0; d < sp->dims; d++) {
-		if (strcmp(sp->p[d].name, name) == 0) {
-			*dim = d;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static int find_fixed(const space *sp, const char *name, size_t *i)
-{
-	for (size_t k = 0; k < sp->nfixed; k++) {
-		if (strcmp(sp->fixed_name[k], name) == 0) {
-			*i = k;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* A fixed value: a string, or an integer a double holds exactly. */
 static const struct jr_field fixed_field = {
 	"", JR_STRING | JR_NUMBER, JR_INTEGER, -INT_LIMIT, INT_LIMIT, NULL, JR_KEEP, 0, 0, NULL,
@@ -411,7 +348,7 @@ static int take_fixed(struct jr *r, const char *name, const cJSON *v, void *ctx)
 
 	if (ncclvars_name_lookup(name, &var, why, sizeof why) < 0)
 		return jr_fail(r, "%s", why);
-	if (find_dim(sp, name, &d) == 0)
+	if (space_dim_index(sp, name, &d) == 0)
 		return jr_fail(r, "also searched in params");
 	if (cJSON_IsNull(v))
 		return jr_fail(r, "null: leave the variable out to keep NCCL's default");
@@ -470,14 +407,14 @@ static int parse_operand(const space *sp, const char **s, struct operand *o, cha
 		memcpy(name, p, len);
 		name[len] = '\0';
 		*s = p + len;
-		if (find_dim(sp, name, &o->dim) == 0) {
+		if (space_dim_index(sp, name, &o->dim) == 0) {
 			if (sp->p[o->dim].categorical)
 				return fs_errf(why, whylen, "%s is categorical; constraints compare numbers",
 				            name);
 			o->is_param = true;
 			return 0;
 		}
-		if (find_fixed(sp, name, &i) == 0) {
+		if (space_fixed_index(sp, name, &i) == 0) {
 			if (!ncclvars_parse_decimal(sp->fixed_value[i], &num))
 				return fs_errf(why, whylen, "%s is fixed to '%s', not a number", name,
 				            sp->fixed_value[i]);
@@ -741,289 +678,4 @@ space *space_default_per_size(void)
 	                "default per-size space", &sp, err, sizeof err) < 0)
 		return NULL;
 	return sp;
-}
-
-/* ---- serialisation ---- */
-
-static cJSON *param_json(const struct param *p)
-{
-	cJSON *o = cJSON_CreateObject(), *list = NULL;
-
-	if (!o)
-		return NULL;
-	if (p->kind == KIND_VALUES) {
-		list = cJSON_AddArrayToObject(o, "values");
-		for (size_t l = 0; list && l < p->n; l++) {
-			cJSON *v;
-
-			if (!p->text[l])
-				v = cJSON_CreateNull();
-			else if (p->categorical)
-				v = cJSON_CreateString(p->text[l]);
-			else
-				v = cJSON_CreateNumber(p->num[l]);
-			if (!v || !cJSON_AddItemToArray(list, v)) {
-				cJSON_Delete(v);
-				list = NULL;
-			}
-		}
-	} else {
-		double r[2] = {(double)p->lo, (double)p->hi};
-
-		list = cJSON_CreateDoubleArray(r, 2);
-		if (list && !cJSON_AddItemToObject(o, p->kind == KIND_POW2 ? "pow2" : "int", list)) {
-			cJSON_Delete(list);
-			list = NULL;
-		}
-	}
-	if (!list) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
-
-char *space_to_json(const space *sp)
-{
-	cJSON *root = cJSON_CreateObject(), *params, *fixed, *cons;
-	char *text = NULL;
-	bool ok;
-
-	if (!root)
-		return NULL;
-	ok = cJSON_AddStringToObject(root, "schema", SPACE_SCHEMA) != NULL;
-	params = cJSON_AddObjectToObject(root, "params");
-	ok = ok && params;
-	for (size_t d = 0; ok && d < sp->dims; d++) {
-		cJSON *pj = param_json(&sp->p[d]);
-
-		ok = pj && cJSON_AddItemToObject(params, sp->p[d].name, pj);
-		if (!ok)
-			cJSON_Delete(pj);
-	}
-	if (ok && sp->per_size) {
-		cJSON *ps = cJSON_AddObjectToObject(root, "per_size");
-
-		ok = ps != NULL;
-		for (int k = SPACE_RULE_ALGO; ok && k <= SPACE_RULE_CTAS; k++) {
-			cJSON *pj = sp->has_tmpl[k] ? param_json(&sp->tmpl[k]) : NULL;
-
-			ok = !sp->has_tmpl[k] ||
-			     (pj && cJSON_AddItemToObject(ps, space_rule_kind_word(k), pj));
-			if (!ok)
-				cJSON_Delete(pj);
-		}
-	}
-	if (ok && sp->nfixed) {
-		fixed = cJSON_AddObjectToObject(root, "fixed");
-		ok = fixed != NULL;
-		for (size_t i = 0; ok && i < sp->nfixed; i++)
-			ok = cJSON_AddStringToObject(fixed, sp->fixed_name[i], sp->fixed_value[i]) != NULL;
-	}
-	if (ok && sp->ncons) {
-		cons = cJSON_AddArrayToObject(root, "constraints");
-		ok = cons != NULL;
-		for (size_t i = 0; ok && i < sp->ncons; i++) {
-			cJSON *s = cJSON_CreateString(sp->cons[i].text);
-
-			ok = s && cJSON_AddItemToArray(cons, s);
-			if (!ok)
-				cJSON_Delete(s);
-		}
-	}
-	if (ok)
-		text = cJSON_PrintUnformatted(root);
-	cJSON_Delete(root);
-	return text;
-}
-
-/* ---- accessors ---- */
-
-size_t space_dims(const space *sp)
-{
-	return sp->dims;
-}
-
-const char *space_name(const space *sp, size_t d)
-{
-	return sp->p[d].name;
-}
-
-size_t space_levels(const space *sp, size_t d)
-{
-	return sp->p[d].n;
-}
-
-bool space_is_categorical(const space *sp, size_t d)
-{
-	return sp->p[d].categorical;
-}
-
-const char *space_level_text(const space *sp, size_t d, size_t l)
-{
-	return sp->p[d].text[l];
-}
-
-size_t space_fixed_count(const space *sp)
-{
-	return sp->nfixed;
-}
-
-const char *space_fixed_name(const space *sp, size_t i)
-{
-	return sp->fixed_name[i];
-}
-
-const char *space_fixed_value(const space *sp, size_t i)
-{
-	return sp->fixed_value[i];
-}
-
-enum space_rule_kind space_rule_of(const space *sp, size_t d, uint64_t *bytes)
-{
-	if (bytes)
-		*bytes = sp->p[d].rule_bytes;
-	return sp->p[d].rule;
-}
-
-bool space_has_per_size(const space *sp)
-{
-	return sp->per_size;
-}
-
-bool space_has_rules(const space *sp)
-{
-	for (size_t d = 0; d < sp->dims; d++)
-		if (sp->p[d].rule != SPACE_RULE_NONE)
-			return true;
-	return sp->per_size;
-}
-
-bool space_mentions(const space *sp, const char *name)
-{
-	size_t i;
-
-	return find_dim(sp, name, &i) == 0 || find_fixed(sp, name, &i) == 0;
-}
-
-size_t space_constraint_count(const space *sp)
-{
-	return sp->ncons;
-}
-
-const char *space_constraint_text(const space *sp, size_t i)
-{
-	return sp->cons[i].text;
-}
-
-double space_coord(const space *sp, size_t d, size_t l)
-{
-	return sp->p[d].coord[l];
-}
-
-/* ---- points ---- */
-
-static double operand_value(const space *sp, const struct operand *o, const struct point *p)
-{
-	return o->is_param ? sp->p[o->dim].num[p->lv[o->dim]] : o->num;
-}
-
-bool space_allows(const space *sp, const struct point *p)
-{
-	for (size_t d = 0; d < sp->dims; d++) {
-		if (p->lv[d] >= sp->p[d].n)
-			return false;
-	}
-	for (size_t i = 0; i < sp->ncons; i++) {
-		const struct constraint *c = &sp->cons[i];
-		double a = operand_value(sp, &c->a, p), b = operand_value(sp, &c->b, p);
-		bool ok = true;
-
-		if (isnan(a) || isnan(b))
-			continue;   /* an unset level satisfies every constraint */
-		switch (c->op) {
-		case OP_LT: ok = a < b; break;
-		case OP_LE: ok = a <= b; break;
-		case OP_EQ: ok = a == b; break;
-		case OP_NE: ok = a != b; break;
-		case OP_GE: ok = a >= b; break;
-		case OP_GT: ok = a > b; break;
-		}
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-uint64_t space_cardinality(const space *sp)
-{
-	uint64_t card = 1;
-
-	for (size_t d = 0; d < sp->dims; d++) {
-		if (card > UINT64_MAX / sp->p[d].n)
-			return UINT64_MAX;
-		card *= sp->p[d].n;
-	}
-	return card;
-}
-
-void space_point_at(const space *sp, uint64_t index, struct point *p)
-{
-	memset(p, 0, sizeof *p);
-	for (size_t d = sp->dims; d-- > 0;) {
-		p->lv[d] = (uint32_t)(index % sp->p[d].n);
-		index /= sp->p[d].n;
-	}
-}
-
-void space_point_round(const space *sp, const double *x, const struct point *base,
-                       struct point *out)
-{
-	struct point r = *base;
-
-	for (size_t d = 0; d < sp->dims; d++) {
-		const struct param *p = &sp->p[d];
-		double best = INFINITY;
-
-		if (p->categorical)
-			continue;
-		for (size_t l = 0; l < p->n; l++) {
-			double dist;
-
-			if (!p->text[l])
-				continue;
-			dist = fabs(p->coord[l] - x[d]);
-			if (dist < best) {
-				best = dist;
-				r.lv[d] = (uint32_t)l;
-			}
-		}
-	}
-	*out = r;
-}
-
-bool point_equal(const struct point *a, const struct point *b, size_t dims)
-{
-	return memcmp(a->lv, b->lv, dims * sizeof a->lv[0]) == 0;
-}
-
-char *space_point_describe(const space *sp, const struct point *p, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	if (len == 0)
-		return buf;
-	buf[0] = '\0';
-	for (size_t d = 0; d < sp->dims && used < len; d++) {
-		const char *t = p->lv[d] < sp->p[d].n ? sp->p[d].text[p->lv[d]] : "?";
-		int n;
-
-		if (!t)
-			continue;
-		n = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", sp->p[d].name, t);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-	return buf;
 }
