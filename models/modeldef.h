@@ -96,5 +96,7 @@ extern const size_t models_builtin_count;
 
 /* NCCL path type of a link kind. Can't fail. */
 enum model_path model_link_path(enum model_link l);
+/* NCCL's topology word of link l ("NV", "PIX", "PXB", "NODE", "SYS"). Can't fail. */
+const char *model_link_name(enum model_link l);
 
 #endif
