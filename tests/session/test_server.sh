@@ -105,6 +105,18 @@ grep -q '"like":[[:space:]]*"sglang"' "$tmp/l1/results.json" || fail "--like: re
 grep -q "^# set by the server (sglang): CUDA_DEVICE_MAX_CONNECTIONS=8" "$tmp/l1.sh" ||
 	fail "--like: export lacks the 'set by the server' comment: $(cat "$tmp/l1.sh")"
 grep -q "^export NCCL_CUMEM_ENABLE" "$tmp/l1.sh" && fail "--like: the export sets the server's variable"
+# a resumed --like session reads the profile back from the journal header: the runs it
+# adds still get the server's variables and results.json still names the server
+mkdir -m 700 "$tmp/l1r"
+head -n 3 "$tmp/l1/journal.jsonl" > "$tmp/l1r/journal.jsonl"
+FAKEPROBE_LOG="$tmp/log2r" "$NT" run --resume "$tmp/l1r" --quiet > "$tmp/l1r.out" 2>&1 ||
+	fail "--like: resume failed: $(cat "$tmp/l1r.out")"
+runs=$(grep -c . "$tmp/log2r" 2>/dev/null || echo 0)
+with=$(grep -c "NCCL_CUMEM_ENABLE=0" "$tmp/log2r" 2>/dev/null || echo 0)
+[ "$runs" -gt 0 ] && [ "$runs" -eq "$with" ] ||
+	fail "--like, resumed: $with of $runs runs had NCCL_CUMEM_ENABLE=0"
+grep -q '"like":[[:space:]]*"sglang"' "$tmp/l1r/results.json" ||
+	fail "--like, resumed: results.json has no server"
 # the user's own value wins, and is said to
 out=$(NCCL_CUMEM_ENABLE=1 FAKEPROBE_LOG="$tmp/log3" "$NT" run --probe "$FAKE" --like vllm \
 	--budget 6 --out "$tmp/l2" 2>&1)
