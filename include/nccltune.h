@@ -39,7 +39,8 @@ int nccltune_session_set_workload(nccltune_session *s, const char *bytes_list, i
                                   const char *dtype);
 /* Guard sizes ("1M,117440512"): not tuned, measured in the baseline and final rounds; a
  * finalist that makes one slower than the baseline beyond noise is not recommended. Set
- * after the workload (a tuned size is refused). Returns NCCLTUNE_OK or NCCLTUNE_USAGE. */
+ * after the workload (a tuned size is refused; a workload set after the guards is
+ * refused, as it would replace them). Returns NCCLTUNE_OK or NCCLTUNE_USAGE. */
 int nccltune_session_set_guards(nccltune_session *s, const char *list);
 int nccltune_session_set_budget(nccltune_session *s, int runs);
 int nccltune_session_set_time_limit(nccltune_session *s, double seconds);

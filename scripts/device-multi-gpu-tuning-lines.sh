@@ -29,9 +29,10 @@ for lib in system torch; do
 			[ $plug = plugin ] && envs+=(NCCL_TUNER_PLUGIN="$PLUGIN" NCCLTUNE_TUNER_TABLE="$table")
 			cmd=("$P" --bytes 43008,117440512 --ops 122,1 --iters 20 --warmup 2)
 			if [ "$mode" = mpi ]; then
-				cmd=(mpirun --allow-run-as-root -np "$((ngpu > 0 ? ngpu : 1))" -x LD_LIBRARY_PATH -x NCCL_DEBUG
-					-x NCCL_DEBUG_SUBSYS -x NCCL_NVLS_ENABLE "${cmd[@]}" --launch mpi)
-				[ $plug = plugin ] && cmd=("${cmd[@]:0:3}" -x NCCL_TUNER_PLUGIN -x NCCLTUNE_TUNER_TABLE "${cmd[@]:3}")
+				mpi=(mpirun --allow-run-as-root -np "$((ngpu > 0 ? ngpu : 1))" -x LD_LIBRARY_PATH
+					-x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS -x NCCL_NVLS_ENABLE)
+				[ $plug = plugin ] && mpi+=(-x NCCL_TUNER_PLUGIN -x NCCLTUNE_TUNER_TABLE)
+				cmd=("${mpi[@]}" "${cmd[@]}" --launch mpi)
 			else
 				cmd+=(--launch "$mode")
 			fi

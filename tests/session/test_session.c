@@ -662,6 +662,14 @@ static void test_setters(void)
 	CHECK_CONTAINS(nccltune_session_error(s), "journal.jsonl");
 	nccltune_session_destroy(s);
 	nccltune_session_destroy(NULL);
+	/* guards first, then a workload: refused, not silently dropped */
+	s = nccltune_session_create();
+	CHECK_INT(nccltune_session_set_guards(s, "1M"), NCCLTUNE_OK);
+	CHECK_INT(nccltune_session_set_workload(s, "43008", 122, NULL), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(nccltune_session_error(s), "--bytes: set the workload before the guard sizes");
+	CHECK_INT(nccltune_session_set_workload_file(s, path), NCCLTUNE_USAGE);
+	CHECK_CONTAINS(nccltune_session_error(s), "--workload: set the workload before");
+	nccltune_session_destroy(s);
 }
 
 /* Without --probe/--model on a machine without GPUs: the default model, said loudly. */

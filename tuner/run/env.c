@@ -398,12 +398,12 @@ oom:
 
 int env_set(char ***env, const char *name, const char *value)
 {
-	size_t nlen = strlen(name), n = 0, keep = 0;
-	char *item = malloc(nlen + strlen(value) + 2), **e = *env, **grown;
+	size_t nlen = strlen(name), n = 0, keep = 0, len = nlen + strlen(value) + 2;
+	char *item = malloc(len), **e = *env, **grown;
 
 	if (!item)
 		return -1;
-	sprintf(item, "%s=%s", name, value);
+	snprintf(item, len, "%s=%s", name, value);
 	while (e[n])
 		n++;
 	grown = realloc(e, (n + 2) * sizeof *grown);

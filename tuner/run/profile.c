@@ -152,9 +152,10 @@ int profile_load(const char *like, struct profile *p, char *err, size_t errlen)
 	int rc;
 
 	if (strchr(like, '/') || (strlen(like) > 5 && !strcmp(like + strlen(like) - 5, ".json"))) {
-		text = fs_read_file(like, PROFILE_FILE_MAX, &len, e, sizeof e);
+		/* a regular file only: a FIFO would block the session before its first run */
+		text = fs_read_regular(like, PROFILE_FILE_MAX, &len, e, sizeof e);
 		if (!text) {
-			snprintf(err, errlen, "--like %s: %s", like, e);
+			snprintf(err, errlen, "--like: %s", e);   /* e names the file */
 			return -1;
 		}
 		rc = profile_parse(text, len, like, p, err, errlen);

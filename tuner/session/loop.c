@@ -263,8 +263,10 @@ static int conclude(nccltune_session *s, struct final_state *f, cJSON **doc)
 	if (rc == NCCLTUNE_OK)
 		session_exports_write(s);
 	show_summary(s, *doc);
+	/* the session keeps the document, for nccltune_session_summary_json */
 	cJSON_Delete(s->run.result);
-	s->run.result = cJSON_Duplicate(*doc, true);   /* for nccltune_session_summary_json */
+	s->run.result = *doc;
+	*doc = NULL;
 	if (rc == NCCLTUNE_NO_CONFIG)
 		session_fail(s, NCCLTUNE_NO_CONFIG, "no configuration worked, not even NCCL's "
 		             "defaults: see %s/journal.jsonl for each run's error", s->run.dir);

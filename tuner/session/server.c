@@ -153,11 +153,14 @@ static int drop_server_dims(nccltune_session *s)
 	for (size_t i = 0; i < s->run.server.n && rc == NCCLTUNE_OK; i++) {
 		const struct env_pin *v = &s->run.server.v[i];
 
-		strs[i] = malloc(strlen(v->name) + strlen(v->value) + 2);
+		size_t len = strlen(v->name) + strlen(v->value) + 2;
+
+		/* as NAME=VALUE strings: env_pins_collect marks which the space searched */
+		strs[i] = malloc(len);
 		if (!strs[i])
 			rc = session_fail(s, NCCLTUNE_ERROR, "out of memory");
 		else
-			sprintf(strs[i], "%s=%s", v->name, v->value);
+			snprintf(strs[i], len, "%s=%s", v->name, v->value);
 	}
 	if (rc == NCCLTUNE_OK &&
 	    env_pins_collect(strs, s->run.sp, &tmp, e, sizeof e) != 0)

@@ -199,6 +199,15 @@ int nccltune_session_set_space_file(nccltune_session *s, const char *path)
 	return set_string(s, &s->cfg.space_file, path);
 }
 
+/* A workload set after --guard would silently drop the guards: refused instead. */
+static int refuse_after_guards(nccltune_session *s, const char *what)
+{
+	if (!s->cfg.wl.guard_given)
+		return NCCLTUNE_OK;
+	return session_fail(s, NCCLTUNE_USAGE, "%s: set the workload before the guard sizes "
+	                    "(--guard), which it would replace", what);
+}
+
 int nccltune_session_set_workload_file(nccltune_session *s, const char *path)
 {
 	char e[1024];
@@ -207,6 +216,8 @@ int nccltune_session_set_workload_file(nccltune_session *s, const char *path)
 	struct workload w;
 	int rc = refuse(s, "--workload");
 
+	if (!rc)
+		rc = refuse_after_guards(s, "--workload");
 	if (rc)
 		return rc;
 	text = read_option_file(s, "--workload", path, &len);
@@ -228,6 +239,8 @@ int nccltune_session_set_workload(nccltune_session *s, const char *bytes_list, i
 	struct workload w;
 	int rc = refuse(s, "--bytes");
 
+	if (!rc)
+		rc = refuse_after_guards(s, "--bytes");
 	if (rc)
 		return rc;
 	if (workload_from_options(bytes_list, ops, dtype, &w, e, sizeof e) != 0)

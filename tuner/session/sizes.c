@@ -83,7 +83,8 @@ static struct proto_decision baseline_decision(const nccltune_session *s, size_t
 }
 
 /* A rule's choice that equals what NCCL ran in the baseline at that size is written as
- * null (NCCL's), with a note; a rule left with no choice is dropped. Can't fail. */
+ * null (NCCL's), with a note; a rule left with no choice is dropped. Can't fail (out of
+ * memory leaves a choice as it is). */
 static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 {
 	cJSON *r = rules ? rules->child : NULL;
@@ -99,6 +100,7 @@ static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 			cJSON *v = cJSON_GetObjectItemCaseSensitive(r, keys[k]);
 			int want = k == 0 ? d.algo : k == 1 ? d.proto : d.ctas;
 			int got = -2;
+			cJSON *null;
 
 			if (cJSON_IsString(v))
 				got = ncclvars_word_find(k == 0 ? NCCLVARS_ALGOS : NCCLVARS_PROTOS,
@@ -111,9 +113,14 @@ static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 				left++;
 				continue;
 			}
+			null = cJSON_CreateNull();
+			if (!null || !cJSON_ReplaceItemInObjectCaseSensitive(r, keys[k], null)) {
+				cJSON_Delete(null);   /* out of memory: the rule keeps its choice */
+				left++;
+				continue;
+			}
 			session_note(&s->out, "best.rules %.0f B: %s is what NCCL already ran there in the "
 			             "baseline: left to NCCL (null)", b->valuedouble, keys[k]);
-			cJSON_ReplaceItemInObjectCaseSensitive(r, keys[k], cJSON_CreateNull());
 		}
 		if (left == 0)
 			cJSON_Delete(cJSON_DetachItemViaPointer(rules, r));
