@@ -135,6 +135,27 @@ printf '{"schema":"nccltune-profile/1","name":"x","env":[{"name":"LD_PRELOAD","v
 out=$("$NT" run --probe "$FAKE" --like "$tmp/bad.json" --out "$tmp/l4" 2>&1)
 [ $? -eq 2 ] || fail "--like LD_PRELOAD profile: want exit 2: $out"
 case "$out" in *"LD_PRELOAD"*) ;; *) fail "--like bad file: not named: $out" ;; esac
+# nor an NCCL loader variable (it would load a library in every probe run, and
+# NCCL_TUNER_PLUGIN would replace nccltune's own), nor a value NCCL would not take, nor a
+# FIFO (read as a regular file only)
+for bad in 'NCCL_NET_PLUGIN /x/libnccl-net-evil.so a loader variable' \
+	'NCCL_TUNER_PLUGIN /x/evil.so a loader variable' \
+	'NCCL_DEBUG_FILE /tmp/x.%p a loader variable' \
+	'NCCL_CUMEM_ENABLE yes is not an integer in [0, 1]' \
+	'CUDA_DEVICE_MAX_CONNECTIONS 64 not an integer in [1, 32]'; do
+	set -- $bad
+	name=$1 value=$2; shift 2
+	printf '{"schema":"nccltune-profile/1","name":"x","env":[{"name":"%s","value":"%s","source":"s"}]}' \
+		"$name" "$value" > "$tmp/bad.json"
+	out=$("$NT" run --probe "$FAKE" --like "$tmp/bad.json" --out "$tmp/l5" 2>&1)
+	[ $? -eq 2 ] || fail "--like profile setting $name=$value: want exit 2: $out"
+	case "$out" in *"$name"*"$*"*) ;; *) fail "--like $name=$value: no reason: $out" ;; esac
+	[ -e "$tmp/l5/journal.jsonl" ] && fail "--like $name=$value: a session started"
+done
+mkfifo "$tmp/fifo.json"
+out=$(timeout 10 "$NT" run --probe "$FAKE" --like "$tmp/fifo.json" --out "$tmp/l6" 2>&1)
+[ $? -eq 2 ] || fail "--like FIFO: want exit 2 at once: $out"
+case "$out" in *"fifo.json"*"not a regular file"*) ;; *) fail "--like FIFO: $out" ;; esac
 # vLLM's custom all-reduce window on NVLink: a tuned size of 43008 bytes falls there
 if [ -x "$MODEL" ]; then
 	out=$("$NT" run --model h200-nvlink-2gpu --like vllm --budget 6 --out "$tmp/l5" 2>&1)

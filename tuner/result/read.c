@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ncclvars.h"
+#include "run/profile.h"
 #include "space/space.h"
 #include "proto.h"
 
@@ -52,15 +53,15 @@ static int take_var(struct jr *r, const char *name, const cJSON *v, void *ctx)
 	if (e->mode == SUMMARY_ENV_WHEN && space_rule_named(name)) {
 		if (space_rule_name_parse(name, &bytes, &kind, why, sizeof(why)) < 0)
 			return jr_fail(r, "%s", why);
-	} else if (e->mode == SUMMARY_ENV_SERVER &&
-	           strcmp(name, "CUDA_DEVICE_MAX_CONNECTIONS") == 0) {
-		/* a server also sets CUDA's connection count (--like sglang): shown, never
-		 * exported */
-	} else if (ncclvars_name_check(name, why, sizeof(why)) < 0) {
+	} else if (e->mode != SUMMARY_ENV_SERVER && ncclvars_name_check(name, why, sizeof(why)) < 0) {
 		return jr_fail(r, "%s", why);
 	}
 	if (jr_check(r, v, &env_value[e->mode], NULL) < 0)
 		return -1;
+	/* what a server sets: the profile's own rule (run/profile.h), shown, never exported */
+	if (e->mode == SUMMARY_ENV_SERVER &&
+	    profile_var_check(name, v->valuestring, why, sizeof(why)) < 0)
+		return jr_fail(r, "%s", why);
 	if (e->mode == SUMMARY_ENV_STRICT && ncclvars_check(name, v->valuestring, why, sizeof(why)) < 0)
 		return jr_fail(r, "value %s refused: %s", jr_quote(v->valuestring, q, sizeof(q)), why);
 	e->env->v[e->env->n].name = name;

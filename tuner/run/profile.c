@@ -7,6 +7,7 @@
 
 #include "fsutil.h"
 #include "jsonread.h"
+#include "ncclvars.h"
 
 #define PROFILE_FILE_MAX (64 * 1024)
 
@@ -26,18 +27,30 @@ static const struct jr_field var_fields[] = {
 	JR_END,
 };
 
-/* A name the profile may set: NCCL_[A-Z0-9_]+ or CUDA_DEVICE_MAX_CONNECTIONS, nothing a
- * loader reads (LD_PRELOAD) or anything else. */
-bool profile_settable(const char *name)
+int profile_var_check(const char *name, const char *value, char *why, size_t whylen)
 {
-	if (strcmp(name, "CUDA_DEVICE_MAX_CONNECTIONS") == 0)
-		return true;
-	if (strncmp(name, "NCCL_", 5) != 0 || !name[5])
-		return false;
-	for (const char *c = name + 5; *c; c++)
-		if (!((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
-			return false;
-	return true;
+	const struct ncclvar *var;
+	char *end;
+	long n;
+
+	if (strcmp(name, "CUDA_DEVICE_MAX_CONNECTIONS") == 0) {
+		/* CUDA reads 1..32 (its programming guide, "CUDA Environment Variables") */
+		n = strtol(value, &end, 10);
+		if (end == value || *end || n < 1 || n > 32)
+			return fs_errf(why, whylen, "'%s' is not an integer in [1, 32]", value);
+		return 0;
+	}
+	if (ncclvars_check(name, value, why, whylen) != 0)
+		return -1;
+	var = ncclvars_find(name);
+	if (!var)
+		return fs_errf(why, whylen, "not a variable nccltune knows (common/ncclvars.c): a "
+		               "server profile sets only those");
+	if (var->role != NCCLVARS_TUNE && var->role != NCCLVARS_SETTING)
+		return fs_errf(why, whylen, "a %s variable, which a server profile may not set (it "
+		               "reaches every probe run)",
+		               var->role == NCCLVARS_LOADER ? "loader" : "logging");
+	return 0;
 }
 
 static int take_var(struct jr *r, const cJSON *elem, size_t i, void *ctx)
@@ -45,12 +58,13 @@ static int take_var(struct jr *r, const cJSON *elem, size_t i, void *ctx)
 	struct profile *p = ctx;
 	struct profile_var *v = &p->env[i];
 	struct var_read in;
+	char why[256];
 
 	memset(&in, 0, sizeof in);
 	if (jr_dispatch(r, elem, var_fields, false, &in, NULL) != 0)
 		return -1;
-	if (!profile_settable(in.name))
-		return jr_fail(r, "name: '%s' is not NCCL_* or CUDA_DEVICE_MAX_CONNECTIONS", in.name);
+	if (profile_var_check(in.name, in.value, why, sizeof why) != 0)
+		return jr_fail(r, "%s: %s", in.name, why);
 	if (profile_get(p, in.name))
 		return jr_fail(r, "name: %s is set twice", in.name);
 	snprintf(v->name, sizeof v->name, "%s", in.name);

@@ -46,8 +46,12 @@ int profile_parse(const char *text, size_t len, const char *origin, struct profi
  * Returns 0, or -1 with a message listing the built-in names. */
 int profile_load(const char *like, struct profile *p, char *err, size_t errlen);
 
-/* May a profile set `name` (NCCL_[A-Z0-9_]+ or CUDA_DEVICE_MAX_CONNECTIONS)? */
-bool profile_settable(const char *name);
+/* May a server profile (or a journal's or results file's record of one) set
+ * name=value? CUDA_DEVICE_MAX_CONNECTIONS (an integer 1..32), or an NCCL variable
+ * common/ncclvars knows, of role tune or setting, with a value it accepts: never a
+ * loader (a library or file NCCL opens) or logging variable, never an unknown name.
+ * Returns 0, or -1 with the reason in why. */
+int profile_var_check(const char *name, const char *value, char *why, size_t whylen);
 
 /* The value p sets for `name`, or NULL. */
 const char *profile_get(const struct profile *p, const char *name);

@@ -298,9 +298,14 @@ int session_server_from_json(nccltune_session *s, const cJSON *obj, char *err, s
 	}
 	snprintf(s->run.like, sizeof s->run.like, "%s", like->valuestring);
 	cJSON_ArrayForEach(v, env) {
-		if (!profile_settable(v->string) || !cJSON_IsString(v)) {
-			snprintf(err, errlen, "server.env.%.64s: not a string for NCCL_* or "
-			         "CUDA_DEVICE_MAX_CONNECTIONS", v->string);
+		char why[256];
+
+		if (!cJSON_IsString(v)) {
+			snprintf(err, errlen, "server.env.%.64s: not a string", v->string);
+			return -1;
+		}
+		if (profile_var_check(v->string, v->valuestring, why, sizeof why) != 0) {
+			snprintf(err, errlen, "server.env.%.64s: %s", v->string, why);
 			return -1;
 		}
 		if (env_pins_add(&s->run.server, v->string, v->valuestring) != 0) {
