@@ -106,20 +106,21 @@ int main(int argc, char **argv)
 	char err[PROTO_ERROR_MAX];
 	char *fp;
 	int status = PROTO_EXIT_FAILED;
-	const char *want = ncclpath_arg(argc, argv);
 	char nccl_err[PROTO_ERROR_MAX] = "";
 	int nccl_bad = 0;
 	enum options_action action;
 
-	/* Before anything writes or forks: unless the wanted library is already the one
-	 * loaded, this re-executes the probe on it and does not return. */
-	if (want && *want)
-		nccl_bad = ncclpath_ensure(want, "ncclGetVersion", argv, nccl_err, sizeof nccl_err);
-	if (reporter_init(&rep) != 0)
-		perror("nccltune-probe: cannot separate the report from library output");
 	options_defaults(&cfg);
 	memset(&r, 0, sizeof r);
 	action = options_parse(argc, argv, &cfg, err, sizeof err);
+	/* Before anything writes, redirects or forks, and only for what touches NCCL: unless
+	 * the wanted library is already the one loaded, this re-executes the probe on it and
+	 * does not return. */
+	if (cfg.nccl_path[0] && (action == OPTIONS_RUN || action == OPTIONS_FINGERPRINT))
+		nccl_bad = ncclpath_ensure(cfg.nccl_path, "ncclGetVersion", argv, nccl_err,
+		                           sizeof nccl_err);
+	if (reporter_init(&rep) != 0)
+		perror("nccltune-probe: cannot separate the report from library output");
 
 	if (nccl_bad && (action == OPTIONS_RUN || action == OPTIONS_FINGERPRINT)) {
 		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", nccl_err);

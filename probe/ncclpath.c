@@ -7,18 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-const char *ncclpath_arg(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--nccl") == 0)
-			return i + 1 < argc ? argv[i + 1] : NULL;
-		if (strncmp(argv[i], "--nccl=", 7) == 0)
-			return argv[i] + 7;
-	}
-	return NULL;
-}
 
 int ncclpath_loaded(const char *symbol, char *buf, size_t len, char *err, size_t errlen)
 {
@@ -51,18 +41,25 @@ int ncclpath_ensure(const char *want, const char *symbol, char **argv, char *err
 {
 	char real[PATH_MAX], loaded[PATH_MAX], dir[PATH_MAX], e[PATH_MAX + 64], *slash, *path;
 	const char *old = getenv("LD_LIBRARY_PATH"), *mark = getenv(NCCLPATH_REEXEC_VAR);
-	int rc = -1;
+	struct stat st;
+	size_t len;
 
-	if (!realpath(want, real)) {
+	if (!realpath(want, real) || stat(real, &st) != 0) {
 		snprintf(err, errlen, "--nccl %s: %s", want, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "--nccl %s: not a regular file (a libnccl.so.2)", want);
 		return -1;
 	}
 	if (ncclpath_loaded(symbol, loaded, sizeof loaded, e, sizeof e) != 0) {
 		snprintf(err, errlen, "--nccl %s: %s", want, e);
 		return -1;
 	}
-	if (strcmp(loaded, real) == 0)
+	if (strcmp(loaded, real) == 0) {
+		unsetenv(NCCLPATH_REEXEC_VAR);   /* done: children do not inherit the marker */
 		return 0;
+	}
 	if (mark && strcmp(mark, real) == 0) {
 		snprintf(err, errlen, "--nccl %s: asked for %s, but the loader took %s even with "
 		         "its folder first on LD_LIBRARY_PATH (name the file libnccl.so.2, or its "
@@ -83,21 +80,28 @@ int ncclpath_ensure(const char *want, const char *symbol, char **argv, char *err
 		slash[1] = '\0';
 	else
 		*slash = '\0';
-	path = malloc(strlen(dir) + (old ? strlen(old) : 0) + 2);
+	/* the loader splits LD_LIBRARY_PATH at ':' and ';' (glibc's elf/dl-load.c): such a
+	 * folder would put other folders first */
+	if (strpbrk(dir, ":;")) {
+		snprintf(err, errlen, "--nccl %s: its folder's name holds ':' or ';', which "
+		         "LD_LIBRARY_PATH cannot carry; copy or link the library elsewhere", want);
+		return -1;
+	}
+	len = strlen(dir) + (old ? strlen(old) : 0) + 2;
+	path = malloc(len);
 	if (!path) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	sprintf(path, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
-	if (setenv("LD_LIBRARY_PATH", path, 1) != 0 || setenv(NCCLPATH_REEXEC_VAR, real, 1) != 0) {
+	snprintf(path, len, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
+	if (setenv("LD_LIBRARY_PATH", path, 1) != 0 || setenv(NCCLPATH_REEXEC_VAR, real, 1) != 0)
 		snprintf(err, errlen, "--nccl %s: setenv: %s", want, strerror(errno));
-		goto out;
+	else {
+		fflush(NULL);
+		execv("/proc/self/exe", argv);
+		snprintf(err, errlen, "--nccl %s: re-executing the probe failed: %s", want,
+		         strerror(errno));
 	}
-	fflush(NULL);
-	execv("/proc/self/exe", argv);
-	snprintf(err, errlen, "--nccl %s: re-executing the probe failed: %s", want,
-	         strerror(errno));
-out:
 	free(path);
-	return rc;
+	return -1;
 }

@@ -11,10 +11,6 @@
  * library's real path, so a stale marker for another library does not count. */
 #define NCCLPATH_REEXEC_VAR "NCCLTUNE_NCCL_REEXEC"
 
-/* The value of the first --nccl option of argv ("--nccl P" or "--nccl=P"), or NULL. Can't
- * fail. (options_parse parses it again, for --help and its checks.) */
-const char *ncclpath_arg(int argc, char **argv);
-
 /* The real path of the shared object that defines `symbol` in this process (dlsym over
  * the global scope, then dladdr). Returns 0 with it in buf, or -1 with a message. */
 int ncclpath_loaded(const char *symbol, char *buf, size_t len, char *err, size_t errlen);
@@ -23,8 +19,10 @@ int ncclpath_loaded(const char *symbol, char *buf, size_t len, char *err, size_t
  * already does; otherwise, the first time, re-executes /proc/self/exe with argv and
  * LD_LIBRARY_PATH=<want's folder>[:old] (and NCCLPATH_REEXEC_VAR), not returning when
  * that works. Returns -1 with a message naming want (and what was loaded instead) when
- * want cannot be resolved, when the re-executed process still loaded another copy (a
- * file not named libnccl.so.2, or an RPATH before LD_LIBRARY_PATH), or exec failed. */
+ * want cannot be resolved or is not a regular file, when its folder's name holds ':' or
+ * ';' (LD_LIBRARY_PATH's separators), when the re-executed process still loaded another
+ * copy (a file not named libnccl.so.2, or an RPATH before LD_LIBRARY_PATH), or exec
+ * failed. Once the library matches, the marker is removed from the environment. */
 int ncclpath_ensure(const char *want, const char *symbol, char **argv, char *err,
                     size_t errlen);
 

@@ -202,6 +202,10 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 		snprintf(cfg->sweep_file, sizeof cfg->sweep_file, "%s", arg);
 		return 0;
 	case OPT_NCCL:
+		if (cfg->nccl_path[0]) {
+			snprintf(err, errlen, "--nccl: given twice (one library per run)");
+			return -1;
+		}
 		if (!*arg || strlen(arg) >= sizeof cfg->nccl_path) {
 			snprintf(err, errlen, "--nccl: '%.64s' is not a file name", arg);
 			return -1;

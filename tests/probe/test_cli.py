@@ -245,7 +245,9 @@ def check_fingerprint_no_gpu():
 def check_nccl_option():
     """--nccl PATH: the probe re-executes on a copy of its NCCL in another folder and its
     fingerprint names that copy; a file the loader cannot take by the name libnccl.so.2
-    fails at stage env (exit 1) naming both files; a missing one too."""
+    fails at stage env (exit 1) naming both files; a missing one, a directory and a
+    folder name with ':' too; --nccl twice is a usage error; --help and --version ignore
+    it."""
     hide = {"CUDA_VISIBLE_DEVICES": ""}
     rc, out, _ = run(["--fingerprint"], hide)
     try:
@@ -280,6 +282,31 @@ def check_nccl_option():
             if rc != 1 or rep.get("stage") != "env" or bad not in rep.get("error", ""):
                 fail("--nccl %s: want exit 1 at stage env naming it, got %d %r" %
                      (bad, rc, out))
+        # a folder whose name holds LD_LIBRARY_PATH's separator, and a directory: refused
+        # before any re-execution, naming why
+        colon = os.path.join(d, "a:b")
+        os.mkdir(colon)
+        with open(os.path.join(colon, "libnccl.so.2"), "wb") as dst:
+            dst.write(data)
+        for bad, why in ((os.path.join(colon, "libnccl.so.2"), "':' or ';'"),
+                         (d, "not a regular file")):
+            rc, out, _ = run(["--nccl", bad, "--fingerprint"], hide)
+            try:
+                rep = json.loads(out)
+            except ValueError:
+                rep = {}
+            if rc != 1 or rep.get("stage") != "env" or why not in rep.get("error", ""):
+                fail("--nccl %s: want exit 1 at stage env saying %s, got %d %r" %
+                     (bad, why, rc, out))
+        # --nccl twice: a usage error; --help and --version never re-execute (a missing
+        # library does not matter to them)
+        rc, out, _ = run(["--nccl", copy, "--nccl", copy, "--fingerprint"], hide)
+        if rc != 2 or "--nccl: given twice" not in out:
+            fail("--nccl twice: want exit 2 saying so, got %d %r" % (rc, out))
+        for opt in ("--help", "--version"):
+            rc, out, _ = run(["--nccl", os.path.join(d, "missing.so"), opt], hide)
+            if rc != 0:
+                fail("--nccl MISSING %s: want exit 0, got %d %r" % (opt, rc, out[-300:]))
 
 
 check_args_cases()
