@@ -336,6 +336,20 @@ int fs_mkdirs(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* The owner and mode checks of fs_check_owned on one stat result. */
+static int owned_stat(const char *path, const char *what, const struct stat *st, char *err,
+                      size_t errlen)
+{
+	if (st->st_uid != geteuid())
+		return fs_errf(err, errlen, "%s%s: owned by uid %ld, not by you (uid %ld)", path, what,
+		               (long)st->st_uid, (long)geteuid());
+	if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)))
+		return fs_errf(err, errlen, "%s%s: writable by %s (mode %04o)", path, what,
+		               (st->st_mode & S_IWOTH) ? "others" : "its group",
+		               (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
 int fs_check_owned(const char *path, bool must_exist, char *err, size_t errlen)
 {
 	struct stat st;
@@ -345,14 +359,18 @@ int fs_check_owned(const char *path, bool must_exist, char *err, size_t errlen)
 			return 0;
 		return fs_errf(err, errlen, "%s: %s", path, strerror(errno));
 	}
-	if (st.st_uid != geteuid())
-		return fs_errf(err, errlen, "%s: owned by uid %ld, not by you (uid %ld)", path,
-		               (long)st.st_uid, (long)geteuid());
-	if (!S_ISLNK(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH)))
-		return fs_errf(err, errlen, "%s: writable by %s (mode %04o)", path,
-		               (st.st_mode & S_IWOTH) ? "others" : "its group",
-		               (unsigned)(st.st_mode & 07777));
-	return 0;
+	if (owned_stat(path, "", &st, err, errlen) != 0)
+		return -1;
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	/* a link of yours into a folder others may write is as good as that folder */
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		return fs_errf(err, errlen, "%s: a symbolic link whose target cannot be read: %s",
+		               path, strerror(errno));
+	}
+	return owned_stat(path, " (the target of this symbolic link)", &st, err, errlen);
 }
 
 /* The length (1..4) of the valid UTF-8 character at s (n bytes left), or 0 when the

@@ -62,11 +62,13 @@ int fs_lock_dir(const char *dir, int *fd_out, char *err, size_t errlen);
  * -1 with a message naming the component that failed. */
 int fs_mkdirs(const char *path, char *err, size_t errlen);
 
-/* Is `path` (not followed when a symbolic link) owned by the effective user and not
- * writable by its group or others? For files whose content nccltune runs (a session's
- * journal records the probe command). Returns 0 (also when it does not exist and
- * must_exist is false), or -1 with the reason ("PATH: owned by uid N, not by you",
- * "PATH: writable by others (mode 0777)", or the system's). */
+/* Is `path` owned by the effective user and not writable by its group or others - and,
+ * when it is a symbolic link, the link itself owned by the user and its target passing
+ * the same checks? For files whose content nccltune runs (a session's journal records
+ * the probe command) and the folders that hold them. Returns 0 (also when it, or a
+ * link's target, does not exist and must_exist is false), or -1 with the reason
+ * ("PATH: owned by uid N, not by you", "PATH: writable by others (mode 0777)", "PATH (the
+ * target of this symbolic link): ...", or the system's). */
 int fs_check_owned(const char *path, bool must_exist, char *err, size_t errlen);
 
 /* Copy `in` (inlen bytes) into out as valid UTF-8: each byte that does not start a

@@ -201,6 +201,10 @@ def untrusted_folders(base):
         ("check-folder-writable", files, lambda: os.chmod("s", 0o777)),
         ("check-journal-writable", files, lambda: os.chmod("s/journal.jsonl", 0o664)),
     ]
+    # a link of the user's own to a folder others may write: the target is what counts
+    shared = {"shared/" + p[2:]: t for p, t in files.items()}
+    cases.append(("check-folder-link-writable", shared,
+                  lambda: (os.chmod("shared", 0o777), os.symlink("shared", "s"))))
     if os.geteuid() == 0:
         cases.append(("check-folder-not-mine", files, lambda: os.chown("s", 4242, 4242)))
     return cases
