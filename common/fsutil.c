@@ -77,31 +77,14 @@ fail:
 	return NULL;
 }
 
-char *fs_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen)
-{
-	char *buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		fs_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	buf = fs_read_fd(fd, path, max_bytes, len, err, errlen);
-	close(fd);
-	return buf;
-}
-
-int fs_open_regular(const char *path, int flags, size_t max_bytes, char *err, size_t errlen)
+/* fd, opened non-blocking from `path`, is a regular file of at most max_bytes: make it
+ * blocking again (a regular file never blocks; later writes are plain). Returns fd, or
+ * -1 (fd closed) with the reason. */
+static int regular_fd(int fd, const char *path, size_t max_bytes, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	int flags;
 
-	if (fd < 0) {
-		if (errno == ELOOP)
-			return fs_errf(err, errlen, "%s: is a symbolic link: refused (it is never "
-			               "followed)", path);
-		return fs_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-	}
 	if (fstat(fd, &st) != 0) {
 		fs_errf(err, errlen, "%s: stat failed: %s", path, strerror(errno));
 		goto fail;
@@ -114,8 +97,8 @@ int fs_open_regular(const char *path, int flags, size_t max_bytes, char *err, si
 		fs_errf(err, errlen, "%s: larger than %zu bytes", path, max_bytes);
 		goto fail;
 	}
-	/* a regular file never blocks; clear the flag so later writes are plain */
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
 		fs_errf(err, errlen, "%s: fcntl failed: %s", path, strerror(errno));
 		goto fail;
 	}
@@ -123,6 +106,37 @@ int fs_open_regular(const char *path, int flags, size_t max_bytes, char *err, si
 fail:
 	close(fd);
 	return -1;
+}
+
+char *fs_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen)
+{
+	char *buf;
+	/* non-blocking: a FIFO or a device is refused at once instead of blocking the read */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		fs_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	fd = regular_fd(fd, path, max_bytes, err, errlen);
+	if (fd < 0)
+		return NULL;
+	buf = fs_read_fd(fd, path, max_bytes, len, err, errlen);
+	close(fd);
+	return buf;
+}
+
+int fs_open_regular(const char *path, int flags, size_t max_bytes, char *err, size_t errlen)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return fs_errf(err, errlen, "%s: is a symbolic link: refused (it is never "
+			               "followed)", path);
+		return fs_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	}
+	return regular_fd(fd, path, max_bytes, err, errlen);
 }
 
 char *fs_read_regular(const char *path, size_t max_bytes, size_t *len, char *err,

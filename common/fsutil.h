@@ -7,9 +7,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Read all of `path` into a malloc'd, NUL-terminated buffer (*len excludes the NUL).
- * Files over max_bytes are refused. Returns the buffer, or NULL with a message naming
- * the path and the reason (strerror, or "larger than N bytes") in err. */
+/* Read all of the regular file `path` (a symbolic link to one is followed) into a
+ * malloc'd, NUL-terminated buffer (*len excludes the NUL). Files over max_bytes, and
+ * anything not a regular file (a FIFO, a device: refused at once, never read), are
+ * refused. Returns the buffer, or NULL with a message naming the path and the reason
+ * (strerror, "not a regular file: refused" or "larger than N bytes") in err. */
 char *fs_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen);
 
 /* fs_read_file on an open descriptor; `path` only names it in messages. */

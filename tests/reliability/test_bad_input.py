@@ -285,6 +285,9 @@ def main():
     root = rel.tmpdir("badinput")
     for name, files, args, want in CASES:
         run_case(name, files, args, want, root)
+    # a FIFO where a file is read (fs_read_file, every reader's): refused at once
+    run_case("space-is-fifo", {}, run_args("--space", "in.fifo", "--out", "o"), 2, root,
+             preexec=lambda: os.mkfifo("in.fifo"))
 
     # a real session to derive hostile results and journals from
     base = os.path.join(root, "base")
