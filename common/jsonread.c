@@ -71,13 +71,6 @@ static int depth_of(const cJSON *v, int max)
 	return deepest;
 }
 
-int jr_check_depth(struct jr *r, const cJSON *doc)
-{
-	if (depth_of(doc, r->max_depth) > r->max_depth)
-		return jr_fail(r, "nested deeper than %d levels", r->max_depth);
-	return 0;
-}
-
 int jr_push_key(struct jr *r, const char *key)
 {
 	char clean[80];
@@ -222,6 +215,12 @@ cJSON *jr_parse(struct jr *r, const char *text, size_t len)
 			cJSON_Delete(doc);
 			return NULL;
 		}
+	}
+	/* every reader, open tables too: what a table skips is bounded as what it reads */
+	if (depth_of(doc, r->max_depth) > r->max_depth) {
+		jr_fail(r, "nested deeper than %d levels", r->max_depth);
+		cJSON_Delete(doc);
+		return NULL;
 	}
 	return doc;
 }

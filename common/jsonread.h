@@ -97,12 +97,9 @@ void jr_init(struct jr *r, const char *origin, char *err, size_t errlen);
  * JSON whitespace around it. Returns the document (the caller deletes it with
  * cJSON_Delete), or NULL with "ORIGIN: line L: not valid JSON (truncated or corrupt
  * near byte B)", "... text after the JSON value", "ORIGIN: NUL byte in the text: not
- * JSON" or "ORIGIN: larger than N bytes". */
+ * JSON", "ORIGIN: larger than N bytes" or "ORIGIN: nested deeper than N levels" (set
+ * r->max_depth first; anywhere in the document, keys no table reads included). */
 cJSON *jr_parse(struct jr *r, const char *text, size_t len);
-
-/* Refuse a document nested deeper than r->max_depth anywhere, keys the tables skip
- * included ("ORIGIN: nested deeper than N levels"). Returns 0, or -1 after jr_fail. */
-int jr_check_depth(struct jr *r, const cJSON *doc);
 
 /* Read object `obj` through `fields` (at most 64) into `dst`. `open`: keys not in the table are
  * skipped (still counted and checked for duplicates); otherwise they are refused. Sets

@@ -366,10 +366,9 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 	memset(out, 0, sizeof *out);
 	jr_init(&r, "report", err, errlen);
 	r.max_depth = PROTO_REPORT_DEPTH;
+	/* the report is journalled as it came (unknown keys too): jr_parse bounds it all */
 	root = jr_parse(&r, text, len);
-	/* the report is journalled as it came (unknown keys too): bound it all here */
-	if (!root || jr_check_depth(&r, root) < 0 ||
-	    jr_dispatch(&r, root, head_fields, true, out, NULL) < 0)
+	if (!root || jr_dispatch(&r, root, head_fields, true, out, NULL) < 0)
 		goto out;
 	if (!out->ok) {
 		if (jr_dispatch(&r, root, fail_fields, true, out, NULL) < 0 ||

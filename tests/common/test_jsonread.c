@@ -345,6 +345,20 @@ static void test_path_and_depth(void)
 	CHECK_INT(nest(&r, 4), -1);
 	CHECK_STR(err, "p.json: [4][3][2]: nested deeper than 3 levels");
 	CHECK_INT(r.depth, 0);
+	/* jr_parse bounds the whole document, keys no table reads included */
+	{
+		static const char ok[] = "{\"a\": {\"b\": [1]}}";
+		static const char deep[] = "{\"known\": 1, \"unknown\": {\"x\": [[{\"y\": 1}]]}}";
+		cJSON *doc;
+
+		jr_init(&r, "p.json", err, sizeof err);
+		r.max_depth = 3;
+		doc = jr_parse(&r, ok, sizeof ok - 1);
+		CHECK(doc != NULL);
+		cJSON_Delete(doc);
+		CHECK(jr_parse(&r, deep, sizeof deep - 1) == NULL);
+		CHECK_STR(err, "p.json: nested deeper than 3 levels");
+	}
 	/* a path longer than the buffer is cut, never overrun, and pops back */
 	jr_init(&r, "p.json", err, sizeof err);
 	memset(big, 'k', sizeof big - 1);
