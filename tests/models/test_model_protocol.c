@@ -458,6 +458,22 @@ static void test_sweep_noise(void)
 	CHECK(sqrt(between / (n - 1)) > 0.02);
 }
 
+/* The largest --noise draws factors far below 1: every report still holds latencies
+ * the strict reader accepts (at least PROTO_US_FLOOR), the writer never writes what its
+ * own reader refuses. */
+static void test_noise_floor(void)
+{
+	for (int k = 0; k < 20; k++) {
+		char seed[16];
+
+		snprintf(seed, sizeof seed, "%d", k + 1);
+		pr_run((const char *[]){ "--model", "h200-nvlink-2gpu", "--bytes", "8", "--ops", "1",
+		                         "--noise", "100", "--seed", seed, NULL },
+		       (const char *[]){ NULL }, true, &A);
+		CHECK(A.r.ok && A.r.results[0].us.min >= PROTO_US_FLOOR);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -478,6 +494,7 @@ int main(int argc, char **argv)
 	test_sweep_failures();
 	test_sweep_order();
 	test_sweep_noise();
+	test_noise_floor();
 	proto_report_clear(&A.r);
 	proto_report_clear(&B.r);
 	pr_cleanup();
