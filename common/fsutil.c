@@ -280,6 +280,7 @@ out:
 int fs_lock_dir(const char *dir, int *fd_out, char *err, size_t errlen)
 {
 	char path[4096], text[32];
+	struct stat st;
 	ssize_t n;
 	int fd, k;
 
@@ -290,6 +291,14 @@ int fs_lock_dir(const char *dir, int *fd_out, char *err, size_t errlen)
 	if (fd < 0)
 		return fs_errf(err, errlen, "%s: cannot open the session's lock file: %s", path,
 		               errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+	/* it gets truncated and written: only a plain file of the user's own, one link */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid()) {
+		fs_errf(err, errlen, "%s: not a lock file of yours (a regular file with one link, "
+		        "owned by you): refused, nothing written", path);
+		close(fd);
+		return -1;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		long pid = 0;
 

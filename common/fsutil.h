@@ -56,8 +56,10 @@ int fs_create_atomic(const char *path, const void *data, size_t len, int mode,
  * DIR/.lock (created 0644, opened O_NOFOLLOW | O_CLOEXEC), which then holds the
  * caller's pid as text. The lock lasts while *fd_out stays open (the caller closes it)
  * and dies with its process, so a killed holder never blocks the folder; the pid in
- * the file is only informative. Returns 0 with *fd_out, -2 when another process holds
- * it (the message names its pid), or -1 with a message for any other failure. */
+ * the file is only informative. A .lock that is not a regular file of the user's own
+ * with one link (a planted hard link) is refused before anything is written. Returns 0
+ * with *fd_out, -2 when another process holds it (the message names its pid), or -1
+ * with a message for any other failure. */
 int fs_lock_dir(const char *dir, int *fd_out, char *err, size_t errlen);
 
 /* Create `path` and any missing parents (like mkdir -p) with mode 0755. Returns 0 or

@@ -76,6 +76,19 @@ def main():
     rel.check([r["run"] for r in runs] == list(range(1, len(runs) + 1)) and runs,
               "run numbers are not 1..n", [r.get("run") for r in runs])
     rel.check_no_leftovers(tag)
+    # a .lock that is a hard link to someone's file is never truncated or written
+    victim = os.path.join(d, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("keep me\n")
+    planted = os.path.join(d, "planted")
+    os.makedirs(planted)
+    os.link(victim, os.path.join(planted, ".lock"))
+    p = rel.run_tuner(["run", "--probe", rel.FAULTPROBE, "--budget", "6", "--out", planted,
+                       "--quiet"])
+    rel.check(p.returncode == rel.EXIT_ERROR and "not a lock file of yours" in p.stderr,
+              "a hard-linked .lock: exit %d" % p.returncode, p.stderr[-500:])
+    with open(victim) as f:
+        rel.check(f.read() == "keep me\n", "a hard-linked .lock: its other file was written")
     shutil.rmtree(d, ignore_errors=True)
     rel.finish()
 
