@@ -499,14 +499,22 @@ int fs_parse_long(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
-int fs_program_dir(char *buf, size_t len)
+int fs_program_path(char *buf, size_t len)
 {
 	ssize_t n = len > 1 ? readlink("/proc/self/exe", buf, len - 1) : -1;
-	char *slash;
 
 	if (n <= 0 || (size_t)n >= len - 1)
 		return -1;
 	buf[n] = '\0';
+	return 0;
+}
+
+int fs_program_dir(char *buf, size_t len)
+{
+	char *slash;
+
+	if (fs_program_path(buf, len) != 0)
+		return -1;
 	slash = strrchr(buf, '/');
 	if (!slash)
 		return -1;

@@ -94,8 +94,12 @@ char *fs_escape_text(const char *in, char *out, size_t outlen);
  * trailing characters, no overflow) into *out. Returns 0, or -1 with *out unchanged. */
 int fs_parse_long(const char *s, long lo, long hi, long *out);
 
-/* The folder of the running program (from /proc/self/exe, without the trailing slash)
- * into buf. Returns 0, or -1 when it cannot be read or does not fit. */
+/* The path of the running program (/proc/self/exe) into buf. Returns 0, or -1 when it
+ * cannot be read or does not fit. */
+int fs_program_path(char *buf, size_t len);
+
+/* The folder of the running program (fs_program_path without its last component and
+ * slash) into buf. Returns 0, or -1 when it cannot be read or does not fit. */
 int fs_program_dir(char *buf, size_t len);
 
 /* printf into err (if err is non-NULL and errlen > 0), truncating safely. Returns -1

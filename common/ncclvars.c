@@ -204,6 +204,7 @@ static const struct ncclvar vars[] = {
 	/* ncclDebugInit, once per process unless reset (debug.cc:44-66, 73) */
 	WORD("NCCL_DEBUG", NCCLVARS_DEBUG_LEVELS, false, P, DBG),
 	STR("NCCL_DEBUG_SUBSYS", P, DBG),
+	BOOL("NCCL_NVTX_DISABLE", P, DBG),                        /* init_nvtx.cc */
 	STR("NCCL_SOCKET_IFNAME", P, SET),                        /* misc/socket.cc:361 */
 	STR("NCCL_IB_HCA", P, SET),                               /* transport/net_ib.cc:701 */
 	STR("NCCL_IB_TC", P, SET),                                /* transport/net_ib.cc:129 */

@@ -6,18 +6,13 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "fsutil.h"
-#include "jsonread.h"
 
 static const char *const stage_names[] = {
 	[PROTO_STAGE_ARGS] = "args", [PROTO_STAGE_ENV] = "env", [PROTO_STAGE_INIT] = "init",

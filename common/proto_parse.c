@@ -5,13 +5,11 @@
 
 #include <cjson/cJSON.h>
 #include <limits.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
 #include "jsonread.h"
 
 /* ---- strict parsing ---- */

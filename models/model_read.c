@@ -7,11 +7,9 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "fsutil.h"
 #include "modeldef.h"
@@ -206,7 +204,7 @@ static const char *const link_words[MODEL_NLINKS] = { "NV", "PIX", "PXB", "NODE"
 
 const char *model_link_name(enum model_link l)
 {
-	return link_words[l];
+	return (unsigned)l < MODEL_NLINKS ? link_words[l] : "SYS";
 }
 
 enum model_path model_link_path(enum model_link l)

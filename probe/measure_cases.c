@@ -6,9 +6,7 @@
 #include "measure.h"
 #include "measure_impl.h"
 
-#include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -177,7 +175,8 @@ static void reject_case(struct measure *m, size_t c, enum proto_stage stage)
 	m->keep[c] = false;
 }
 
-int measure_force(struct measure *m, const struct sweep_choice *ch)
+/* Force sweep choice ch through the plugin's control interface. 0, or -1 recorded. */
+static int measure_force(struct measure *m, const struct sweep_choice *ch)
 {
 	if (sweep_plugin_force(m->s->plugin, ch) != 0) {
 		check_failf(&m->chk, "nccltune's tuner plugin refused the forced answer");
@@ -284,7 +283,8 @@ int measure_prepare_case(struct measure *m, size_t c)
 	measure_step_begin(m, PROBE_STEP_CAPTURE, "capture of %d all-reduces of %s", ops, text);
 	if (log)
 		nccllog_window_begin(log, bytes);
-	if ((ch && measure_force(m, ch) != 0) || measure_capture(m, c) != 0 || (ch && measure_force(m, NULL) != 0))
+	if ((ch && measure_force(m, ch) != 0) || measure_capture(m, c) != 0 ||
+	    (ch && measure_force(m, NULL) != 0))
 		goto out;
 	if (log)
 		nccllog_window_end(log, ops, &m->out[m->rank0].cases[c].nccl);
@@ -303,7 +303,8 @@ int measure_prepare_case(struct measure *m, size_t c)
 	 * once and check every element of every op. The timed replays reuse this graph. */
 	measure_step_begin(m, PROBE_STEP_VERIFY, "check of the graph of %s", text);
 	m->step_label = NULL;
-	if (measure_load_inputs(m, size) != 0 || run_replays(m, &one) != 0 || measure_check_outputs(m, c) != 0)
+	if (measure_load_inputs(m, size) != 0 || run_replays(m, &one) != 0 ||
+	    measure_check_outputs(m, c) != 0)
 		goto out;
 	if (!ch) {
 		for (int k = 0; k < m->s->nlocal; k++) {

@@ -96,8 +96,6 @@ int measure_instantiate(struct measure *m, size_t c);
 void measure_drop_case(struct measure *m, size_t c);
 
 /* ---- measure_cases.c ---- */
-/* Force sweep choice ch through the plugin's control interface. 0, or -1 recorded. */
-int measure_force(struct measure *m, const struct sweep_choice *ch);
 /* Prepare case c: eager, capture, instantiate, check. A plain size that fails its check
  * fails the run; a sweep choice that is IGNORE or sums wrong on any rank is dropped on
  * all ranks. Returns 0, or -1 on a run failure (recorded). */

@@ -25,7 +25,7 @@ struct opt_row {
 /* One row per option, in --help order. */
 static const struct opt_row table[] = {
 	{"bytes", "B[,B2...]", OPT_WORKLOAD,
-	 "message sizes in bytes per rank (K, M suffixes = KiB, MiB) [43008]"},
+	 "message sizes in bytes per rank (K, M, G = KiB, MiB, GiB; 1.5M) [43008]"},
 	{"ops", "N[,N2...]", OPT_WORKLOAD,
 	 "all-reduces captured back to back in one CUDA graph: one count for every size, or "
 	 "one per --bytes entry [122]"},

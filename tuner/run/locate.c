@@ -109,14 +109,12 @@ char *locate_self_command(char *buf, size_t len)
 	char exe[PATH_MAX];
 	const char *base;
 	struct stat st;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	size_t used = 0;
 	bool plain = true;
 
 	snprintf(buf, len, "nccltune");
-	if (n <= 0 || (size_t)n >= sizeof exe - 1)
+	if (fs_program_path(exe, sizeof exe) != 0)
 		return buf;
-	exe[n] = '\0';
 	base = strrchr(exe, '/');
 	if (!base || strcmp(base + 1, "nccltune") != 0 || stat(exe, &st) != 0)
 		return buf;   /* embedded in another program, or cannot tell */
