@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 
 /* Length of the NAME part of a NAME=VALUE entry (the whole string if there is no '='). */
 static size_t name_len(const char *entry)
@@ -114,20 +115,6 @@ cJSON *env_pins_to_json(const struct env_pins *pins)
 	return o;
 }
 
-/* Is name an NCCL variable's name, NCCL_[A-Z0-9_]+ (at most 127 bytes)? */
-static bool nccl_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n <= 5 || n > 127 || strncmp(name, "NCCL_", 5) != 0)
-		return false;
-	for (size_t i = 5; i < n; i++)
-		if (!((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9') ||
-		      name[i] == '_'))
-			return false;
-	return true;
-}
-
 int env_pins_from_json(const cJSON *obj, const char *origin, struct env_pins *out,
                        char *err, size_t errlen)
 {
@@ -139,11 +126,12 @@ int env_pins_from_json(const cJSON *obj, const char *origin, struct env_pins *ou
 	cJSON_ArrayForEach(it, obj) {
 		/* A pin reaches the environment of every probe run: only NCCL's own variables
 		 * may be pinned (a journal that pins LD_PRELOAD is refused). */
-		if (!nccl_name(it->string)) {
+		char why[128];
+
+		if (ncclvars_name_check(it->string, why, sizeof why) != 0) {
 			env_pins_free(out);
-			return fs_errf(err, errlen, "%s.%.80s: not an NCCL variable name "
-			               "(NCCL_[A-Z0-9_]+); only those can be pinned, and a pin reaches "
-			               "every probe run", origin, it->string);
+			return fs_errf(err, errlen, "%s.%.80s: %s; only NCCL variables can be pinned, "
+			               "and a pin reaches every probe run", origin, it->string, why);
 		}
 		if (!cJSON_IsString(it)) {
 			env_pins_free(out);
