@@ -221,3 +221,15 @@ int journal_replay(const char *path, journal_visit_fn visit, void *ctx, int *tor
 	free(text);
 	return rc;
 }
+
+int journal_check_trusted(const char *dir, char *why, size_t whylen)
+{
+	char path[4096];
+
+	if (snprintf(path, sizeof path, "%s/journal.jsonl", dir) >= (int)sizeof path)
+		return fs_errf(why, whylen, "%s: path too long", dir);
+	if (fs_check_owned(dir, true, why, whylen) != 0 ||
+	    fs_check_owned(path, false, why, whylen) != 0)
+		return -1;
+	return 0;
+}

@@ -38,4 +38,10 @@ typedef int (*journal_visit_fn)(void *ctx, const cJSON *record, size_t line);
 int journal_replay(const char *path, journal_visit_fn visit, void *ctx, int *torn,
                    char *warn, size_t warnlen, char *err, size_t errlen);
 
+/* May the probe command the journal of session folder `dir` records be run (check,
+ * --resume)? The folder and its journal.jsonl (when present) must be the user's own and
+ * writable by nobody else, links followed (fs_check_owned): a session folder is trusted
+ * like a script. Returns 0, or -1 with the reason in why. */
+int journal_check_trusted(const char *dir, char *why, size_t whylen);
+
 #endif

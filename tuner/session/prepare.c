@@ -447,8 +447,7 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 	/* a resume runs the probe command the journal records, as check does: the folder
 	 * and its journal must be the user's alone (a session folder is trusted like a
 	 * script) */
-	if (fs_check_owned(dir, true, e, sizeof e) != 0 ||
-	    fs_check_owned(path, false, e, sizeof e) != 0)
+	if (journal_check_trusted(dir, e, sizeof e) != 0)
 		return session_fail(s, NCCLTUNE_USAGE, "%s: refused: %s; --resume runs the probe "
 		                    "command the session's journal records, so a session folder is "
 		                    "trusted like a script (chown it or chmod go-w it)", dir, e);

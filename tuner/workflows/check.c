@@ -27,6 +27,7 @@
 
 #include "fsutil.h"
 #include "nccltune.h"
+#include "run/journal.h"
 #include "run/runner.h"
 #include "result/summary.h"
 #include "workflows/check.h"
@@ -273,15 +274,13 @@ static void cannot_measure(char *err, size_t errlen)
  * NCCLTUNE_OK, or NCCLTUNE_USAGE with the reason. */
 static int trusted_folder(const char *dir, char *err, size_t errlen)
 {
-	char path[4096], why[4096 + 128];
+	char why[4096 + 128];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/journal.jsonl", dir);
 	/* a results.json given instead of a folder: nothing of it is run */
 	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
 		return NCCLTUNE_OK;
-	if (fs_check_owned(dir, true, why, sizeof(why)) != 0 ||
-	    fs_check_owned(path, false, why, sizeof(why)) != 0) {
+	if (journal_check_trusted(dir, why, sizeof(why)) != 0) {
 		fs_errf(err, errlen, "%s: refused: %s; check runs the probe command the session's "
 		        "journal records, so a session folder is trusted like a script (chown it "
 		        "or chmod go-w it, or copy the results.json alone)", dir, why);
