@@ -254,3 +254,13 @@ int summary_fingerprint_parse(const cJSON *o, const char *where, struct summary_
 	jr_init(&r, where, err, errlen);
 	return summary_read_fingerprint(&r, o, fp);
 }
+
+int summary_fingerprint_check(const cJSON *o, const char *where, char *err, size_t errlen)
+{
+	struct summary_fingerprint chk;
+
+	if (summary_fingerprint_parse(o, where, &chk, err, errlen) != 0)
+		return -1;
+	summary_fingerprint_clear(&chk);
+	return 0;
+}

@@ -18,7 +18,10 @@
 
 #define SUMMARY_RESULTS_MAX (16u << 20)   /* results.json larger than this is refused */
 /* results.json "verdict" of a best not re-measured twice against the baseline */
+/* results.json's verdicts (docs/formats.md) */
+#define SUMMARY_VERDICT_OK "recommended"
 #define SUMMARY_UNMEASURED "not measured enough to recommend"
+#define SUMMARY_VERDICT_NONE "nothing worked"
 
 /* An environment: names and values borrowed from the loaded document (or, for journal
  * runs, owned by the summary). Order is the file's order; names are unique. */
@@ -181,6 +184,11 @@ int summary_fingerprint_parse(const cJSON *o, const char *where, struct summary_
                               char *err, size_t errlen);
 void summary_fingerprint_clear(struct summary_fingerprint *fp);   /* accepts a zeroed one */
 
+/* Would the readers of results.json accept fingerprint `o` (summary_fingerprint_parse,
+ * nothing kept)? For writers: what they would refuse is never written. Returns 0, or -1
+ * with the reason. */
+int summary_fingerprint_check(const cJSON *o, const char *where, char *err, size_t errlen);
+
 /* The value of `name` in env, or NULL. */
 const char *summary_env_get(const struct summary_env *env, const char *name);
 
@@ -205,6 +213,9 @@ bool summary_unmeasured(const struct summary *s);
 /* "not measured enough to recommend; run with --budget N or more" (or why no budget
  * would do) into buf; returns buf. Can't fail. */
 char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len);
+/* The same sentence from the budget that would do (budget_needed <= 0: none would, the
+ * final rounds did not run twice). Returns buf. Can't fail. */
+char *summary_unmeasured_text(long budget_needed, char *buf, size_t len);
 bool summary_gain_unproven(const struct summary *s);
 char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B unset" */
 

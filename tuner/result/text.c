@@ -189,15 +189,20 @@ bool summary_unmeasured(const struct summary *s)
 	return s->best.present && s->verdict && strcmp(s->verdict, SUMMARY_UNMEASURED) == 0;
 }
 
-char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len)
+char *summary_unmeasured_text(long budget_needed, char *buf, size_t len)
 {
-	if (s->budget_needed > 0)
+	if (budget_needed > 0)
 		snprintf(buf, len, SUMMARY_UNMEASURED "; run with --budget %ld or more",
-		         s->budget_needed);
+		         budget_needed);
 	else
 		snprintf(buf, len, SUMMARY_UNMEASURED "; the final rounds did not run twice (a time "
 		         "limit, or failed repeats): run it again");
 	return buf;
+}
+
+char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len)
+{
+	return summary_unmeasured_text(s->budget_needed, buf, len);
 }
 
 bool summary_gain_unproven(const struct summary *s)

@@ -90,12 +90,10 @@ static int take_pinned(struct jr *r, const cJSON *v, void *dst)
 static int take_fingerprint(struct jr *r, const cJSON *v, void *dst)
 {
 	nccltune_session *s = ((struct header *)dst)->s;
-	struct summary_fingerprint chk;
 	char perr[1024];
 
-	if (summary_fingerprint_parse(v, "fingerprint", &chk, perr, sizeof perr) != 0)
+	if (summary_fingerprint_check(v, "fingerprint", perr, sizeof perr) != 0)
 		return header_fail(r, perr);
-	summary_fingerprint_clear(&chk);
 	s->run.fingerprint = cJSON_Duplicate(v, true);
 	return s->run.fingerprint ? 0 : jr_fail(r, "out of memory");
 }

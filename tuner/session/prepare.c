@@ -243,15 +243,13 @@ static void source_from_fingerprint(nccltune_session *s, const cJSON *fp)
  * over 256 bytes, a negative gpu_count) is not written at all: said so, and dropped. */
 static bool fingerprint_readable(nccltune_session *s, const cJSON *fp)
 {
-	struct summary_fingerprint chk;
 	char why[1024];
 
-	if (summary_fingerprint_parse(fp, "fingerprint", &chk, why, sizeof why) != 0) {
+	if (summary_fingerprint_check(fp, "fingerprint", why, sizeof why) != 0) {
 		session_warn(&s->out, "%s --fingerprint: %s: not kept, continuing without one",
 		             s->run.probe_argv[0], why);
 		return false;
 	}
-	summary_fingerprint_clear(&chk);
 	return true;
 }
 

@@ -196,11 +196,7 @@ static bool unmeasured(const cJSON *doc, char *buf, size_t len)
 
 	if (!cJSON_IsString(v) || strcmp(v->valuestring, SUMMARY_UNMEASURED) != 0)
 		return false;
-	if (isfinite(need))
-		snprintf(buf, len, "%s; run with --budget %.0f or more", SUMMARY_UNMEASURED, need);
-	else
-		snprintf(buf, len, "%s; the final rounds did not run twice (a time limit, or "
-		         "failed repeats): run it again", SUMMARY_UNMEASURED);
+	summary_unmeasured_text(isfinite(need) ? (long)need : -1, buf, len);
 	return true;
 }
 

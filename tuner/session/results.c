@@ -9,6 +9,7 @@
 
 #include "ncclvars.h"
 #include "result/result.h"
+#include "result/summary.h"
 #include "session/final.h"
 #include "run/ruletable.h"
 #include "session/session_priv.h"
@@ -324,9 +325,9 @@ static bool add_verdict(const nccltune_session *s, cJSON *doc, bool has_best, bo
 {
 	int need = session_final_budget_needed(s);
 
-	if (!cJSON_AddStringToObject(doc, "verdict", !has_best ? SESSION_VERDICT_NONE
-	                                             : enough ? SESSION_VERDICT_OK
-	                                             : SESSION_VERDICT_UNMEASURED))
+	if (!cJSON_AddStringToObject(doc, "verdict", !has_best ? SUMMARY_VERDICT_NONE
+	                                             : enough ? SUMMARY_VERDICT_OK
+	                                             : SUMMARY_UNMEASURED))
 		return false;
 	return !has_best || enough || need <= s->cfg.budget ||
 	       cJSON_AddNumberToObject(doc, "budget_needed", need) != NULL;

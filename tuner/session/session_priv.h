@@ -41,10 +41,6 @@
 #define SESSION_MAX_DUPLICATES 50          /* repeated suggestions before giving up */
 #define SESSION_TOP_MAX 5
 #define SESSION_TRY_ROUNDS 3               /* final runs reserved per --try */
-/* results.json "verdict" (docs/formats.md) */
-#define SESSION_VERDICT_OK "recommended"
-#define SESSION_VERDICT_UNMEASURED "not measured enough to recommend"
-#define SESSION_VERDICT_NONE "nothing worked"
 
 /* What to tune: what the setters set (on resume, the journal's header). */
 struct session_config {
