@@ -10,8 +10,8 @@
 
 #include "ncclvars.h"
 #include "proto.h"
+#include "table.h"   /* plugin/: TUNER_TABLE_MAX_CTAS */
 
-#define RULE_CTAS_MAX 64          /* NCCL's MAXCHANNELS, the plugin table's limit */
 #define RULE_BYTES_MAX 9223372036854775807.0
 
 struct rule_doc { uint64_t bytes; const char *algo, *proto; long ctas; };
@@ -23,7 +23,7 @@ static const struct jr_field rule_fields[] = {
 	 0, NULL},
 	{"algo", JR_STRING | JR_NULL, JR_REQUIRED, 0, 32, NULL, JR_STR, R(algo), 0, NULL},
 	{"proto", JR_STRING | JR_NULL, JR_REQUIRED, 0, 32, NULL, JR_STR, R(proto), 0, NULL},
-	{"ctas", JR_NUMBER | JR_NULL, JR_REQUIRED | JR_INTEGER, 1, RULE_CTAS_MAX, NULL, JR_LONG,
+	{"ctas", JR_NUMBER | JR_NULL, JR_REQUIRED | JR_INTEGER, 1, TUNER_TABLE_MAX_CTAS, NULL, JR_LONG,
 	 R(ctas), 0, NULL},
 	JR_END,
 };

@@ -11,20 +11,19 @@
 
 #include "fsutil.h"
 
-static const char *const kinds[] = {"algo", "proto", "ctas"};
-
 /* Add the rule dimensions of `bytes` to params from the block. Returns 0, -1 (memory). */
 static int add_size(cJSON *params, const cJSON *block, uint64_t bytes)
 {
 	char name[64];
 
-	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(block, kinds[k]);
+	for (int k = SPACE_RULE_ALGO; k <= SPACE_RULE_CTAS; k++) {
+		const char *kind = space_rule_kind_word((enum space_rule_kind)k);
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(block, kind);
 		cJSON *copy;
 
 		if (!t)
 			continue;
-		snprintf(name, sizeof name, "rule.%llu.%s", (unsigned long long)bytes, kinds[k]);
+		snprintf(name, sizeof name, "rule.%llu.%s", (unsigned long long)bytes, kind);
 		copy = cJSON_Duplicate(t, 1);
 		if (!copy || !cJSON_AddItemToObject(params, name, copy)) {
 			cJSON_Delete(copy);

@@ -10,9 +10,9 @@
 
 #include "fsutil.h"
 #include "ncclvars.h"
+#include "table.h"   /* plugin/: TUNER_TABLE_MAX_CTAS, what a rule may ask */
 
 #define RULE_PREFIX "rule."
-#define RULE_MAX_CTAS 64
 #define RULE_MAX_BYTES 9223372036854775807ull
 
 static const char *const kind_words[] = {NULL, "algo", "proto", "ctas"};
@@ -71,9 +71,9 @@ int space_rule_value_check(enum space_rule_kind kind, const char *text, const ch
 
 	*canon = text;
 	if (kind == SPACE_RULE_CTAS) {
-		if (!ncclvars_parse_decimal(text, &n) || n < 1 || n > RULE_MAX_CTAS)
+		if (!ncclvars_parse_decimal(text, &n) || n < 1 || n > TUNER_TABLE_MAX_CTAS)
 			return fs_errf(why, whylen, "'%s' is not a CTA count in 1..%d (or null for "
-			               "NCCL's)", text, RULE_MAX_CTAS);
+			               "NCCL's)", text, TUNER_TABLE_MAX_CTAS);
 		return 0;
 	}
 	i = ncclvars_word_find(w, text, strlen(text));
