@@ -97,7 +97,8 @@ int summary_read_env_strict(struct jr *r, const cJSON *v, void *dst)
 	return parse_env(r, v, SUMMARY_ENV_STRICT, dst);
 }
 
-int summary_read_env_server(struct jr *r, const cJSON *v, void *dst)
+/* What a server sets (run/profile.h's rule for each name and value). */
+static int read_env_server(struct jr *r, const cJSON *v, void *dst)
 {
 	return parse_env(r, v, SUMMARY_ENV_SERVER, dst);
 }
@@ -113,7 +114,7 @@ static int take_server_env(struct jr *r, const cJSON *v, void *dst)
 {
 	struct summary *s = dst;
 
-	return summary_read_env_server(r, v, &s->server_env);
+	return read_env_server(r, v, &s->server_env);
 }
 
 static const struct jr_field server_fields[] = {

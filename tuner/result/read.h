@@ -28,7 +28,6 @@ enum summary_env_check { SUMMARY_ENV_STRICT, SUMMARY_ENV_LENIENT, SUMMARY_ENV_WH
 int summary_read_env_strict(struct jr *r, const cJSON *v, void *dst);
 int summary_read_env_lenient(struct jr *r, const cJSON *v, void *dst);
 int summary_read_env_when(struct jr *r, const cJSON *v, void *dst);
-int summary_read_env_server(struct jr *r, const cJSON *v, void *dst);
 /* results.json "server" into the struct summary dst (server_like, server_env). Returns 0
  * or -1 after jr_fail. */
 int summary_read_server(struct jr *r, const cJSON *v, void *dst);

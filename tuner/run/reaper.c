@@ -149,9 +149,8 @@ void reaper_stop(struct reaper *r)
 	if (!r || !r->on)
 		return;
 	reaper_sweep(r, 0);
-	if (prctl(PR_SET_CHILD_SUBREAPER, (unsigned long)r->was_subreaper) != 0) {
-		/* cannot fail for 0 or 1; nothing more to do */
-	}
+	/* back to what the process was: cannot fail for 0 or 1, and nothing could be done */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, (unsigned long)r->was_subreaper);
 	free(r->keep);
 	memset(r, 0, sizeof *r);
 }

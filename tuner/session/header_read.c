@@ -132,9 +132,6 @@ static const char *const journal_schema[] = {SESSION_JOURNAL_SCHEMA, NULL};
 
 #define H(f) offsetof(struct header, f)
 
-/* Open: a later version may add keys; those read are type-checked. HEADER_ITERS and
- * HEADER_WARMUP are the rows of iters and warmup. */
-enum { HEADER_ITERS = 12, HEADER_WARMUP = 13 };
 /* The server profile the session ran like (--like), when it had one. */
 static int take_server(struct jr *r, const cJSON *v, void *dst)
 {
@@ -146,6 +143,11 @@ static int take_server(struct jr *r, const cJSON *v, void *dst)
 	return 0;
 }
 
+/* The rows of iters and warmup in header_fields (designated there: a wrong index would
+ * override another row, which -Woverride-init refuses). */
+enum { HEADER_ITERS = 12, HEADER_WARMUP = 13 };
+
+/* Open: a later version may add keys; those read are type-checked. */
 static const struct jr_field header_fields[] = {
 	{"schema", JR_STRING, JR_REQUIRED, 0, 64, journal_schema, JR_KEEP, 0, 0, NULL},
 	{"type", JR_STRING, JR_REQUIRED, 0, 32, NULL, JR_KEEP, 0, 0, NULL},
@@ -162,8 +164,9 @@ static const struct jr_field header_fields[] = {
 	{"probe", JR_ARRAY, JR_REQUIRED, 0, 256, NULL, JR_KEEP, 0, 0, take_probe},
 	{"space", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_space},
 	{"workload", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_workload},
-	{"iters", JR_NUMBER, JR_INTEGER, 1, 1e9, NULL, JR_INT, H(iters), 0, NULL},
-	{"warmup", JR_NUMBER, JR_INTEGER, 0, 1e9, NULL, JR_INT, H(warmup), 0, NULL},
+	[HEADER_ITERS] = {"iters", JR_NUMBER, JR_INTEGER, 1, 1e9, NULL, JR_INT, H(iters), 0, NULL},
+	[HEADER_WARMUP] = {"warmup", JR_NUMBER, JR_INTEGER, 0, 1e9, NULL, JR_INT, H(warmup), 0,
+	                   NULL},
 	{"pinned", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_pinned},
 	{"fingerprint", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_fingerprint},
 	{"warm_start", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_warm},

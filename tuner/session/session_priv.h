@@ -150,12 +150,13 @@ cJSON *session_header_json(const nccltune_session *s);
  * (for its report object); NULL when out of memory. Caller deletes. */
 cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, size_t index,
                         const char *raw_stdout, size_t raw_len);
-/* Load dir/journal.jsonl into s: the settings from the header, the runs into
- * s->run.queue. Returns an nccltune_status with a message naming file:line in s->err. */
+/* ---- header_read.c, session_record.c: reading the journal back ---- */
 /* Read the journal's session header h into s (origin starts every message: "FILE:LINE").
  * Returns 0, or -1 with "ORIGIN: key: why" in s->err; what was set up is freed with s. */
 int session_header_read(nccltune_session *s, const cJSON *h, const char *origin);
 
+/* Load dir/journal.jsonl into s: the settings from the header, the runs into
+ * s->run.queue. Returns an nccltune_status with a message naming file:line in s->err. */
 int session_load_journal(nccltune_session *s, const char *dir);
 /* Read s->cfg.warm_dir's journal for --warm-start and build s->run.warm (the header's
  * warm_start object). Needs s->run.sp and s->run.fingerprint. Returns an
