@@ -188,7 +188,7 @@ struct size_cmp { double base, best, ratio, lo, hi; size_t pairs; bool slower; }
 static void size_compare(const nccltune_session *s, const struct finalist *x, size_t bytes,
                          struct size_cmp *c)
 {
-	double a[64], b[64], sd = 0, l, h;
+	double a[64], b[64], sd, l, h;
 	size_t na = final_size_us(s, x, bytes, a, 64), nb = final_size_us(s, NULL, bytes, b, 64);
 	size_t n = na < nb ? na : nb;
 	int cfg, dof;
@@ -197,11 +197,12 @@ static void size_compare(const nccltune_session *s, const struct finalist *x, si
 	session_finite_stats(b, nb, &c->base, &l, &h);
 	session_finite_stats(a, na, &c->best, &l, &h);
 	c->pairs = session_paired_ratio(a, b, n, &c->ratio, &c->lo, &c->hi);
-	/* one round: only beyond a known noise (without an estimate nothing is concluded) */
-	if (!session_final_noise(s, &sd, &cfg, &dof))
-		sd = NAN;
-	c->slower = c->pairs >= 2 ? c->lo > 1.0
-	          : c->pairs == 1 && !isnan(sd) && c->ratio > 1.0 + 3.0 * sd;
+	if (c->pairs >= 2)
+		c->slower = c->lo > 1.0;
+	/* one round: only beyond a known noise (without an estimate nothing is concluded);
+	 * the noise, a scan of every final run, is computed only then */
+	else if (c->pairs == 1 && c->ratio > 1.0 && session_final_noise(s, &sd, &cfg, &dof))
+		c->slower = c->ratio > 1.0 + 3.0 * sd;
 }
 
 /* A finalist that makes a guard size slower than the baseline is not recommended: it
