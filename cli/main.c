@@ -83,7 +83,7 @@ static const struct opt run_opts[] = {
 	{"try-file", required_argument, "FILE", O_TRY_FILE, "configurations to --try, one per "
 	 "line ('#' starts a comment)"},
 	{"resume", required_argument, "DIR", O_RESUME, "continue an interrupted session; nothing "
-	 "measured is run again (takes no other option)"},
+	 "measured is run again (takes no other option but --quiet and --json)"},
 	{"quiet", no_argument, NULL, O_QUIET, "no progress lines"},
 	{"json", no_argument, NULL, O_JSON, "at the end, print one JSON object on stdout: status, "
 	 "verdict, source, baseline, best env, gain with its interval, session folder (progress "
@@ -175,9 +175,12 @@ static const struct command commands[] = {
 
 static const struct { int code; const char *meaning; } exit_codes[] = {
 	{NCCLTUNE_OK, "success"},
-	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started, a session "
-	 "folder in use by another nccltune; check: cannot measure)"},
-	{NCCLTUNE_USAGE, "bad input: options, space, workload or results files"},
+	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started or finds no "
+	 "usable GPU, a session folder in use by another nccltune; check, retune: cannot "
+	 "measure)"},
+	{NCCLTUNE_USAGE, "bad input: options, space, workload, results or journal files; a "
+	 "probe that refuses its command line; check or --resume of a folder that is not "
+	 "yours alone"},
 	{NCCLTUNE_CHANGED, "check: the machine's fingerprint changed"},
 	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration"},
 	{NCCLTUNE_INTERRUPTED, "interrupted (SIGINT/SIGTERM); the session folder is resumable"},
