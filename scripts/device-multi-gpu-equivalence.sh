@@ -2,7 +2,9 @@
 # device-multi-gpu-equivalence.sh - issue 19 step 2: sweep vs fresh plugin-deployed process
 # for the same >= 20 choices (scripts/device-sweep-equivalence.sh, bench/sweep_equivalence.py)
 # in --launch process and all, and under MPI when this build and machine have it, over NVLink
-# and with NCCL_P2P_DISABLE=1. Writes $OUT/results/<kind>-<date>/sweep-equivalence/<mode>-<path>/.
+# and with NCCL_P2P_DISABLE=1. Writes
+# $OUT/results/<kind>-<date>/sweep-equivalence/<mode>-<path>/sweep-equivalence/ (the
+# equivalence script's own folder under each run's OUT).
 #   command: scripts/device-multi-gpu-equivalence.sh [REPEATS]   carry: [".carry/probe"]
 set -u
 . "$(dirname "$0")/device-lib.sh"
