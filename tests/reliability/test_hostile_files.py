@@ -73,6 +73,18 @@ def planted_temporaries(d):
     p = run(["report", out], preexec=plant([os.path.join(out, "report.html.tmp.{pid}")], victim))
     rel.check(p.returncode == rel.EXIT_OK, "planted: report exit %d" % p.returncode, p.stderr)
     victim_unchanged("planted report", victim)
+    # (temporaries are mkstemp names today, so the links above are never hit; what can be
+    # planted is the target itself:) report.html as a link to the victim is replaced by
+    # the new file, never written through
+    os.unlink(os.path.join(out, "report.html"))
+    os.symlink(victim, os.path.join(out, "report.html"))
+    p = run(["report", out])
+    rel.check(p.returncode == rel.EXIT_OK, "linked target: report exit %d" % p.returncode,
+              p.stderr)
+    victim_unchanged("report.html linked to the victim", victim)
+    rel.check(not os.path.islink(os.path.join(out, "report.html")) and
+              os.path.isfile(os.path.join(out, "report.html")),
+              "report.html is still the link, not a new regular file")
     # export --install into a target beside which a temporary is planted
     target = os.path.join(d, "site", "sitecustomize.py")
     os.makedirs(os.path.dirname(target))
@@ -117,18 +129,15 @@ def journal_links(d, base):
         f.truncate(2 << 30)   # sparse: 2 GiB that take no room
     cases.append(("huge", s, "larger than"))
     for name, s, why in cases:
-        t0 = time.time()
         try:
             p = run(["run", "--resume", s, "--quiet"], timeout=20)
         except subprocess.TimeoutExpired:
             rel.check(False, "%s: --resume hung" % name)
             continue
-        took = time.time() - t0
         rel.check(p.returncode == rel.EXIT_USAGE, "%s: --resume exit %d, want 2" % (name, p.returncode),
                   p.stderr)
         rel.check(why in p.stderr and "journal.jsonl" in p.stderr,
                   "%s: the message does not say '%s' naming the journal" % (name, why), p.stderr)
-        rel.check(took < 3.0, "%s: took %.1f s to refuse" % (name, took))
         rel.check(not os.path.exists(os.path.join(s, "results.json")), "%s: results written" % name)
     with open(good, "rb") as f:
         rel.check(f.read().startswith(b"{"), "the linked journal was modified")

@@ -32,7 +32,7 @@ BAD_FPS = {
 
 def readable(name, out):
     """show, export and the report read the session back."""
-    for args in (["show", out], ["export", "--format", "shell", out]):
+    for args in (["show", out], ["export", "--format", "shell", out], ["report", out]):
         p = rel.run_tuner(args)
         rel.check(p.returncode == 0, "%s: %s: exit %d" % (name, args[0], p.returncode),
                   p.stderr[-1000:])

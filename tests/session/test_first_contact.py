@@ -141,6 +141,9 @@ def wrapping(tmp):
     # not a terminal: 100 columns
     p = run(["run", "--probe", FAKE, "--budget", "20", "--seed", "2", "--out",
              os.path.join(tmp, "wrap100")])
+    check(p.returncode == 0, "wrap 100: exit %d" % p.returncode, p.stderr)
+    check(any(l.startswith("best:") for l in summary_lines(p.stderr)), "wrap 100: no summary",
+          p.stderr)
     no_split_tokens("100 columns", summary_lines(p.stderr), 100)
 
 

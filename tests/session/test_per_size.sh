@@ -12,7 +12,6 @@ NT=$1
 SRC=$2
 probe="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
 [ -x "$probe" ] || { echo "skipped: $probe is not built"; exit 77; }
-command -v python3 >/dev/null || { echo "skipped: python3 not found"; exit 77; }
 tmp=$(mktemp -d /tmp/nccltune-per-size-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 failures=0

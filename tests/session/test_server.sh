@@ -9,6 +9,8 @@ set -u
 NT=$1
 FAKE=$2
 MODEL="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
+# the model probe is always built (models/meson.build): without it this test cannot run
+[ -x "$MODEL" ] || { echo "FAIL: $MODEL is not built"; exit 1; }
 failures=0
 tmp=$(mktemp -d /tmp/nccltune-server-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -74,18 +76,16 @@ if python3 -m venv --without-pip "$tmp/venv" >/dev/null 2>&1; then
 	grep -q "\"nccl_path\":[[:space:]]*\"$want\"" "$tmp/s6/results.json" ||
 		fail "--python: nccl_path is not $want"
 else
-	echo "note: python3 -m venv unavailable; --python not tested"
+	fail "python3 -m venv is unavailable here: --python cannot be tested (install python3-venv)"
 fi
 
 # the model probe records --nccl (and refuses a missing file)
-if [ -x "$MODEL" ]; then
-	fp=$("$MODEL" --model h200-nvlink-2gpu --nccl "$lib" --fingerprint)
-	case "$fp" in *"\"nccl_path\":\"$lib\""*) ;; *) fail "model --nccl: $fp" ;; esac
-	"$MODEL" --model h200-nvlink-2gpu --nccl "$tmp/none.so" --fingerprint >/dev/null 2>&1
-	[ $? -eq 2 ] || fail "model --nccl missing file: want exit 2"
-	out=$("$NT" run --model h200-nvlink-2gpu --nccl "$lib" --budget 6 --out "$tmp/m1" 2>&1)
-	[ $? -eq 0 ] || fail "model session --nccl: $out"
-fi
+fp=$("$MODEL" --model h200-nvlink-2gpu --nccl "$lib" --fingerprint)
+case "$fp" in *"\"nccl_path\":\"$lib\""*) ;; *) fail "model --nccl: $fp" ;; esac
+"$MODEL" --model h200-nvlink-2gpu --nccl "$tmp/none.so" --fingerprint >/dev/null 2>&1
+[ $? -eq 2 ] || fail "model --nccl missing file: want exit 2"
+out=$("$NT" run --model h200-nvlink-2gpu --nccl "$lib" --budget 6 --out "$tmp/m1" 2>&1)
+[ $? -eq 0 ] || fail "model session --nccl: $out"
 
 # --like: the profile's variables reach every run, are recorded and exported as comments
 out=$(FAKEPROBE_LOG="$tmp/log2" "$NT" run --probe "$FAKE" --like sglang --budget 6 \
@@ -157,14 +157,12 @@ out=$(timeout 10 "$NT" run --probe "$FAKE" --like "$tmp/fifo.json" --out "$tmp/l
 [ $? -eq 2 ] || fail "--like FIFO: want exit 2 at once: $out"
 case "$out" in *"fifo.json"*"not a regular file"*) ;; *) fail "--like FIFO: $out" ;; esac
 # vLLM's custom all-reduce window on NVLink: a tuned size of 43008 bytes falls there
-if [ -x "$MODEL" ]; then
-	out=$("$NT" run --model h200-nvlink-2gpu --like vllm --budget 6 --out "$tmp/l5" 2>&1)
-	[ $? -eq 0 ] || fail "--like vllm model: $out"
-	case "$out" in *"vllm sends all-reduces of 16384-131072 bytes on NVLink"*"43008"*) ;;
-		*) fail "--like vllm: no custom all-reduce warning: $out" ;; esac
-	out=$("$NT" run --model pcie-gen5-8gpu --like vllm --budget 6 --out "$tmp/l6" 2>&1)
-	case "$out" in *"custom all-reduce"*) fail "--like vllm on PCIe: window warned" ;; esac
-fi
+out=$("$NT" run --model h200-nvlink-2gpu --like vllm --budget 6 --out "$tmp/l5" 2>&1)
+[ $? -eq 0 ] || fail "--like vllm model: $out"
+case "$out" in *"vllm sends all-reduces of 16384-131072 bytes on NVLink"*"43008"*) ;;
+	*) fail "--like vllm: no custom all-reduce warning: $out" ;; esac
+out=$("$NT" run --model pcie-gen5-8gpu --like vllm --budget 6 --out "$tmp/l6" 2>&1)
+case "$out" in *"custom all-reduce"*) fail "--like vllm on PCIe: window warned" ;; esac
 
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all server checks passed"
