@@ -124,8 +124,9 @@ def main(argv):
     doc = {"schema": "nccltune-sweep-cost/1", "label": o.label, "probe": o.probe,
            "model": o.model, "bytes": o.bytes, "ops": o.ops, "iters": o.iters,
            "choices": n, "repeats": o.repeats, "runs": runner.count,
-           "sweep_not_ok": reps[0]["sweep_not_ok"],
-           "fresh_failed": reps[0].get("fresh_failed", 0),
+           # over every repeat (each repeat runs every choice once more)
+           "sweep_not_ok": sum(g["sweep_not_ok"] for g in reps),
+           "fresh_failed": sum(g.get("fresh_failed", 0) for g in reps),
            "wall_s": {"sweep": sweep_w, "plain": plain_w, "fresh_total": fresh_t,
                       "fresh_per_process": fresh_t / n,
                       "sweep_per_choice": sweep_w / n,

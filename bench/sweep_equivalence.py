@@ -28,6 +28,7 @@ numbers ("source": "model" in its reports, echoed here)."""
 import argparse
 import json
 import math
+import statistics
 import os
 import random
 import subprocess
@@ -53,10 +54,7 @@ def t95(df):
     return T95[df - 1] if df <= len(T95) else 1.96
 
 
-def median(xs):
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+median = statistics.median
 
 
 def log_interval(xs):

@@ -46,9 +46,11 @@ with tempfile.TemporaryDirectory() as d:
         check(ph is not None and abs(ph["fresh_per_process"]["nccl_init"] - 0.2) < 1e-9,
               f"fresh phases {ph and ph['fresh_per_process']}")
         check("nccl_init" in p.stdout, "phase table printed")
-    p, doc = run(["--probe", FAKE, "--choices", "3", "--repeats", "1"], d,
+    # counted over every repeat: 3 choices x 2 repeats
+    p, doc = run(["--probe", FAKE, "--choices", "3", "--repeats", "2"], d,
                  {"FAKE_FAIL_FRESH": "1"})
-    check(p.returncode == 0 and doc and doc["fresh_failed"] == 3, f"fresh failures {p.returncode}")
+    check(p.returncode == 0 and doc and doc["fresh_failed"] == 6, f"fresh failures {p.returncode}"
+          f" {doc and doc['fresh_failed']}")
     p, doc = run(["--probe", FAKE, "--choices", "3", "--repeats", "1"], d,
                  {"FAKE_FAIL_SWEEP": "1"})
     check(p.returncode == 1 and doc is None and "fake sweep failure" in p.stderr,

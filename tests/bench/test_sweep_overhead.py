@@ -3,20 +3,15 @@
 (strategy, outer, inner) with pruner obs = outer x (1 + inner), a timing in every measured
 column and "-" for the all-fed column beyond --flat-max; a bad option exits 2. No timing is
 checked. usage: test_sweep_overhead.py BENCH_SWEEP_OVERHEAD"""
+import os
 import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchtool import check, finish  # noqa: E402
+
 prog = sys.argv[1]
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}")
-
 
 p = subprocess.run([prog, "--strategy", "random", "--strategy", "bo", "--outer", "5",
                     "--outer", "8", "--inner", "2", "--reps", "2", "--flat-max", "20"],
@@ -33,5 +28,4 @@ for r in rows:
 check("MEASURED" in p.stdout and "MODEL" in p.stdout, "labels")
 p = subprocess.run([prog, "--outer", "x"], capture_output=True, text=True)
 check(p.returncode == 2 and "--outer" in p.stderr, f"bad option: {p.returncode}")
-print("sweep_overhead: all checks passed" if not failures else f"{failures} failures")
-sys.exit(1 if failures else 0)
+finish("sweep_overhead")
