@@ -14,6 +14,8 @@ if ldd "$P" | grep -q "not found"; then P=$bin/nccltune-probe-nompi; HAVE_MPI=0;
 command -v mpirun >/dev/null 2>&1 || HAVE_MPI=0
 PLUGIN=$root/.carry/probe/lib/libnccl-tuner-nccltune.so
 TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
+# the seed report's hand configuration (the "safer" one tried blind on the PCIe box)
+HAND="NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 NCCL_NTHREADS=64"
 TORCH_NCCL=$("$TORCH_PY" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 kind=h200-${ngpu}gpu

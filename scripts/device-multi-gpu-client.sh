@@ -13,7 +13,7 @@
 set -u
 . "$(dirname "$0")/device-lib.sh"
 result_dir client
-hand="NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 NCCL_NTHREADS=64"
+hand=$HAND
 sess=${1:-}
 if [ -z "$sess" ]; then
 	sess=/tmp/sessions/client-$kind

@@ -11,7 +11,7 @@ set -u
 . "$(dirname "$0")/device-lib.sh"
 result_dir sessions
 budget=${1:-60}
-hand="NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 NCCL_NTHREADS=64"
+hand=$HAND
 guard=()
 if need_option "prefill guard" "$bin/nccltune" run --guard; then guard=(--guard 117440512); fi
 "$P" --capabilities | grep -q '"sweep"' && note "probe capabilities: $("$P" --capabilities)" ||

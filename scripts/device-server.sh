@@ -13,17 +13,13 @@
 # Writes $OUT/server.txt (everything) and $OUT/*.json. NCCL_NVLS_ENABLE=0 always.
 #   usage: scripts/device-server.sh [PYTHON]   (default /opt/torch/.venv/bin/python3)
 set -u
-export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 1
+# the carried build: root, bin, P (the probe), LD_LIBRARY_PATH, NCCL_NVLS_ENABLE=0
+. "$(dirname "$0")/device-lib.sh"
 out=${OUT:-$root/.carry/out}
 mkdir -p "$out"
 log=$out/server.txt
 : >"$log"
-py=${1:-/opt/torch/.venv/bin/python3}
-bin=$root/.carry/probe/bin
-export LD_LIBRARY_PATH=$root/.carry/probe/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-P=$bin/nccltune-probe-nompi
+py=${1:-$TORCH_PY}
 NT=$bin/nccltune
 say() { echo "$*" | tee -a "$log"; }
 site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
