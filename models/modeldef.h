@@ -85,13 +85,13 @@ struct model {
 	struct model_rule rule[MODEL_MAX_RULES];
 };
 
-/* The built-in model files, embedded at build time by models/embed.py. */
+/* The built-in model files, embedded at build time by scripts/embed_json.py. */
 struct models_builtin_entry {
 	const char *name;
 	const char *json;
 	size_t len;
 };
-extern const struct models_builtin_entry models_builtin[];
+extern const struct models_builtin_entry models_builtin[];   /* then a NULL row */
 extern const size_t models_builtin_count;
 
 /* NCCL path type of a link kind. Can't fail. */

@@ -32,9 +32,10 @@ struct profile {
 	char window_source[PROFILE_TEXT_MAX];
 };
 
-/* An embedded profile file (profiles/embed.py). Ends with a NULL name. */
+/* An embedded profile file (scripts/embed_json.py). Ends with a NULL name. */
 struct profile_builtin { const char *name; const char *text; size_t len; };
-extern const struct profile_builtin profiles_builtin[];
+extern const struct profile_builtin profiles_builtin[];   /* ends with a NULL name */
+extern const size_t profiles_builtin_count;
 
 /* Parse the text of a profile; `origin` starts every message. Returns 0 with *p filled,
  * or -1 with "ORIGIN: key: why" in err (unknown keys, a variable name outside
