@@ -265,29 +265,37 @@ fail:
 	return NULL;
 }
 
-int workload_probe_args(const struct workload *w, char **args, size_t max)
+int workload_probe_args(const struct workload *w, bool guards, char **args, size_t max)
 {
-	char bytes[PROTO_MAX_SIZES * 24] = "", ops_s[32], iters_s[32], warmup_s[32];
+	char bytes[PROTO_MAX_SIZES * 24] = "", ops_s[PROTO_MAX_SIZES * 12], iters_s[32];
+	char warmup_s[32];
 	const char *vals[10];
-	size_t used = 0;
+	size_t used = 0, oused = 0, nsizes = w->n + (guards ? w->nguard : 0);
 	long ops = 1;
 	int n;
 
 	if (max < 10)
 		return -1;
-	for (size_t i = 0; i < w->n; i++) {
-		int k = snprintf(bytes + used, sizeof bytes - used, "%s%zu", i ? "," : "",
-		                 w->e[i].bytes);
-
-		if (k < 0 || (size_t)k >= sizeof bytes - used)
-			return -1;
-		used += (size_t)k;
+	for (size_t i = 0; i < w->n; i++)
 		if (w->e[i].count > ops)
 			ops = w->e[i].count;
-	}
 	if (ops > WORKLOAD_OPS_CAP)
 		ops = WORKLOAD_OPS_CAP;
 	snprintf(ops_s, sizeof ops_s, "%ld", ops);
+	/* with guards, --ops is a list: the tuned sizes' count each, 1 for every guard */
+	for (size_t i = 0; i < nsizes; i++) {
+		int k = snprintf(bytes + used, sizeof bytes - used, "%s%zu", i ? "," : "",
+		                 i < w->n ? w->e[i].bytes : w->guard[i - w->n]);
+		int o = nsizes == w->n ? 0
+		        : snprintf(ops_s + oused, sizeof ops_s - oused, "%s%ld", i ? "," : "",
+		                   i < w->n ? ops : 1L);
+
+		if (k < 0 || (size_t)k >= sizeof bytes - used || o < 0 ||
+		    (size_t)o >= sizeof ops_s - oused)
+			return -1;
+		used += (size_t)k;
+		oused += (size_t)o;
+	}
 	snprintf(iters_s, sizeof iters_s, "%d", w->iters);
 	snprintf(warmup_s, sizeof warmup_s, "%d", w->warmup);
 	vals[0] = "--bytes";
@@ -397,40 +405,3 @@ int workload_set_guards(struct workload *w, const char *list, char *err, size_t 
 	return 0;
 }
 
-int workload_probe_args_guarded(const struct workload *w, char **args, size_t max)
-{
-	int n = workload_probe_args(w, args, max);
-	char list[PROTO_MAX_SIZES * 24], ops[PROTO_MAX_SIZES * 12];
-	size_t ul = 0, uo = 0;
-	char *nb, *no;
-
-	if (n < 0 || w->nguard == 0)
-		return n;
-	for (size_t i = 0; i < w->n + w->nguard; i++) {
-		int a = snprintf(list + ul, sizeof list - ul, "%s%zu", i ? "," : "",
-		                 i < w->n ? w->e[i].bytes : w->guard[i - w->n]);
-		int b = snprintf(ops + uo, sizeof ops - uo, "%s%s", i ? "," : "",
-		                 i < w->n ? args[3] : "1");
-
-		if (a < 0 || b < 0 || (size_t)a >= sizeof list - ul || (size_t)b >= sizeof ops - uo)
-			goto fail;
-		ul += (size_t)a;
-		uo += (size_t)b;
-	}
-	nb = strdup(list);
-	no = strdup(ops);
-	if (!nb || !no) {
-		free(nb);
-		free(no);
-		goto fail;
-	}
-	free(args[1]);
-	free(args[3]);
-	args[1] = nb;
-	args[3] = no;
-	return n;
-fail:
-	while (n > 0)
-		free(args[--n]);
-	return -1;
-}

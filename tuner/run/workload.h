@@ -58,10 +58,12 @@ int workload_from_json(const cJSON *obj, const char *origin, struct workload *w,
 
 /* The probe's workload options: "--bytes" "B1,B2" "--ops" "K" "--dtype" "T" "--iters" "N"
  * "--warmup" "M" (ops = the largest count, capped at WORKLOAD_OPS_CAP: the probe reports
- * the latency of one all-reduce, so the count only scales the objective). Writes at most
- * `max` malloc'd strings to args and returns how many, or -1 when out of memory or
- * `max` is too small (nothing left allocated). The caller frees each string. */
-int workload_probe_args(const struct workload *w, char **args, size_t max);
+ * the latency of one all-reduce, so the count only scales the objective). With `guards`
+ * (and guard sizes), they follow the tuned sizes in --bytes and --ops is a list: K for
+ * each tuned size, 1 for each guard (probe extension ops-list). Writes at most `max`
+ * malloc'd strings to args and returns how many, or -1 when out of memory or `max` is
+ * too small (nothing left allocated). The caller frees each string. */
+int workload_probe_args(const struct workload *w, bool guards, char **args, size_t max);
 
 /* The default guard ladder (1 MiB, 16 MiB, 128 MiB) less the tuned sizes, into w's
  * guards, unless guards were given. Can't fail. */
@@ -71,11 +73,6 @@ void workload_default_guards(struct workload *w);
  * or a size listed twice is refused, as are more sizes than a probe run takes. Returns 0,
  * or -1 with a message naming --guard. */
 int workload_set_guards(struct workload *w, const char *list, char *err, size_t errlen);
-
-/* workload_probe_args with the guard sizes appended to --bytes, and --ops as a list
- * (the tuned sizes' count each, 1 for every guard; probe extension ops-list). Without
- * guards exactly workload_probe_args. Same returns. */
-int workload_probe_args_guarded(const struct workload *w, char **args, size_t max);
 
 /* Time per step in microseconds: the sum over entries of count x median latency of
  * that size in `r` (a successful report). Returns 0 with *objective_us set, or -1 with

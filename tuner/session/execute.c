@@ -37,8 +37,7 @@ static char **probe_argv(const nccltune_session *s, const char *extra, bool guar
 			goto fail;
 		return argv;
 	}
-	k = guards ? workload_probe_args_guarded(&s->cfg.wl, argv + n, 11)
-	           : workload_probe_args(&s->cfg.wl, argv + n, 11);
+	k = workload_probe_args(&s->cfg.wl, guards, argv + n, 11);
 	if (k < 0)
 		goto fail;
 	return argv;

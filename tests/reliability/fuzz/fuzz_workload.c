@@ -13,7 +13,7 @@
 static void check_probe_args(const struct workload *w)
 {
 	char *args[16];
-	int n = workload_probe_args(w, args, 16);
+	int n = workload_probe_args(w, false, args, 16);
 	struct proto_workload pw;
 	char err[256];
 
