@@ -214,27 +214,11 @@ static void test_write(void)
 	}
 }
 
-static void test_default(void)
-{
-	space *sp = space_default_per_size();
-	char err[512];
-	uint64_t one = 43008;
-	space *x = NULL;
-
-	CHECK(sp && space_has_per_size(sp));
-	CHECK(sp && !space_mentions(sp, "NCCL_ALGO") && !space_mentions(sp, "NCCL_PROTO"));
-	CHECK(sp && space_expand_per_size(sp, &one, 1, &x, err, sizeof err) == 0);
-	CHECK(x && space_dims(x) == 7);
-	space_destroy(x);
-	space_destroy(sp);
-}
-
 int main(void)
 {
 	test_errors();
 	test_expand();
 	test_env_and_table();
 	test_write();
-	test_default();
 	return check_status();
 }

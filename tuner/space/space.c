@@ -51,19 +51,6 @@ static const char default_space_json[] =
 	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
 	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
 
-/* The default per-size space: the choices the plugin applies per size, and the
- * process-level variables only a process can set. */
-static const char default_per_size_json[] =
-	"{\"schema\": \"nccltune-space/1\", \"per_size\": {"
-	"\"algo\": {\"values\": [\"Ring\", \"Tree\", null]},"
-	"\"proto\": {\"values\": [\"LL\", \"LL128\", \"Simple\", null]},"
-	"\"ctas\": {\"values\": [1, 2, 4, 8, 16, null]}}, \"params\": {"
-	"\"NCCL_MIN_NCHANNELS\": {\"int\": [1, 32]},"
-	"\"NCCL_MAX_NCHANNELS\": {\"int\": [1, 32]},"
-	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
-	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
-	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
-
 /* ---- parsing ---- */
 
 static void param_free(struct param *p)
@@ -669,13 +656,3 @@ space *space_default(void)
 	return sp;
 }
 
-space *space_default_per_size(void)
-{
-	space *sp = NULL;
-	char err[256];
-
-	if (space_parse(default_per_size_json, sizeof default_per_size_json - 1,
-	                "default per-size space", &sp, err, sizeof err) < 0)
-		return NULL;
-	return sp;
-}

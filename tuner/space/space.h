@@ -116,10 +116,6 @@ bool space_has_per_size(const space *sp);
 int space_expand_per_size(const space *sp, const uint64_t *bytes, size_t n, space **out,
                           char *err, size_t errlen);
 
-/* The default per-size space (docs/formats.md): per_size algo, proto, ctas plus the
- * process-level variables NCCL_BUFFSIZE, NCCL_NTHREADS, NCCL_MIN/MAX_NCHANNELS. NULL only
- * when out of memory. */
-space *space_default_per_size(void);
 
 /* Do two points name the same configuration? */
 bool point_equal(const struct point *a, const struct point *b, size_t dims);
