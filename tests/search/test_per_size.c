@@ -10,32 +10,10 @@
 #include "run/env.h"
 #include "run/ruletable.h"
 #include "space/space.h"
+#include "space_text.h"
 
-#define HEAD "{\"schema\": \"nccltune-space/1\", "
 #define PS "\"per_size\": {\"algo\": {\"values\": [\"Ring\", \"tree\", null]}, " \
            "\"proto\": {\"values\": [\"LL\", null]}, \"ctas\": {\"values\": [1, 4, null]}}"
-
-static space *parse(const char *json, char *err, size_t errlen)
-{
-	space *sp = NULL;
-
-	err[0] = '\0';
-	if (space_parse(json, strlen(json), "t.json", &sp, err, errlen) < 0)
-		return NULL;
-	return sp;
-}
-
-static const char *parse_error(const char *json)
-{
-	static char err[1024];
-	space *sp = parse(json, err, sizeof err);
-
-	if (sp) {
-		space_destroy(sp);
-		return "(parsed)";
-	}
-	return err;
-}
 
 static void test_errors(void)
 {

@@ -5,31 +5,7 @@
 
 #include "../check.h"
 #include "space/space.h"
-
-#define HEAD "{\"schema\": \"nccltune-space/1\", "
-
-static space *parse(const char *json, char *err, size_t errlen)
-{
-	space *sp = NULL;
-
-	err[0] = '\0';
-	if (space_parse(json, strlen(json), "t.json", &sp, err, errlen) < 0)
-		return NULL;
-	return sp;
-}
-
-/* The message space_parse gives for json, or "(parsed)". */
-static const char *parse_error(const char *json)
-{
-	static char err[1024];
-	space *sp = parse(json, err, sizeof err);
-
-	if (sp) {
-		space_destroy(sp);
-		return "(parsed)";
-	}
-	return err;
-}
+#include "space_text.h"
 
 static void test_errors(void)
 {
