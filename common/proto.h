@@ -22,8 +22,11 @@ struct cJSON;
 #define PROTO_SWEEP_ERROR_MAX 256   /* bytes kept of a sweep entry's error message */
 #define PROTO_MAX_CTAS 1024         /* largest CTA count a decision may report */
 #define PROTO_KERNEL_MAX 64         /* bytes kept of a symmetric kernel's name */
-#define PROTO_US_FLOOR 0.1          /* no collective completes faster (microseconds): a
-                                     * latency below it is garbage, never a measurement */
+#define PROTO_US_FLOOR 1e-6         /* microseconds (1 ps): nothing completes faster, and
+                                     * a latency below it (0, 1e-300, 5e-324) is garbage,
+                                     * never a measurement. Not higher: with one rank an
+                                     * all-reduce is a no-op, and one graph replay of the
+                                     * 122 ops measured 0.0105 us per op on an H200 */
 #define PROTO_REPORT_DEPTH 16       /* deepest nesting of a report (unknown keys too):
                                      * a journalled report stays readable by its replay */
 

@@ -127,16 +127,16 @@ static void test_strictness(void)
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
 		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
 		 "\"us\":{\"median\":-1,\"p10\":1,\"p90\":1,\"min\":1,\"max\":1},\"correct\":true}]}",
-		 "report: results[0].us.median: -1 is out of range [0.1, 1e+12]"},
-		/* below the physical floor of 0.1 us: garbage, not the fastest configuration */
+		 "report: results[0].us.median: -1 is out of range [1e-06, 1e+12]"},
+		/* below the floor of 1e-6 us: garbage, not the fastest configuration */
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
 		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
 		 "\"us\":{\"median\":0,\"p10\":0,\"p90\":0,\"min\":0,\"max\":0},\"correct\":true}]}",
-		 "report: results[0].us.median: 0 is out of range [0.1, 1e+12]"},
+		 "report: results[0].us.median: 0 is out of range [1e-06, 1e+12]"},
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":8,\"nccl_version\":\"2\","
 		 "\"source\":\"measured\",\"results\":[{\"bytes\":1,\"ops\":1,\"samples\":1,"
-		 "\"us\":{\"median\":1,\"p10\":1,\"p90\":1,\"min\":0.09,\"max\":1},\"correct\":true}]}",
-		 "report: results[0].us.min: 0.09 is out of range [0.1, 1e+12]"},
+		 "\"us\":{\"median\":1,\"p10\":1,\"p90\":1,\"min\":1e-300,\"max\":1},\"correct\":true}]}",
+		 "report: results[0].us.min: 1e-300 is out of range [1e-06, 1e+12]"},
 		/* an unknown key nested past the bound: the journal keeps reports as they came */
 		{"{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\",\"error\":\"x\","
 		 "\"ext\":[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]}",
@@ -175,8 +175,14 @@ static void test_strictness(void)
 	                sizeof err), 0);
 	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":2,\"nccl_version\":\"2\","
 	                "\"source\":\"measured\",\"results\":[{\"bytes\":8,\"ops\":1,\"samples\":1,"
-	                "\"us\":{\"median\":0.1,\"p10\":0.1,\"p90\":0.1,\"min\":0.1,\"max\":0.1},"
+	                "\"us\":{\"median\":1e-6,\"p10\":1e-6,\"p90\":1e-6,\"min\":1e-6,\"max\":1e-6},"
 	                "\"correct\":true}]}", &r, err, sizeof err), 0);
+	/* what one H200 measured with one rank (a no-op all-reduce): a measurement, not garbage */
+	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":1,\"nccl_version\":\"2\","
+	                "\"source\":\"measured\",\"results\":[{\"bytes\":43008,\"ops\":122,\"samples\":200,"
+	                "\"us\":{\"median\":0.01049180301364328,\"p10\":0.01049180301364328,"
+	                "\"p90\":0.010754098184406757,\"min\":0.010229507842879803,"
+	                "\"max\":0.060065573111909333},\"correct\":true}]}", &r, err, sizeof err), 0);
 	/* extensions (unknown keys) are allowed */
 	CHECK_INT(parse("  {\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"env\",\"error\":\"e\","
 	                "\"phases_s\":{}}\n", &r, err, sizeof err), 0);

@@ -6,7 +6,7 @@ show, export and report refuse.
 * A probe report with an unknown key nested 999 deep is garbage (reports are bounded to
   16 levels when read), so the journal, which keeps reports as they came, stays
   replayable: --resume and show read the whole session back.
-* Latencies of 0 and 5e-324 us are garbage (the floor is 0.1 us), never the best.
+* Latencies of 0 and 5e-324 us are garbage (the floor is 1e-6 us), never the best.
 * A fingerprint with a newline, an ESC, a string over 256 bytes or a negative
   gpu_count is not kept (a warning says so): results.json has none, and show, export
   and report read the session."""
