@@ -113,12 +113,12 @@ static void test_args_and_objective(void)
 {
 	struct workload w;
 	struct proto_report r;
-	char *args[12], err[256];
+	char *args[16], err[256];
 	double obj = 0;
 	int n;
 
 	CHECK_INT(workload_from_options("43008,1024", 2000, NULL, &w, err, sizeof err), 0);
-	n = workload_probe_args(&w, false, args, 12);
+	n = workload_probe_args(&w, false, args, 16);
 	CHECK_INT(n, 10);
 	if (n == 10) {
 		CHECK_STR(args[0], "--bytes");
@@ -175,13 +175,13 @@ static void test_guards(void)
 	CHECK_INT(w.nguard, 2);
 	CHECK_INT(w.guard[0], 16777216);
 	CHECK_INT(w.guard[1], 134217728);
-	n = workload_probe_args(&w, true, args, 12);
+	n = workload_probe_args(&w, true, args, 16);
 	CHECK_INT(n, 10);
 	CHECK_STR(n > 3 ? args[1] : "", "43008,1048576,16777216,134217728");
 	CHECK_STR(n > 3 ? args[3] : "", "122,122,1,1");
 	for (int i = 0; i < n; i++)
 		free(args[i]);
-	n = workload_probe_args(&w, false, args, 12);
+	n = workload_probe_args(&w, false, args, 16);
 	CHECK_STR(n > 3 ? args[1] : "", "43008,1048576");
 	CHECK_STR(n > 3 ? args[3] : "", "122");
 	for (int i = 0; i < n; i++)
