@@ -20,7 +20,8 @@ enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE, O_GUARD,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
 	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
-	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE,
+	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE, O_COMPUTE, O_WINDOW,
+	O_END   /* one past the last: sizes the tables below */
 };
 
 /* Options that may be given more than once; every occurrence is kept, in order. */
@@ -74,6 +75,11 @@ static const struct opt run_opts[] = {
 	{"like", required_argument, "SERVER", O_LIKE, "measure as the server runs: sglang, vllm "
 	 "(profiles/*.json) or a profile FILE; what it sets before NCCL starts is fixed for "
 	 "every run, recorded, and repeated in the exports as 'set by the server'"},
+	{"compute-us", required_argument, "US[,CTAS]", O_COMPUTE, "the server's step: a busy "
+	 "kernel of US microseconds on CTAS CTAs (default one per SM) before every all-reduce "
+	 "(the probe's --compute-us); every time is then the whole step, kernels included"},
+	{"window", required_argument, "symmetric", O_WINDOW, "measure with symmetric windows "
+	 "(the probe's --window symmetric; the server must turn on symmetric memory to match)"},
 	{"warm-start", required_argument, "DIR", O_WARM, "re-measure an old session's best "
 	 "configurations first (and, on the same GPUs, skip what failed there)"},
 	{"try", required_argument, "CONFIG", O_TRY, "also measure your own configuration, e.g. "
@@ -392,8 +398,8 @@ static const char *opt_name(const struct opt *opts, int id)
 /* The options of one command line: values by id (the last occurrence wins) and how
  * often each was given. */
 struct parsed {
-	const char *val[32];
-	int given[32];
+	const char *val[O_END - O_HELP];
+	int given[O_END - O_HELP];
 	int first_operand;
 	struct { int id; const char *val; } seq[64];   /* repeatable options, in order */
 	int nseq;
@@ -502,6 +508,10 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 	}
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_GUARD))
 		rc = nccltune_session_set_guards(s, VAL(p, O_GUARD));
+	if (rc == NCCLTUNE_OK && GIVEN(p, O_COMPUTE))
+		rc = nccltune_session_set_compute(s, VAL(p, O_COMPUTE));
+	if (rc == NCCLTUNE_OK && GIVEN(p, O_WINDOW))
+		rc = nccltune_session_set_window(s, VAL(p, O_WINDOW));
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_BUDGET)) {
 		if (parse_long(VAL(p, O_BUDGET), INT_MIN, INT_MAX, &n) != 0)
 			return usage_error(cmd, "--budget: '%s' is not an integer", VAL(p, O_BUDGET));
@@ -540,7 +550,7 @@ static int cmd_run(const struct command *cmd, int argc, char **argv)
 	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_GUARD,
 	                               O_DTYPE, O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY,
 	                               O_TIMEOUT, O_OUT, O_WARM, O_TRY, O_TRY_FILE, O_NCCL,
-	                               O_PYTHON, O_LIKE};
+	                               O_PYTHON, O_LIKE, O_COMPUTE, O_WINDOW};
 	struct parsed p;
 	nccltune_session *s;
 	int rc = parse_options(cmd, argc, argv, &p);

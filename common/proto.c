@@ -353,6 +353,42 @@ int proto_workload_validate(const struct proto_workload *w, char *err, size_t er
 	return 0;
 }
 
+/* --compute-us US[,CTAS]: US a plain decimal number (digits, an optional fraction; no
+ * sign, exponent, hex, inf or nan) in (0, PROTO_MAX_COMPUTE_US], CTAS an integer in
+ * 1..PROTO_MAX_COMPUTE_CTAS (absent: 0, one CTA per SM). */
+static int compute_parse(const char *arg, struct proto_workload *w, char *err, size_t errlen)
+{
+	const char *p = arg ? arg : "", *comma = strchr(p, ',');
+	size_t len = comma ? (size_t)(comma - p) : strlen(p), digits = 0;
+	char num[32], *end;
+	double us;
+	long ctas = 0;
+
+	if (len == 0 || len >= sizeof num)
+		return fs_errf(err, errlen, "--compute-us: '%.64s' is not US[,CTAS] (a number of "
+		               "microseconds, then optionally a CTA count)", p);
+	memcpy(num, p, len);
+	num[len] = '\0';
+	/* digits and at most one point, with a digit somewhere: what strtod alone would
+	 * also take (" 1", "+1", "1e3", "0x1p4", "inf") is refused */
+	digits = strspn(num, "0123456789");
+	if (num[digits] == '.')
+		digits += 1 + strspn(num + digits + 1, "0123456789");
+	if (digits != len || strcspn(num, "0123456789") == len)
+		return fs_errf(err, errlen, "--compute-us: '%s' is not a number of microseconds in "
+		               "(0, %g]", num, PROTO_MAX_COMPUTE_US);
+	us = strtod(num, &end);
+	if (*end || !(us > 0 && us <= PROTO_MAX_COMPUTE_US))
+		return fs_errf(err, errlen, "--compute-us: '%s' is not a number of microseconds in "
+		               "(0, %g]", num, PROTO_MAX_COMPUTE_US);
+	if (comma && fs_parse_long(comma + 1, 1, PROTO_MAX_COMPUTE_CTAS, &ctas) != 0)
+		return fs_errf(err, errlen, "--compute-us: CTAs '%.64s' is not an integer in 1..%d",
+		               comma + 1, PROTO_MAX_COMPUTE_CTAS);
+	w->compute_us = us;
+	w->compute_ctas = (int)ctas;
+	return 0;
+}
+
 int proto_workload_option(struct proto_workload *w, const char *name, const char *arg,
                           char *err, size_t errlen)
 {
@@ -384,6 +420,15 @@ int proto_workload_option(struct proto_workload *w, const char *name, const char
 	}
 	if (strcmp(name, "out-of-place") == 0) {
 		w->out_of_place = true;
+		return 0;
+	}
+	if (strcmp(name, "compute-us") == 0)
+		return compute_parse(arg, w, err, errlen);
+	if (strcmp(name, "window") == 0) {
+		if (!arg || strcmp(arg, "symmetric") != 0)
+			return fs_errf(err, errlen, "--window: '%.64s' is not 'symmetric' (the one kind "
+			               "of window)", arg ? arg : "");
+		w->window_symmetric = true;
 		return 0;
 	}
 	return 1;
@@ -508,6 +553,20 @@ static bool add_sweep(cJSON *root, const struct proto_report *r)
 	return true;
 }
 
+/* "compute": {"kernel_us", "ctas", "us"} and "window": "symmetric", when the run had them. */
+static bool add_server(cJSON *root, const struct proto_report *r)
+{
+	if (r->compute.known) {
+		cJSON *c = cJSON_AddObjectToObject(root, "compute");
+
+		if (!c || !cJSON_AddNumberToObject(c, "kernel_us", r->compute.kernel_us) ||
+		    !cJSON_AddNumberToObject(c, "ctas", r->compute.ctas) ||
+		    !add_stats(c, "us", &r->compute.us))
+			return false;
+	}
+	return !r->window_symmetric || cJSON_AddStringToObject(root, "window", "symmetric");
+}
+
 void proto_report_clear(struct proto_report *r)
 {
 	if (!r)
@@ -566,8 +625,11 @@ cJSON *proto_report_json(const struct proto_report *r)
 				goto fail;
 			if (s->nccl.known && !add_decision(o, &s->nccl))
 				goto fail;
+			if (s->has_step && (!cJSON_AddNumberToObject(o, "step_us", s->step_us) ||
+			                    !cJSON_AddNumberToObject(o, "allreduce_us", s->allreduce_us)))
+				goto fail;
 		}
-		if (!add_sweep(root, r))
+		if (!add_sweep(root, r) || !add_server(root, r))
 			goto fail;
 	}
 	return root;

@@ -27,6 +27,9 @@ struct cJSON;
                                      * never a measurement. Not higher: with one rank an
                                      * all-reduce is a no-op, and one graph replay of the
                                      * 122 ops measured 0.0105 us per op on an H200 */
+#define PROTO_MAX_COMPUTE_US 10000.0   /* --compute-us: longest kernel between two
+                                        * all-reduces (10 ms) */
+#define PROTO_MAX_COMPUTE_CTAS 65535    /* --compute-us US,CTAS: largest grid */
 #define PROTO_REPORT_DEPTH 16       /* deepest nesting of a report (unknown keys too):
                                      * a journalled report stays readable by its replay */
 
@@ -76,6 +79,12 @@ struct proto_workload {
 	int iters;                      /* timed graph replays */
 	int warmup;                     /* untimed graph replays */
 	bool out_of_place;              /* default in place, as inference servers run */
+	/* Extensions (capabilities "compute", "window"; docs/probe-protocol.md). */
+	double compute_us;              /* --compute-us: a busy kernel of this many us before
+	                                   every captured all-reduce; 0: none */
+	int compute_ctas;               /* its CTAs; 0: one per SM of the GPU */
+	bool window_symmetric;          /* --window symmetric: buffers from ncclMemAlloc,
+	                                   registered as symmetric windows */
 };
 
 struct proto_stats { double median, p10, p90, min, max; };
@@ -98,6 +107,20 @@ struct proto_size_result {
 	struct proto_stats us;          /* latency of one all-reduce, microseconds */
 	bool correct;
 	struct proto_decision nccl;     /* extension; known false when absent */
+	/* With "compute" in the report (the compute extension), both are present: */
+	bool has_step;
+	double step_us;                 /* median of whole graph replays: the step, all ops
+	                                   and their kernels, microseconds */
+	double allreduce_us;            /* the all-reduce's share of one op: the median of `us`
+	                                   less the kernel alone (compute.us.median), >= 0 */
+};
+
+/* The compute between the all-reduces, as the probe ran it ("compute" in a report). */
+struct proto_compute {
+	bool known;                     /* false: the report has no "compute" */
+	double kernel_us;               /* the kernel's duration as asked (--compute-us) */
+	int ctas;                       /* the CTAs it ran on (resolved: never 0) */
+	struct proto_stats us;          /* one kernel measured alone (no all-reduce), us */
 };
 
 /* One choice of a sweep (--sweep FILE) as reported. The choice: bytes, algo and proto
@@ -135,6 +158,10 @@ struct proto_report {
 	size_t nsweep;
 	bool has_in_flight;
 	size_t sweep_in_flight;
+	/* Extensions of a successful report: the compute run between the all-reduces, and
+	 * "window": "symmetric" when the buffers were registered symmetric windows. */
+	struct proto_compute compute;
+	bool window_symmetric;
 };
 
 /* Fill `w` with the protocol's defaults: --bytes 43008 --ops 122 --dtype bf16
@@ -142,7 +169,9 @@ struct proto_report {
 void proto_workload_defaults(struct proto_workload *w);
 
 /* Apply one workload option (long name without dashes: "bytes", "ops", "dtype",
- * "iters", "warmup", "out-of-place") with its argument (NULL for flags) to `w`.
+ * "iters", "warmup", "out-of-place", and the extensions "compute-us" (US[,CTAS]: US a
+ * decimal number in (0, PROTO_MAX_COMPUTE_US], CTAS an integer in
+ * 1..PROTO_MAX_COMPUTE_CTAS) and "window" (only "symmetric")) with its argument (NULL for flags) to `w`.
  * Returns 0 on success, 1 when `name` is not a workload option (w untouched), -1 on a
  * bad value, with a message naming the option and the value in err. */
 int proto_workload_option(struct proto_workload *w, const char *name, const char *arg,

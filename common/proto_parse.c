@@ -139,15 +139,34 @@ static const struct jr_field result_fields[] = {
 	{"correct", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, S(correct), 0, NULL},
 	{"us", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_us},
 	{"nccl", JR_OBJECT, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_decision_at},
+	{"step_us", JR_NUMBER, 0, PROTO_US_FLOOR, 1e12, NULL, JR_DOUBLE, S(step_us), 0, NULL},
+	{"allreduce_us", JR_NUMBER, 0, 0, 1e12, NULL, JR_DOUBLE, S(allreduce_us), 0, NULL},
 	JR_END,
 };
+
+/* Bits of result_fields' `seen` (their positions in the table). */
+#define RESULT_SEEN_STEP (UINT64_C(1) << 6)
+#define RESULT_SEEN_ALLREDUCE (UINT64_C(1) << 7)
 
 static int take_result(struct jr *r, const cJSON *v, size_t i, void *ctx)
 {
 	struct proto_report *out = ctx;
 
+	struct proto_size_result *res = &out->results[i];
+	uint64_t seen = 0;
+	bool step = false;
+
 	out->nresults = i + 1;
-	return jr_dispatch(r, v, result_fields, true, &out->results[i], NULL);
+	if (jr_dispatch(r, v, result_fields, true, res, &seen) < 0)
+		return -1;
+	step = (seen & RESULT_SEEN_STEP) != 0;
+	if (step != ((seen & RESULT_SEEN_ALLREDUCE) != 0))
+		return jr_fail(r, "step_us and allreduce_us come together (the compute extension)");
+	if (step && res->allreduce_us > res->us.median)
+		return jr_fail(r, "allreduce_us %g is above the median of us %g (one op: its kernel "
+		               "and its all-reduce)", res->allreduce_us, res->us.median);
+	res->has_step = step;
+	return 0;
 }
 
 static int take_results(struct jr *r, const cJSON *v, void *dst)
@@ -320,6 +339,69 @@ out:
 	return rc;
 }
 
+/* ---- the server extensions: "compute" and "window" ---- */
+
+#define C(f) offsetof(struct proto_compute, f)
+
+static int take_compute_us(struct jr *r, const cJSON *v, void *dst)
+{
+	struct proto_compute *c = dst;
+
+	if (jr_dispatch(r, v, us_fields, true, &c->us, NULL) < 0)
+		return -1;
+	if (!(c->us.min <= c->us.p10 && c->us.p10 <= c->us.median && c->us.median <= c->us.p90 &&
+	      c->us.p90 <= c->us.max))
+		return jr_fail(r, "quantiles out of order (min <= p10 <= median <= p90 <= max)");
+	return 0;
+}
+
+static const struct jr_field compute_fields[] = {
+	{"kernel_us", JR_NUMBER, JR_REQUIRED, PROTO_US_FLOOR, PROTO_MAX_COMPUTE_US, NULL, JR_DOUBLE,
+	 C(kernel_us), 0, NULL},
+	{"ctas", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, PROTO_MAX_COMPUTE_CTAS, NULL, JR_INT,
+	 C(ctas), 0, NULL},
+	{"us", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_compute_us},
+	JR_END,
+};
+
+static int take_compute(struct jr *r, const cJSON *v, void *dst)
+{
+	struct proto_report *out = dst;
+
+	if (jr_dispatch(r, v, compute_fields, true, &out->compute, NULL) < 0)
+		return -1;
+	out->compute.known = true;
+	return 0;
+}
+
+static const char *const window_words[] = {"symmetric", NULL};
+
+static const struct jr_field server_fields[] = {
+	{"compute", JR_OBJECT, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_compute},
+	{"window", JR_STRING, 0, 0, 0, window_words, JR_KEEP, 0, 0, NULL},
+	JR_END,
+};
+
+/* "compute" and "window" of a successful report whose results are read: the results
+ * carry step_us and allreduce_us exactly when the report has "compute". */
+static int read_server(struct jr *r, const cJSON *root, struct proto_report *out)
+{
+	uint64_t seen = 0;
+
+	if (jr_dispatch(r, root, server_fields, true, out, &seen) < 0)
+		return -1;
+	out->window_symmetric = (seen & 2) != 0;
+	for (size_t i = 0; i < out->nresults; i++) {
+		if (out->results[i].has_step != out->compute.known) {
+			jr_push_key(r, "results");
+			jr_push_index(r, i);
+			return jr_fail(r, out->compute.known ? "no step_us/allreduce_us in a report "
+			               "with compute" : "step_us/allreduce_us without compute in the report");
+		}
+	}
+	return 0;
+}
+
 #define R(f) offsetof(struct proto_report, f)
 
 static const struct jr_field head_fields[] = {
@@ -387,7 +469,7 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 			goto out;
 		}
 	}
-	if (read_sweep(&r, root, out) < 0)
+	if (read_sweep(&r, root, out) < 0 || read_server(&r, root, out) < 0)
 		goto out;
 	/* ok with a wrong sum breaks the protocol's promise; never let it pass as a
 	 * measurement: turn it into the verify failure it really is. */
@@ -403,6 +485,8 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 	}
 	rc = 0;
 out:
+	if (rc != 0)
+		proto_report_clear(out);   /* read_sweep's entries when what follows failed */
 	cJSON_Delete(root);
 	return rc;
 }

@@ -62,6 +62,14 @@ int nccltune_session_set_python(nccltune_session *s, const char *python);
  * tries that set it otherwise and tuned sizes in its custom all-reduce window are warned
  * about. NCCLTUNE_USAGE for an unknown name or a bad file. (tuner/session/server.c) */
 int nccltune_session_set_like(nccltune_session *s, const char *like);
+/* The server's step, after the workload (a workload set later is refused): `spec` "US[,CTAS]"
+ * puts a busy kernel of US microseconds (whole nanoseconds, at most 10000 us) on CTAS CTAs
+ * (default one per SM) before every all-reduce (the probe's --compute-us): every figure is
+ * then the whole step, kernels included. `kind` "symmetric" registers the probe's buffers
+ * as symmetric windows (--window symmetric; a profile's "unless": "symmetric" variables
+ * are then not set). NCCLTUNE_USAGE with a message naming the option on a bad value. */
+int nccltune_session_set_compute(nccltune_session *s, const char *spec);
+int nccltune_session_set_window(nccltune_session *s, const char *kind);
 int nccltune_session_set_warm_start(nccltune_session *s, const char *session_dir);
 /* A configuration of your own ("NCCL_PROTO=LL NCCL_ALGO=Ring ...") to measure in the
  * session: right after the baseline, and again in the final rounds next to the tuned

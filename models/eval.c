@@ -532,6 +532,11 @@ struct proto_decision model_choice_decision(const struct model_choice *c)
 	d.algo = (int)c->algo;
 	d.proto = (int)c->proto;
 	d.ctas = c->channels;
+	if (c->symmetric) {
+		d.symmetric = true;
+		d.algo = d.proto = PROTO_NCCL_ANY;
+		snprintf(d.kernel, sizeof d.kernel, "AllReduce_AGxLL_R");
+	}
 	return d;
 }
 

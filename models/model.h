@@ -138,6 +138,7 @@ struct model_choice {
 	                          IGNORE, and a tuner revived it) */
 	bool tuned;            /* a tuner's answer changed the pair or the CTAs NCCL ran */
 	bool revived;          /* the pair was IGNORE in NCCL's cost table (a tuner wrote it) */
+	bool symmetric;        /* a symmetric kernel ran (--window symmetric, server.c) */
 };
 
 /* The exact (noise-free) result of one configuration on one workload. */
@@ -273,8 +274,43 @@ unsigned long model_noise_seed(const struct model *m, const struct model_env *en
  * runs that differ only in it get their own noise stream. Can't fail. */
 unsigned long model_noise_seed_mix(unsigned long seed, const char *s);
 
-/* The decision (protocol "nccl") of choice c: algo, proto, ctas = its CTAs, not
- * symmetric. Can't fail. */
+/* The decision (protocol "nccl") of choice c: algo, proto, ctas = its CTAs; a symmetric
+ * choice has algo and proto null and its kernel's name. Can't fail. */
 struct proto_decision model_choice_decision(const struct model_choice *c);
+
+/* ---- the server's step (server.c; MODEL, docs/probe-protocol.md) ----
+ *
+ * --compute-us US[,CTAS]: a kernel of US before every all-reduce. Alone it lasts US
+ * (whatever its CTAs, as nccltune-probe's spin kernel). Next to NCCL the kernel's CTAs
+ * compete with the all-reduce's: when NCCL's CTAs n plus the kernel's c exceed the
+ * GPU's SMs S, the excess waits, and the kernel lasts US x (1 + (n + c - S) / c). One op
+ * of the step is that plus the all-reduce.
+ * --window symmetric: on a machine with NVLink (an NVSwitch) and more than one rank, a
+ * symmetric kernel runs all-reduces of at most MODEL_SYMMETRIC_MAX_BYTES, 1.4 x faster
+ * than what NCCL would run (the 1.35-1.48x reported at 2-16 KB on 8 GPUs); elsewhere the
+ * windows change nothing. It needs cuMem: with NCCL_CUMEM_ENABLE=0 the run fails at
+ * stage env, as nccltune-probe's does. */
+#define MODEL_SYMMETRIC_MAX_BYTES 65536
+#define MODEL_SYMMETRIC_GAIN 1.4
+
+/* The modelled GPU's SMs, from its compute capability (70: 80, 80: 108, 90: 132,
+ * 100: 148, 120: 188; anything else 100). Can't fail. */
+int model_sms(const struct model *m);
+
+/* The CTAs of w's compute kernel on m: w->compute_ctas, or one per SM. Can't fail. */
+int model_compute_ctas(const struct model *m, const struct proto_workload *w);
+
+/* Apply --window symmetric and --compute-us to an evaluation of w (res->us[i] become one
+ * op of the step; symmetric choices marked). cumem_off: NCCL_CUMEM_ENABLE is 0 (a
+ * window then fails the run at stage env). A failed evaluation is left alone. Pure
+ * arithmetic; can't fail. */
+void model_server_eval(const struct model *m, const struct proto_workload *w, bool cumem_off,
+                       struct model_eval_result *res);
+
+/* Complete a successful report of w with the compute extension (the kernel alone, every
+ * result's step_us and allreduce_us) and "window". Nothing without them, or on a failure
+ * report. Can't fail. */
+void model_server_report(const struct model *m, const struct proto_workload *w,
+                         struct proto_report *out);
 
 #endif

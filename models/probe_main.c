@@ -24,7 +24,8 @@
 #include "tuner.h"
 
 /* The protocol extensions this probe speaks (docs/probe-protocol.md). */
-#define MODEL_PROBE_CAPABILITIES (PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS | PROTO_CAP_SWEEP)
+#define MODEL_PROBE_CAPABILITIES (PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS | PROTO_CAP_SWEEP | \
+	PROTO_CAP_WINDOW | PROTO_CAP_COMPUTE)
 
 /* Everything the command line says. */
 struct args {
@@ -56,6 +57,10 @@ static const struct option_row {
 	{ "iters", "N", true, "timed graph replays = samples per size (default 200)" },
 	{ "warmup", "N", true, "untimed replays (accepted; the model needs none)" },
 	{ "out-of-place", NULL, true, "out-of-place all-reduce (default in place)" },
+	{ "compute-us", "US[,CTAS]", true, "a kernel of US microseconds on CTAS CTAs (default one "
+	  "per SM) before every all-reduce, competing with NCCL's CTAs for SMs (MODEL)" },
+	{ "window", "symmetric", true, "symmetric windows: a symmetric kernel at <= 64 KiB on "
+	  "NVLink models (MODEL); needs cuMem (NCCL_CUMEM_ENABLE not 0)" },
 	{ "seed", "N", false, "noise seed; the same seed and configuration repeat exactly" },
 	{ "noise", "X", false, "scale of the model's noise: 0 exact, 1 the model's (default)" },
 	{ "nccl", "PATH", false, "the libnccl.so.2 the server runs on: must exist; recorded as "
@@ -71,7 +76,7 @@ static const struct option_row {
 	  "replay, as a hung graph would: the run fails with sweep_in_flight I" },
 	{ "fingerprint", NULL, false, "print the modelled machine's fingerprint and exit" },
 	{ "capabilities", NULL, false, "print the protocol extensions this probe speaks and exit "
-	  "(ops-list, decisions, sweep)" },
+	  "(ops-list, decisions, sweep, window, compute)" },
 	{ "list-models", NULL, false, "print the built-in model names and exit" },
 	{ "help", NULL, false, "this text" },
 	{ "version", NULL, false, "print the version" },
@@ -292,6 +297,15 @@ static unsigned long clock_seed(void)
 	       ((unsigned long)getpid() << 16);
 }
 
+/* NCCL_CUMEM_ENABLE as NCCL reads it (an integer, strtoll base 0): set and 0. */
+static bool cumem_off(void)
+{
+	const char *v = getenv("NCCL_CUMEM_ENABLE");
+	char *end;
+
+	return v && *v && strtoll(v, &end, 0) == 0;
+}
+
 /* Everything of a run after the model is loaded: the sweep's plugin handle, the
  * variables, the seeded noise, the run itself into *report. Returns 0, or an exit status
  * when the run could not start (its report already printed). */
@@ -336,6 +350,7 @@ static int measure(const struct args *a, const struct model *m, struct sweep_plu
 	run.rng = rng;
 	run.explain = a->explain;
 	run.corrupt_rank = a->corrupt_rank;
+	run.cumem_off = cumem_off();
 	run.sweep = &a->sweep;
 	run.control = control;
 	run.corrupt_choice = a->corrupt_choice;

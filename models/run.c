@@ -130,6 +130,7 @@ void model_run_plain(const struct model_run *run, struct proto_report *out)
 	if ((res.ok || res.stage > PROTO_STAGE_INIT) && model_run_tuner_start(run, &t, &ctx, &res) &&
 	    model_run_ask(run, t, ctx, run->w, 1, force, &res))
 		model_eval_forced(run->m, run->env, run->w, t ? force : NULL, &res);
+	model_server_eval(run->m, run->w, run->cumem_off, &res);
 	if (res.ok && run->corrupt_rank >= model_nranks(run->m))
 		model_run_fail(&res, PROTO_STAGE_INIT, "--test-corrupt-rank %d: there are only %d rank(s)",
 		        run->corrupt_rank, model_nranks(run->m));
@@ -142,6 +143,7 @@ void model_run_plain(const struct model_run *run, struct proto_report *out)
 		explain(run, &res, t);
 	if (model_report(run->m, &res, run->w, run->noise, run->rng, out, err, sizeof err) != 0)
 		fprintf(stderr, "nccltune-model-probe: %s\n", err);
+	model_server_report(run->m, run->w, out);
 	model_run_tuner_end(t, ctx);
 }
 

@@ -24,6 +24,7 @@ struct model_run {
 	gsl_rng *rng;                    /* seeded; NULL with noise 0 */
 	bool explain;                    /* NCCL's choices to stderr */
 	int corrupt_rank;                /* --test-corrupt-rank, -1 */
+	bool cumem_off;                  /* NCCL_CUMEM_ENABLE is 0 (--window needs cuMem) */
 	/* a sweep (model_run_sweep) */
 	const struct sweep_plan *sweep;
 	const struct sweep_plugin *control;  /* nccltune's plugin, held for the run */

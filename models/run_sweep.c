@@ -89,6 +89,7 @@ static bool own_cases(struct sweep_state *s)
 	if (!model_run_ask(run, s->t, s->ctx, run->w, 1, force, &s->fail))
 		return false;
 	model_eval_forced(run->m, run->env, run->w, s->t ? force : NULL, &res);
+	model_server_eval(run->m, run->w, run->cumem_off, &res);
 	if (!res.ok) {
 		s->fail = res;
 		return false;
@@ -167,6 +168,7 @@ static bool evaluate_choice(struct sweep_state *s, size_t c, const struct proto_
 	size_t i = c - s->nsizes;
 
 	model_eval_forced(run->m, run->env, w1, f, &res);
+	model_server_eval(run->m, w1, run->cumem_off, &res);
 	k->nccl = model_choice_decision(&res.choice[0]);
 	if (run->explain) {
 		char what[160];
@@ -381,6 +383,7 @@ static int success_report(const struct sweep_state *s, const double *samples, si
 	}
 	for (size_t i = 0; i < nch; i++)
 		fill_entry(s, i, samples, n, row, &out->sweep[out->nsweep++]);
+	model_server_report(run->m, run->w, out);
 	rc = 0;
 out:
 	free(row);

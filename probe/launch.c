@@ -38,6 +38,7 @@ struct msg_outcome {
 	int32_t ok, stage, ncases, iters, nccl_version;
 	int32_t has_cases, in_flight_known, in_flight_case;
 	double phase_s[PROBE_STEP_COUNT];
+	struct probe_compute_samples compute;
 	char error[PROTO_ERROR_MAX];
 };
 
@@ -151,6 +152,7 @@ static void outcome_to_msg(const struct probe_outcome *o, struct msg_outcome *m)
 	m->in_flight_known = o->in_flight_known;
 	m->in_flight_case = o->in_flight_case;
 	memcpy(m->phase_s, o->phase_s, sizeof m->phase_s);
+	m->compute = o->compute;
 	snprintf(m->error, sizeof m->error, "%s", o->error);
 }
 
@@ -496,6 +498,9 @@ static int parse_msgs(struct parent *p, int rank)
 			k->o.in_flight_known = m.in_flight_known;
 			k->o.in_flight_case = m.in_flight_case;
 			memcpy(k->o.phase_s, m.phase_s, sizeof m.phase_s);
+			k->o.compute = m.compute;
+			if (k->o.compute.n < 0 || k->o.compute.n > PROBE_COMPUTE_SAMPLES)
+				k->o.compute.n = 0;   /* never index past the samples a child sent */
 			snprintf(k->o.error, sizeof k->o.error, "%.*s", (int)sizeof m.error - 1, m.error);
 			if (m.ok) {
 				k->o.ms = malloc(nms * sizeof(double) + 1);

@@ -20,6 +20,7 @@
 struct mpi_summary {
 	int32_t ok, stage, nccl_version, in_flight_known, in_flight_case;
 	double phase_s[PROBE_STEP_COUNT];
+	struct probe_compute_samples compute;
 	char error[PROTO_ERROR_MAX];
 };
 
@@ -190,6 +191,7 @@ gather:
 	mine.in_flight_known = o.in_flight_known;
 	mine.in_flight_case = o.in_flight_case;
 	memcpy(mine.phase_s, o.phase_s, sizeof mine.phase_s);
+	mine.compute = o.compute;
 	snprintf(mine.error, sizeof mine.error, "%s", o.error);
 	if (c.rank == 0) {
 		all = calloc((size_t)size, sizeof *all);
@@ -228,6 +230,7 @@ gather:
 				outs[k].in_flight_known = all[k].in_flight_known;
 				outs[k].in_flight_case = all[k].in_flight_case;
 				memcpy(outs[k].phase_s, all[k].phase_s, sizeof outs[k].phase_s);
+				outs[k].compute = all[k].compute;
 				if (!all[k].ok && size > 1)
 					snprintf(outs[k].error, sizeof outs[k].error, "rank %d: %.*s", k,
 					         (int)sizeof all[k].error - 32, all[k].error);

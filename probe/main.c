@@ -10,6 +10,7 @@
 #include "envcheck.h"
 #include "fingerprint.h"
 #include "launch.h"
+#include "measure.h"
 #include "ncclpath.h"
 #include "nccltune_config.h"
 #include "options.h"
@@ -138,7 +139,7 @@ int main(int argc, char **argv)
 		status = fflush(rep.out) == 0 ? PROTO_EXIT_OK : PROTO_EXIT_FAILED;
 		break;
 	case OPTIONS_CAPABILITIES:
-		fp = proto_capabilities_format(OPTIONS_CAPABILITIES_MASK);
+		fp = proto_capabilities_format(MEASURE_CAPABILITIES);
 		if (fp && reporter_emit_text(&rep, fp) == 0)
 			status = PROTO_EXIT_OK;
 		else if (!fp)

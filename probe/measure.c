@@ -156,8 +156,8 @@ out:
 }
 
 /* Wait for every local communicator to leave ncclInProgress (non-blocking init,
- * group end, finalize). Returns 0, or -1 with the failure recorded. */
-static int wait_comms(struct measure *m)
+ * group end, finalize, window registration). Returns 0, or -1 with the failure recorded. */
+int measure_wait_comms(struct measure *m)
 {
 	struct timespec pause = {0, 100 * 1000};
 	int rc = -1;
@@ -243,10 +243,8 @@ static int setup_cuda(struct measure *m)
 		CUDACHECK(&m->chk, cudaSetDevice(r->device));
 		CUDACHECK(&m->chk, cudaFree(NULL));   /* create the context now, not later */
 		CUDACHECK(&m->chk, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
-		CUDACHECK(&m->chk, cudaMalloc(&r->send, m->buf_bytes));
-		r->recv = r->send;
-		if (m->w->out_of_place)
-			CUDACHECK(&m->chk, cudaMalloc(&r->recv, m->buf_bytes));
+		if (measure_buffers_alloc(m, r) != 0)
+			goto out;
 		CUDACHECK(&m->chk, cudaMalloc((void **)&r->barrier, sizeof *r->barrier));
 		CUDACHECK(&m->chk, cudaMemset(r->barrier, 0, sizeof *r->barrier));
 		CUDACHECK(&m->chk, cudaMalloc((void **)&r->vote, sizeof *r->vote));
@@ -286,7 +284,7 @@ static int setup_nccl(struct measure *m)
 		}
 	}
 	NCCLCHECK(&m->chk, NULL, ncclGroupEnd());
-	if (wait_comms(m) != 0)
+	if (measure_wait_comms(m) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -323,7 +321,7 @@ int measure_enqueue_allreduce(struct measure *m, size_t bytes, long slice)
 		}
 	}
 	NCCLCHECK(&m->chk, NULL, ncclGroupEnd());
-	if (wait_comms(m) != 0)
+	if (measure_wait_comms(m) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -430,8 +428,10 @@ int measure_capture(struct measure *m, size_t c)
 		CUDACHECK(&m->chk, cudaStreamBeginCapture(r->stream, cudaStreamCaptureModeThreadLocal));
 		r->capturing = true;
 	}
+	/* with --compute-us, each all-reduce follows its kernel, as a layer's follows its GEMM */
 	for (int op = 0; op < ops; op++)
-		if (measure_enqueue_allreduce(m, m->w->bytes[size], op) != 0)
+		if (measure_compute_launch(m) != 0 ||
+		    measure_enqueue_allreduce(m, m->w->bytes[size], op) != 0)
 			goto out;
 	for (int k = 0; k < m->s->nlocal; k++) {
 		struct rank_state *r = &m->rs[k];
@@ -514,6 +514,8 @@ static bool teardown(struct measure *m, bool ok)
 	end_captures(m);
 	if (ok && !keep_comms) {
 		m->chk.deadline = probe_now() + m->s->cfg->step_timeout_s;
+		if (measure_window_release(m) != 0)
+			ok = false;
 		for (int k = 0; k < m->s->nlocal && ok; k++) {
 			ncclResult_t res = ncclCommFinalize(m->rs[k].comm);
 
@@ -523,7 +525,7 @@ static bool teardown(struct measure *m, bool ok)
 				ok = false;
 			}
 		}
-		if (ok && wait_comms(m) != 0)
+		if (ok && measure_wait_comms(m) != 0)
 			ok = false;
 	}
 	for (int k = 0; k < m->s->nlocal && !keep_comms; k++) {
@@ -538,6 +540,7 @@ static bool teardown(struct measure *m, bool ok)
 		r->comm = NULL;
 	}
 	drop_graphs(m);
+	measure_compute_release(m);
 	for (int k = 0; k < m->s->nlocal; k++) {
 		struct rank_state *r = &m->rs[k];
 
@@ -549,10 +552,9 @@ static bool teardown(struct measure *m, bool ok)
 			cudaEventDestroy(r->start[e]);
 			cudaEventDestroy(r->stop[e]);
 		}
-		if (r->recv && r->recv != r->send)
-			cudaFree(r->recv);
-		if (r->send)
-			cudaFree(r->send);
+		/* windows still registered (fast teardown) keep their memory to the exit */
+		if (!(keep_comms && r->nccl_mem))
+			measure_buffers_free(r);
 		if (r->barrier)
 			cudaFree(r->barrier);
 		if (r->vote)
@@ -566,6 +568,15 @@ forget:
 	}
 	poll_log(m);   /* the last of NCCL's warnings */
 	return ok;
+}
+
+/* NCCL_CUMEM_ENABLE as NCCL reads it (an integer, strtoll base 0): set and 0. */
+static bool cumem_disabled(void)
+{
+	const char *v = getenv("NCCL_CUMEM_ENABLE");
+	char *end;
+
+	return v && *v && strtoll(v, &end, 0) == 0;
 }
 
 /* Host-side arrays of a run: staging, per-rank timings and case verdicts, the kept set. */
@@ -639,7 +650,13 @@ int measure_run(const struct measure_setup *s, struct probe_outcome *out)
 		check_failf(&m.chk, "--sweep without the plugin's control interface");
 		goto out;
 	}
-	if (setup_host(&m) != 0 || setup_cuda(&m) != 0)
+	if (s->cfg->w.window_symmetric && cumem_disabled()) {
+		measure_fail(&m, PROTO_STAGE_ENV, "--window symmetric needs cuMem (symmetric windows "
+		             "are cuMem mappings), and NCCL_CUMEM_ENABLE=%s turns it off",
+		             getenv("NCCL_CUMEM_ENABLE"));
+		goto out;
+	}
+	if (setup_host(&m) != 0 || setup_cuda(&m) != 0 || measure_compute_setup(&m) != 0)
 		goto out;
 	measure_step_end(&m);
 
@@ -647,7 +664,7 @@ int measure_run(const struct measure_setup *s, struct probe_outcome *out)
 	if (ncclGetVersion(&version) == ncclSuccess)
 		for (int k = 0; k < s->nlocal; k++)
 			out[k].nccl_version = version;
-	if (setup_nccl(&m) != 0)
+	if (setup_nccl(&m) != 0 || measure_window_register(&m) != 0)
 		goto out;
 	measure_step_end(&m);
 
@@ -658,6 +675,8 @@ int measure_run(const struct measure_setup *s, struct probe_outcome *out)
 	if (measure_replay_all(&m) != 0)
 		goto out;
 	m.cur_case = -1;
+	if (measure_compute_alone(&m) != 0)
+		goto out;
 	rc = 0;
 out:
 	measure_step_end(&m);  /* the failing step's time up to here counts too */

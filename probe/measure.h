@@ -6,11 +6,31 @@
 #ifndef NCCLTUNE_PROBE_MEASURE_H
 #define NCCLTUNE_PROBE_MEASURE_H
 
+#include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include "nccllog.h"
+#include "options.h"
 #include "probe.h"
 #include "sweep.h"
+
+/* What the headers the probe is built against offer (measure_server.c); what
+ * --capabilities lists depends on it. */
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 12000
+#define MEASURE_HAVE_COMPUTE 1      /* cudaLibraryLoadData: the PTX compute kernel */
+#else
+#define MEASURE_HAVE_COMPUTE 0
+#endif
+#if defined(NCCL_WIN_COLL_SYMMETRIC)
+#define MEASURE_HAVE_WINDOW 1       /* ncclCommWindowRegister, NCCL 2.27+ */
+#else
+#define MEASURE_HAVE_WINDOW 0
+#endif
+
+/* The protocol extensions this build implements: options.h's, and "compute" and
+ * "window" where the headers have them. */
+#define MEASURE_CAPABILITIES (OPTIONS_CAPABILITIES_MASK | \
+	(MEASURE_HAVE_COMPUTE ? PROTO_CAP_COMPUTE : 0) | (MEASURE_HAVE_WINDOW ? PROTO_CAP_WINDOW : 0))
 
 /* Called at the start of every step and whenever a long step makes progress, from the
  * measuring thread, with the case being worked on or waited for (-1: none): launch

@@ -34,6 +34,15 @@ struct rank_state {
 	cudaGraph_t *graph;         /* per case */
 	cudaGraphExec_t *exec;      /* per case */
 	bool capturing;
+	bool nccl_mem;              /* send/recv from ncclMemAlloc (--window symmetric) */
+#if MEASURE_HAVE_WINDOW
+	ncclWindow_t win_send, win_recv;   /* registered symmetric windows; NULL none */
+#endif
+#if MEASURE_HAVE_COMPUTE
+	cudaLibrary_t spin_lib;     /* the PTX of --compute-us, loaded; NULL none */
+	cudaKernel_t spin;
+#endif
+	int compute_ctas;           /* the kernel's CTAs (resolved: one per SM by default) */
 };
 
 struct measure {
@@ -94,6 +103,34 @@ int measure_capture(struct measure *m, size_t c);
 int measure_instantiate(struct measure *m, size_t c);
 /* Destroy case c's graph on every local rank. Can't fail. */
 void measure_drop_case(struct measure *m, size_t c);
+
+/* Wait for every local communicator to leave ncclInProgress. 0, or -1 recorded. */
+int measure_wait_comms(struct measure *m);
+
+/* ---- measure_server.c: --compute-us and --window symmetric ---- */
+/* Load the compute kernel on every local rank and resolve its CTAs (one per SM unless
+ * given). Nothing to do (0) without --compute-us. 0, or -1 with the failure recorded. */
+int measure_compute_setup(struct measure *m);
+/* One compute kernel on every local rank's stream (captured when the stream captures).
+ * 0 without --compute-us; 0, or -1 recorded. */
+int measure_compute_launch(struct measure *m);
+/* Time the kernel alone: a graph of --ops kernels per local rank, replayed
+ * min(--iters, PROBE_COMPUTE_SAMPLES) times, into out[k].compute. 0 without
+ * --compute-us; 0, or -1 recorded. */
+int measure_compute_alone(struct measure *m);
+/* Unload the kernel. Accepts a rank that never loaded it. Can't fail. */
+void measure_compute_release(struct measure *m);
+/* Rank r's send (and, out of place, recv) buffer: ncclMemAlloc with --window symmetric,
+ * else cudaMalloc, of m->buf_bytes. 0, or -1 recorded (what was allocated stays in r
+ * for measure_buffers_free). */
+int measure_buffers_alloc(struct measure *m, struct rank_state *r);
+/* Free what measure_buffers_alloc allocated, each as it was allocated. Can't fail. */
+void measure_buffers_free(struct rank_state *r);
+/* Register every local rank's buffers as symmetric windows (a collective, one group);
+ * 0 without --window. 0, or -1 recorded. */
+int measure_window_register(struct measure *m);
+/* Deregister them (one group). 0 without --window; 0, or -1 recorded. */
+int measure_window_release(struct measure *m);
 
 /* ---- measure_cases.c ---- */
 /* Prepare case c: eager, capture, instantiate, check. A plain size that fails its check

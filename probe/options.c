@@ -33,6 +33,13 @@ static const struct opt_row table[] = {
 	{"iters", "N", OPT_WORKLOAD, "timed graph replays [200]"},
 	{"warmup", "N", OPT_WORKLOAD, "untimed graph replays first [20]"},
 	{"out-of-place", NULL, OPT_WORKLOAD, "separate output buffers (default: in place)"},
+	{"compute-us", "US[,CTAS]", OPT_WORKLOAD,
+	 "a busy kernel of US microseconds on CTAS CTAs (default one per SM) before every "
+	 "captured all-reduce, as a server's step has its GEMMs; the report adds the kernel "
+	 "alone (compute), each size's step_us and allreduce_us"},
+	{"window", "symmetric", OPT_WORKLOAD,
+	 "buffers from ncclMemAlloc registered as symmetric windows (NCCL_WIN_COLL_SYMMETRIC); "
+	 "needs cuMem (NCCL_CUMEM_ENABLE not 0)"},
 	{"sweep", "FILE", OPT_SWEEP,
 	 "measure the choices of FILE (nccltune-sweep/1: per size an algorithm, protocol and "
 	 "CTA count, forced through nccltune's tuner plugin, which NCCL_TUNER_PLUGIN must name) "

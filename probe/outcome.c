@@ -274,6 +274,49 @@ void probe_report_failure(const struct probe_config *cfg, const struct probe_out
 	}
 }
 
+/* --compute-us: the kernel alone, per sample the slowest rank's, into r->compute, and
+ * each result's step (a whole replay: us x ops) and all-reduce share (us less the
+ * kernel alone, at least 0). Returns 0, or -1 with r a failure when the ranks did not
+ * all time it alike. */
+static int merge_compute(const struct probe_config *cfg, const struct probe_outcome *ranks,
+                         int nranks, struct proto_report *r)
+{
+	double samples[PROBE_COMPUTE_SAMPLES];
+	int n = ranks[0].compute.n;
+
+	if (cfg->w.compute_us <= 0)
+		return 0;
+	for (int k = 0; k < nranks; k++) {
+		if (n < 1 || n > PROBE_COMPUTE_SAMPLES || ranks[k].compute.n != n ||
+		    ranks[k].compute.ctas < 1) {
+			proto_report_clear(r);
+			proto_report_fail(r, PROTO_STAGE_REPLAY, "rank %d timed the compute kernel alone "
+			                  "%d times on %d CTAs, rank 0 %d times", k, ranks[k].compute.n,
+			                  ranks[k].compute.ctas, n);
+			return -1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		samples[i] = ranks[0].compute.us[i];
+		for (int k = 1; k < nranks; k++)
+			if (ranks[k].compute.us[i] > samples[i])
+				samples[i] = ranks[k].compute.us[i];
+	}
+	r->compute.known = true;
+	r->compute.kernel_us = cfg->w.compute_us;
+	r->compute.ctas = ranks[0].compute.ctas;
+	proto_stats_compute(samples, (size_t)n, &r->compute.us);
+	for (size_t s = 0; s < r->nresults; s++) {
+		struct proto_size_result *res = &r->results[s];
+		double share = res->us.median - r->compute.us.median;
+
+		res->has_step = true;
+		res->step_us = res->us.median * res->ops;
+		res->allreduce_us = share > 0 ? share : 0;
+	}
+	return 0;
+}
+
 int probe_merge(const struct probe_config *cfg, const struct probe_outcome *ranks, int nranks,
                 struct proto_report *r, double phase_s[PROBE_STEP_COUNT])
 {
@@ -358,6 +401,8 @@ int probe_merge(const struct probe_config *cfg, const struct probe_outcome *rank
 		e->samples = cfg->w.iters;
 		merge_case(cfg, ranks, nranks, c, samples, &e->us);
 	}
+	if (merge_compute(cfg, ranks, nranks, r) == 0)   /* else r is its failure */
+		r->window_symmetric = cfg->w.window_symmetric;
 	rc = 0;
 out:
 	free(samples);

@@ -89,6 +89,16 @@ struct probe_case_result {
 	struct proto_decision nccl;           /* what NCCL ran (rank 0's process only) */
 };
 
+/* The compute kernel of --compute-us timed alone on one rank (no all-reduce): per timed
+ * replay of a graph of --ops kernels, microseconds per kernel. Plain old data: it
+ * travels through pipes and MPI with the outcome. */
+#define PROBE_COMPUTE_SAMPLES 32
+struct probe_compute_samples {
+	int32_t n;                            /* samples taken; 0: no compute */
+	int32_t ctas;                         /* CTAs each kernel ran on (resolved) */
+	double us[PROBE_COMPUTE_SAMPLES];
+};
+
 /* What one rank measured, or why it stopped. ms[case * iters + i] is the wall time of
  * timed replay i of graph `case` (all ops), in milliseconds, on this rank's stream (0 for
  * a case that was not kept). */
@@ -104,6 +114,7 @@ struct probe_outcome {
 	bool in_flight_known;           /* !ok: the failure happened while case ... */
 	int in_flight_case;             /* ... in_flight_case was being prepared or replayed */
 	int nccl_version;               /* ncclGetVersion code, 0 when unknown */
+	struct probe_compute_samples compute;   /* --compute-us: the kernel alone */
 };
 
 /* "cuda_init", "nccl_init", ... (the keys of "phases_s"). Can't fail. */

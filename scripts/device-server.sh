@@ -7,7 +7,7 @@
 #      lines in the stderr tails), exports carry "set by the server";
 #   3. the PyTorch client at world size 1 under torch's NCCL, showing NCCL_DEBUG lines and
 #      the step time (compare.py with a --try).
-# Not yet here (not built): --compute-us (compute gap) and --window symmetric.
+# --compute-us (compute gap) and --window symmetric: scripts/device-compute-window.sh.
 # Build first: scripts/device-build.sh (here), then carry .carry/probe:
 #   run(command="scripts/device-server.sh", carry=[".carry/probe"], timeout_s=600)
 # Writes $OUT/server.txt (everything) and $OUT/*.json. NCCL_NVLS_ENABLE=0 always.

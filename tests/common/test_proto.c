@@ -84,7 +84,7 @@ static void test_round_trip(void)
 	snprintf(r.source, sizeof r.source, "model");
 	snprintf(r.model, sizeof r.model, "pcie-gen5-8gpu");
 	r.nresults = 1;
-	r.results[0] = (struct proto_size_result){43008, 122, 200, {23.4, 22.9, 24.8, 22.5, 31.0}, true, {0}};
+	r.results[0] = (struct proto_size_result){43008, 122, 200, {23.4, 22.9, 24.8, 22.5, 31.0}, true, {0}, false, 0, 0};
 	text = proto_report_format(&r);
 	CHECK(text != NULL);
 	CHECK(text && text[strlen(text) - 1] == '\n');
@@ -356,10 +356,10 @@ static void test_decisions(void)
 	snprintf(r.source, sizeof r.source, "measured");
 	r.nresults = 2;
 	r.results[0] = (struct proto_size_result){43008, 122, 200, {2, 1, 3, 1, 4}, true,
-	                                          {true, 1, 0, 1, false, false, ""}};
+	                                          {true, 1, 0, 1, false, false, ""}, false, 0, 0};
 	r.results[1] = (struct proto_size_result){1024, 8, 200, {2, 1, 3, 1, 4}, true,
 	                                          {true, PROTO_NCCL_ANY, PROTO_NCCL_ANY, 2, true,
-	                                           true, "AllReduce_AGxLL_R"}};
+	                                           true, "AllReduce_AGxLL_R"}, false, 0, 0};
 	text = proto_report_format(&r);
 	CHECK_STR(text, "{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":2,"
 	          "\"nccl_version\":\"2.28.9\",\"source\":\"measured\",\"results\":["
@@ -450,7 +450,7 @@ static void test_sweep_entries(void)
 	snprintf(r.nccl_version, sizeof r.nccl_version, "2.28.9");
 	snprintf(r.source, sizeof r.source, "measured");
 	r.nresults = 1;
-	r.results[0] = (struct proto_size_result){43008, 122, 200, {2, 1, 3, 1, 4}, true, {0}};
+	r.results[0] = (struct proto_size_result){43008, 122, 200, {2, 1, 3, 1, 4}, true, {0}, false, 0, 0};
 	memset(e, 0, sizeof e);
 	e[0] = (struct proto_sweep_entry){0, 43008, 1, 0, 4, true, 200, {2.5, 2, 3, 1.5, 4},
 	                                  PROTO_STAGE_ARGS, "", {true, 1, 0, 2, false, false, ""}};
@@ -551,6 +551,127 @@ static void test_sweep_entries(void)
 	}
 }
 
+/* The server extensions: --compute-us and --window (options), "compute", "step_us",
+ * "allreduce_us" and "window" (reports), written and read back, and refused when wrong. */
+#define SRV_HEAD "{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":1,\"nccl_version\":\"2\"," \
+	"\"source\":\"measured\",\"results\":[{\"bytes\":1024,\"ops\":2,\"samples\":1," \
+	"\"us\":{\"median\":41,\"p10\":41,\"p90\":41,\"min\":41,\"max\":41},\"correct\":true"
+#define SRV_COMPUTE ",\"compute\":{\"kernel_us\":40,\"ctas\":132," \
+	"\"us\":{\"median\":40,\"p10\":40,\"p90\":40,\"min\":40,\"max\":40}}"
+
+static void test_server_extensions(void)
+{
+	static const char *const bad_opts[][2] = {
+		{"compute-us", NULL}, {"compute-us", ""}, {"compute-us", "0"}, {"compute-us", "-1"},
+		{"compute-us", "+5"}, {"compute-us", " 5"}, {"compute-us", "1e3"}, {"compute-us", "inf"},
+		{"compute-us", "nan"}, {"compute-us", "0x10"}, {"compute-us", "1.2.3"},
+		{"compute-us", "."}, {"compute-us", "10001"}, {"compute-us", "40,"},
+		{"compute-us", "40,0"}, {"compute-us", "40,65536"}, {"compute-us", "40,-3"},
+		{"compute-us", "40,1,2"}, {"compute-us", ",132"}, {"window", NULL},
+		{"window", "Symmetric"}, {"window", "none"}, {"window", ""},
+	};
+	static const char *const bad[][2] = {
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":1}]" SRV_COMPUTE
+		 ",\"window\":\"asymmetric\"}", "report: window: expected \"symmetric\""},
+		{SRV_HEAD "}]" SRV_COMPUTE "}", "report: results[0]: no step_us/allreduce_us in a "
+		 "report with compute"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":1}]}", "report: results[0]: "
+		 "step_us/allreduce_us without compute in the report"},
+		{SRV_HEAD ",\"step_us\":82}]" SRV_COMPUTE "}", "report: results[0]: step_us and "
+		 "allreduce_us come together"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":-1}]" SRV_COMPUTE "}",
+		 "report: results[0].allreduce_us: -1 is out of range"},
+		{SRV_HEAD ",\"step_us\":0,\"allreduce_us\":1}]" SRV_COMPUTE "}",
+		 "report: results[0].step_us: 0 is out of range"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":42}]" SRV_COMPUTE "}",
+		 "report: results[0]: allreduce_us 42 is above the median of us 41"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":1}],\"compute\":{\"kernel_us\":40,"
+		 "\"ctas\":0,\"us\":{\"median\":40,\"p10\":40,\"p90\":40,\"min\":40,\"max\":40}}}",
+		 "report: compute.ctas: 0 is out of range"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":1}],\"compute\":{\"kernel_us\":40,"
+		 "\"ctas\":1.5,\"us\":{\"median\":40,\"p10\":40,\"p90\":40,\"min\":40,\"max\":40}}}",
+		 "report: compute.ctas:"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":1}],\"compute\":{\"kernel_us\":20000,"
+		 "\"ctas\":1,\"us\":{\"median\":40,\"p10\":40,\"p90\":40,\"min\":40,\"max\":40}}}",
+		 "report: compute.kernel_us: 20000 is out of range"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":1}],\"compute\":{\"kernel_us\":40,"
+		 "\"ctas\":1,\"us\":{\"median\":40,\"p10\":41,\"p90\":40,\"min\":40,\"max\":40}}}",
+		 "report: compute.us: quantiles out of order"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":1}],\"compute\":{\"kernel_us\":40,"
+		 "\"us\":{\"median\":40,\"p10\":40,\"p90\":40,\"min\":40,\"max\":40}}}",
+		 "report: compute.ctas: missing"},
+		{SRV_HEAD ",\"step_us\":82,\"allreduce_us\":1}],\"compute\":[]}",
+		 "report: compute: expected an object"},
+	};
+	struct proto_workload w;
+	struct proto_report r, back;
+	char err[512], *line;
+
+	proto_workload_defaults(&w);
+	CHECK(w.compute_us == 0 && w.compute_ctas == 0 && !w.window_symmetric);
+	CHECK_INT(proto_workload_option(&w, "compute-us", "40", err, sizeof err), 0);
+	CHECK_NEAR(w.compute_us, 40, 0);
+	CHECK_INT(w.compute_ctas, 0);   /* one per SM, resolved by the probe */
+	CHECK_INT(proto_workload_option(&w, "compute-us", "2.5,132", err, sizeof err), 0);
+	CHECK_NEAR(w.compute_us, 2.5, 0);
+	CHECK_INT(w.compute_ctas, 132);
+	CHECK_INT(proto_workload_option(&w, "compute-us", "10000,65535", err, sizeof err), 0);
+	CHECK_INT(proto_workload_option(&w, "window", "symmetric", err, sizeof err), 0);
+	CHECK(w.window_symmetric);
+	for (size_t i = 0; i < sizeof bad_opts / sizeof bad_opts[0]; i++) {
+		struct proto_workload before;
+
+		proto_workload_defaults(&w);
+		before = w;
+		err[0] = '\0';
+		CHECK_INT(proto_workload_option(&w, bad_opts[i][0], bad_opts[i][1], err, sizeof err), -1);
+		CHECK_CONTAINS(err, bad_opts[i][0]);   /* the message names the option */
+		CHECK(memcmp(&w, &before, sizeof w) == 0);
+	}
+
+	/* what the writer writes the reader reads back */
+	memset(&r, 0, sizeof r);
+	r.ok = true;
+	r.nranks = 1;
+	snprintf(r.nccl_version, sizeof r.nccl_version, "2.28.9");
+	snprintf(r.source, sizeof r.source, "measured");
+	r.nresults = 1;
+	r.results[0] = (struct proto_size_result){1024, 122, 200, {41, 40.5, 42, 40.2, 50}, true,
+	                                          {0}, true, 5002.0, 1.0};
+	r.compute = (struct proto_compute){true, 40, 132, {40, 39.9, 40.1, 39.8, 40.3}};
+	r.window_symmetric = true;
+	line = proto_report_format(&r);
+	CHECK(line != NULL);
+	CHECK_CONTAINS(line, "\"step_us\":5002,\"allreduce_us\":1");
+	CHECK_CONTAINS(line, "\"compute\":{\"kernel_us\":40,\"ctas\":132,\"us\":{\"median\":40,");
+	CHECK_CONTAINS(line, "\"window\":\"symmetric\"");
+	CHECK_INT(parse(line ? line : "", &back, err, sizeof err), 0);
+	CHECK(back.results[0].has_step);
+	CHECK_NEAR(back.results[0].step_us, 5002.0, 0);
+	CHECK_NEAR(back.results[0].allreduce_us, 1.0, 0);
+	CHECK(back.compute.known);
+	CHECK_NEAR(back.compute.kernel_us, 40, 0);
+	CHECK_INT(back.compute.ctas, 132);
+	CHECK_NEAR(back.compute.us.p90, 40.1, 0);
+	CHECK(back.window_symmetric);
+	free(line);
+	proto_report_clear(&back);
+	/* without the extensions, none of the keys */
+	r.results[0].has_step = false;
+	r.compute.known = false;
+	r.window_symmetric = false;
+	line = proto_report_format(&r);
+	CHECK(line && !strstr(line, "step_us") && !strstr(line, "compute") && !strstr(line, "window"));
+	CHECK_INT(parse(line ? line : "", &back, err, sizeof err), 0);
+	CHECK(!back.compute.known && !back.window_symmetric && !back.results[0].has_step);
+	free(line);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		CHECK_INT(parse(bad[i][0], &back, err, sizeof err), -1);
+		CHECK_CONTAINS(err, bad[i][1]);
+	}
+}
+
 int main(void)
 {
 	test_options();
@@ -562,5 +683,6 @@ int main(void)
 	test_capabilities();
 	test_decisions();
 	test_sweep_entries();
+	test_server_extensions();
 	return check_status();
 }

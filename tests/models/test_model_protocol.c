@@ -29,9 +29,10 @@ static void test_capabilities(void)
 	pr_run((const char *[]){ "--capabilities", NULL }, no_env, false, &A);
 	CHECK_INT(A.rc, 0);
 	CHECK_STR(A.out, "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"ops-list\","
-	          "\"decisions\",\"sweep\"]}\n");
+	          "\"decisions\",\"sweep\",\"window\",\"compute\"]}\n");
 	CHECK_INT(proto_capabilities_parse(A.out, strlen(A.out), &caps, err, sizeof err), 0);
-	CHECK_INT(caps, PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS | PROTO_CAP_SWEEP);
+	CHECK_INT(caps, PROTO_CAP_OPS_LIST | PROTO_CAP_DECISIONS | PROTO_CAP_SWEEP |
+	          PROTO_CAP_WINDOW | PROTO_CAP_COMPUTE);
 	pr_run((const char *[]){ "--model", "pcie-gen5-8gpu", "--bytes", "4096", "--capabilities",
 	                         NULL }, no_env, false, &B);
 	CHECK_STR(B.out, A.out);
@@ -474,6 +475,111 @@ static void test_noise_floor(void)
 	}
 }
 
+/* ---- the server's step: --compute-us and --window symmetric (MODEL) ---- */
+
+/* One op of the step is the all-reduce plus the kernel; the kernel lasts kernel_us unless
+ * NCCL's CTAs and its own exceed the 132 SMs of an H200, then kernel_us x (1 + excess /
+ * its CTAs); the report says so in compute, step_us and allreduce_us. */
+static void test_compute(void)
+{
+	const char *base_args[] = { "--model", "nvlink-h200-8gpu", "--noise", "0", "--bytes",
+	                            "43008,1M", "--ops", "10", NULL };
+	double ar[2];
+
+	pr_run(base_args, no_env, true, &A);
+	CHECK_INT(A.rc, 0);
+	CHECK(!A.r.compute.known && !A.r.results[0].has_step && !strstr(A.out, "step_us"));
+	ar[0] = A.r.results[0].us.median;   /* Ring/LL on 1 CTA */
+	ar[1] = A.r.results[1].us.median;   /* Ring/LL on 32 CTAs */
+	CHECK_INT(A.r.results[1].nccl.ctas, 32);
+	/* 100 CTAs: 1 + 100 and 32 + 100 fit in 132 SMs: the kernel lasts 40 us */
+	pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--noise", "0", "--bytes",
+	                         "43008,1M", "--ops", "10", "--compute-us", "40,100", NULL },
+	       no_env, true, &B);
+	CHECK_INT(B.rc, 0);
+	CHECK(B.r.compute.known);
+	CHECK_NEAR(B.r.compute.kernel_us, 40, 0);
+	CHECK_INT(B.r.compute.ctas, 100);
+	CHECK_NEAR(B.r.compute.us.median, 40, 0);
+	for (size_t i = 0; i < 2; i++) {
+		CHECK_NEAR(B.r.results[i].us.median, ar[i] + 40, 1e-9);
+		CHECK(B.r.results[i].has_step);
+		CHECK_NEAR(B.r.results[i].step_us, 10 * (ar[i] + 40), 1e-6);
+		CHECK_NEAR(B.r.results[i].allreduce_us, ar[i], 1e-9);
+	}
+	/* one CTA per SM (the default): 1 + 132 is 1 over, 32 + 132 is 32 over */
+	pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--noise", "0", "--bytes",
+	                         "43008,1M", "--ops", "10", "--compute-us", "40", NULL },
+	       no_env, true, &B);
+	CHECK_INT(B.r.compute.ctas, 132);
+	CHECK_NEAR(B.r.results[0].us.median, ar[0] + 40 * (1 + 1.0 / 132), 1e-9);
+	CHECK_NEAR(B.r.results[1].us.median, ar[1] + 40 * (1 + 32.0 / 132), 1e-9);
+	/* the all-reduce's share carries the CTAs it took from the kernel */
+	CHECK_NEAR(B.r.results[1].allreduce_us, ar[1] + 40 * 32.0 / 132, 1e-9);
+	/* fewer NCCL CTAs pay less: NCCL_MAX_NCHANNELS=2 */
+	pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--noise", "0", "--bytes", "1M",
+	                         "--compute-us", "40", NULL },
+	       (const char *[]){ "NCCL_MAX_NCHANNELS=2", NULL }, true, &B);
+	CHECK_INT(B.r.results[0].nccl.ctas, 2);
+	CHECK(B.r.results[0].us.median - B.r.results[0].allreduce_us < 40 * (1 + 3.0 / 132));
+	/* hostile values are refused at stage args, exit 2 */
+	pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--compute-us", "nan", NULL },
+	       no_env, true, &B);
+	CHECK_INT(B.rc, 2);
+	CHECK_INT(B.r.stage, PROTO_STAGE_ARGS);
+	CHECK_CONTAINS(B.r.error, "--compute-us: 'nan' is not a number of microseconds");
+	pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--compute-us", "40,0", NULL },
+	       no_env, true, &B);
+	CHECK_INT(B.rc, 2);
+	CHECK_CONTAINS(B.r.error, "--compute-us: CTAs '0' is not an integer in 1..65535");
+}
+
+/* A symmetric kernel at <= 64 KiB on NVLink models, 1.4 x faster; nothing on PCIe; no
+ * run with cuMem off. */
+static void test_window(void)
+{
+	double nvl, pcie;
+
+	pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--noise", "0", "--bytes",
+	                         "43008,1M", NULL }, no_env, true, &A);
+	nvl = A.r.results[0].us.median;
+	pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--noise", "0", "--bytes",
+	                         "43008,1M", "--window", "symmetric", NULL }, no_env, true, &B);
+	CHECK_INT(B.rc, 0);
+	CHECK(B.r.window_symmetric);
+	CHECK_NEAR(B.r.results[0].us.median, nvl / 1.4, 1e-9);
+	CHECK(B.r.results[0].nccl.symmetric);
+	CHECK_INT(B.r.results[0].nccl.algo, PROTO_NCCL_ANY);
+	CHECK_STR(B.r.results[0].nccl.kernel, "AllReduce_AGxLL_R");
+	CHECK_NEAR(B.r.results[1].us.median, A.r.results[1].us.median, 0);   /* 1 MiB: as before */
+	CHECK(!B.r.results[1].nccl.symmetric);
+	/* cuMem on by value (NCCL reads an integer): 1 runs, 0 and 0x0 do not */
+	pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--noise", "0", "--window",
+	                         "symmetric", NULL }, (const char *[]){ "NCCL_CUMEM_ENABLE=1", NULL },
+	       true, &B);
+	CHECK_INT(B.rc, 0);
+	for (size_t i = 0; i < 2; i++) {
+		pr_run((const char *[]){ "--model", "nvlink-h200-8gpu", "--window", "symmetric", NULL },
+		       (const char *[]){ i ? "NCCL_CUMEM_ENABLE=0x0" : "NCCL_CUMEM_ENABLE=0", NULL },
+		       true, &B);
+		CHECK_INT(B.rc, 1);
+		CHECK_INT(B.r.stage, PROTO_STAGE_ENV);
+		CHECK_CONTAINS(B.r.error, "--window symmetric needs cuMem");
+	}
+	/* PCIe: windows change nothing */
+	pr_run((const char *[]){ "--model", "pcie-gen5-8gpu", "--noise", "0", NULL }, no_env, true,
+	       &A);
+	pcie = A.r.results[0].us.median;
+	pr_run((const char *[]){ "--model", "pcie-gen5-8gpu", "--noise", "0", "--window", "symmetric",
+	                         NULL }, no_env, true, &B);
+	CHECK_NEAR(B.r.results[0].us.median, pcie, 0);
+	CHECK(!B.r.results[0].nccl.symmetric && B.r.window_symmetric);
+	pr_run((const char *[]){ "--model", "pcie-gen5-8gpu", "--window", "asymmetric", NULL },
+	       no_env, true, &B);
+	CHECK_INT(B.rc, 2);
+	CHECK_CONTAINS(B.r.error, "--window: 'asymmetric' is not 'symmetric'");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -495,6 +601,8 @@ int main(int argc, char **argv)
 	test_sweep_order();
 	test_sweep_noise();
 	test_noise_floor();
+	test_compute();
+	test_window();
 	proto_report_clear(&A.r);
 	proto_report_clear(&B.r);
 	pr_cleanup();

@@ -126,7 +126,7 @@ def check_capabilities():
         if rc != 0 or out != want:
             fail("%s: want exit 0 and %r, got %d %r" % (args, want, rc, out))
     if json.loads(want) != {"schema": "nccltune-probe/1",
-                            "capabilities": ["ops-list", "decisions", "sweep"]}:
+                            "capabilities": ["ops-list", "decisions", "sweep", "window", "compute"]}:
         fail("capabilities.json: not the words this probe implements: %r" % want)
 
 

@@ -155,7 +155,8 @@ for var in ["NCCL_PROTO", "NCCL_ALGO"]:
 # ---- the extensions ----
 rc, out, err = run(["--capabilities"])
 if rc != 0 or json.loads(out or "{}") != {"schema": "nccltune-probe/1",
-                                           "capabilities": ["ops-list", "decisions", "sweep"]}:
+                                           "capabilities": ["ops-list", "decisions", "sweep",
+                                                            "window", "compute"]}:
     fail("--capabilities: %d %r" % (rc, out))
 
 
@@ -297,6 +298,50 @@ for launch in ["process", "all"]:
              % (what, obj["sweep"]))
 
 # under MPI, when this machine can start it
+# ---- the server's step: --compute-us and --window symmetric ----
+# The compute kernel (hand-written PTX, JIT-compiled by the driver) runs before every
+# captured all-reduce: the step grows by about ops x kernel_us, the kernel alone is
+# timed at about its duration, and allreduce_us is what is left of one op.
+SRV = ["--bytes", "43008", "--ops", "16", "--iters", "10", "--warmup", "2"]
+rc, out, err = run(SRV)
+base = json.loads(out)["results"][0]["us"]["median"] if rc == 0 else None
+for launch in ["process", "all"]:
+    what = "--compute-us 50,8 --launch %s" % launch
+    rc, out, err = run(SRV + ["--compute-us", "50,8", "--launch", launch])
+    if rc != 0 or tuner_parse(out, what) != "ok %d 1" % ngpu:
+        fail("%s: %d %r %s" % (what, rc, out, err[-500:]))
+        continue
+    obj = json.loads(out)
+    comp, res = obj.get("compute", {}), obj["results"][0]
+    if comp.get("kernel_us") != 50 or comp.get("ctas") != 8:
+        fail("%s: compute echo wrong: %r" % (what, comp))
+    if not 45 <= comp.get("us", {}).get("median", 0) <= 80:
+        fail("%s: the kernel alone took %r us, not about 50" % (what, comp.get("us")))
+    if not 50 <= res["us"]["median"] <= 50 + (base or 0) + 40:
+        fail("%s: one op of the step is %r us, not about 50 + the all-reduce" % (what, res["us"]))
+    if abs(res.get("step_us", 0) - 16 * res["us"]["median"]) > 1e-6 * res.get("step_us", 1) + 1e-3:
+        fail("%s: step_us %r is not ops x us" % (what, res.get("step_us")))
+    if not 0 <= res.get("allreduce_us", -1) <= res["us"]["median"]:
+        fail("%s: allreduce_us %r" % (what, res.get("allreduce_us")))
+rc, out, err = run(SRV + ["--compute-us", "20"])   # one CTA per SM (132 on an H200)
+ctas = json.loads(out or "{}").get("compute", {}).get("ctas", 0)
+if rc != 0 or not isinstance(ctas, int) or ctas < 1:
+    fail("--compute-us 20 (one CTA per SM): %d %r" % (rc, out))
+
+# Symmetric windows: the run must work (one rank: NCCL may run no kernel at all) and say
+# so; cuMem off is refused before NCCL starts.
+for extra in [[], ["--out-of-place"], ["--launch", "all", "--teardown", "clean"]]:
+    what = "--window symmetric %s" % " ".join(extra)
+    rc, out, err = run(SRV + ["--window", "symmetric"] + extra)
+    if rc != 0 or tuner_parse(out, what) != "ok %d 1" % ngpu:
+        fail("%s: %d %r %s" % (what, rc, out, err[-500:]))
+    elif json.loads(out).get("window") != "symmetric":
+        fail("%s: no window echo: %r" % (what, out))
+rc, out, err = run(SRV + ["--window", "symmetric"], {"NCCL_CUMEM_ENABLE": "0"})
+obj = json.loads(out or "{}")
+if rc != 1 or obj.get("stage") != "env" or "NCCL_CUMEM_ENABLE=0" not in obj.get("error", ""):
+    fail("--window symmetric with NCCL_CUMEM_ENABLE=0: want stage env, got %d %r" % (rc, out))
+
 mpirun = shutil.which("mpirun")
 rc, out, err = run(["--version"])
 if mpirun and "with MPI launch" in out:

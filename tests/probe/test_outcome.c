@@ -339,8 +339,73 @@ static void test_watchdog_message(void)
 	          "7 s; the watchdog ended the process)");
 }
 
+/* --compute-us and --window in the merge: the kernel alone per sample the slowest rank's,
+ * each result's step (us x ops) and all-reduce share (us less the kernel alone, >= 0),
+ * the window echoed; ranks that timed the kernel differently are a replay failure. */
+static void test_merge_server(void)
+{
+	struct probe_config cfg;
+	struct probe_outcome o[2];
+	struct proto_report r;
+	struct probe_case_result cr[2][1];
+	double phases[PROBE_STEP_COUNT];
+	double ms0[] = {0.41, 0.42, 0.43}, ms1[] = {0.42, 0.41, 0.44};   /* 10 ops: 41-44 us */
+
+	memset(&cfg, 0, sizeof cfg);
+	proto_workload_defaults(&cfg.w);
+	cfg.w.ops = 10;
+	cfg.w.iters = 3;
+	cfg.w.compute_us = 40;
+	cfg.w.window_symmetric = true;
+	memset(o, 0, sizeof o);
+	memset(cr, 0, sizeof cr);
+	for (int k = 0; k < 2; k++) {
+		o[k].ok = true;
+		o[k].ncases = 1;
+		o[k].cases = cr[k];
+		cr[k][0].status = PROBE_CASE_KEPT;
+		o[k].iters = 3;
+		o[k].compute.n = 2;
+		o[k].compute.ctas = 132;
+	}
+	o[0].ms = ms0;
+	o[1].ms = ms1;
+	o[0].compute.us[0] = 40.5;
+	o[0].compute.us[1] = 41.0;
+	o[1].compute.us[0] = 40.7;
+	o[1].compute.us[1] = 40.9;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(r.ok && r.window_symmetric && r.compute.known);
+	CHECK_NEAR(r.compute.kernel_us, 40, 0);
+	CHECK_INT(r.compute.ctas, 132);
+	CHECK_NEAR(r.compute.us.min, 40.7, 1e-9);      /* slowest of {40.5, 40.7} */
+	CHECK_NEAR(r.compute.us.max, 41.0, 1e-9);      /* slowest of {41.0, 40.9} */
+	CHECK_NEAR(r.compute.us.median, 40.85, 1e-9);
+	CHECK_NEAR(r.results[0].us.median, 42, 1e-9);  /* replays {42, 42, 44} us per op */
+	CHECK(r.results[0].has_step);
+	CHECK_NEAR(r.results[0].step_us, 420, 1e-9);
+	CHECK_NEAR(r.results[0].allreduce_us, 42 - 40.85, 1e-9);
+	/* the kernel alone slower than an op of the step: the share is 0, never negative */
+	o[0].compute.us[0] = o[1].compute.us[0] = 50;
+	o[0].compute.us[1] = o[1].compute.us[1] = 50;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK_NEAR(r.results[0].allreduce_us, 0, 0);
+	/* a rank with fewer samples: not a measurement */
+	o[1].compute.n = 1;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(!r.ok);
+	CHECK_INT(r.stage, PROTO_STAGE_REPLAY);
+	CHECK_CONTAINS(r.error, "rank 1 timed the compute kernel alone 1 times");
+	/* without --compute-us and --window: none of it */
+	cfg.w.compute_us = 0;
+	cfg.w.window_symmetric = false;
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(r.ok && !r.compute.known && !r.window_symmetric && !r.results[0].has_step);
+}
+
 int main(void)
 {
+	test_merge_server();
 	test_watchdog_message();
 	test_merge_slowest();
 	test_cases();

@@ -98,7 +98,7 @@ static void test_sweep(void)
 	snprintf(r.source, sizeof r.source, "measured");
 	r.nresults = 1;
 	r.results[0] = (struct proto_size_result){43008, 122, 200, {2, 1, 3, 1, 4}, true,
-	                                          {true, 1, 0, 1, false, false, ""}};
+	                                          {true, 1, 0, 1, false, false, ""}, false, 0, 0};
 	r.sweep = &e;
 	r.nsweep = 1;
 	phases[PROBE_STEP_TIMING] = 0.5;

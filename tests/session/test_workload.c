@@ -46,7 +46,7 @@ static void test_parse_errors(void)
 	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
 	             "[{\"op\": \"allreduce\", \"bytes\": 43008, \"count\": 1}], \"colour\": 1}",
 	             "w.json: colour: unknown key (expected schema, dtype, iters, warmup, description, "
-	             "collectives, guard)");
+	             "collectives, guard, compute, window)");
 	/* guard sizes: never a tuned size, never twice */
 	expect_error("{\"schema\": \"nccltune-workload/1\", \"dtype\": \"bf16\", \"collectives\": "
 	             "[{\"op\": \"allreduce\", \"bytes\": 43008, \"count\": 1}], \"guard\": [43008]}",
@@ -113,12 +113,12 @@ static void test_args_and_objective(void)
 {
 	struct workload w;
 	struct proto_report r;
-	char *args[12], err[256];
+	char *args[16], err[256];
 	double obj = 0;
 	int n;
 
 	CHECK_INT(workload_from_options("43008,1024", 2000, NULL, &w, err, sizeof err), 0);
-	n = workload_probe_args(&w, false, args, 12);
+	n = workload_probe_args(&w, false, args, 16);
 	CHECK_INT(n, 10);
 	if (n == 10) {
 		CHECK_STR(args[0], "--bytes");
@@ -167,7 +167,7 @@ static void test_json_round_trip(void)
 static void test_guards(void)
 {
 	struct workload w;
-	char err[256], *args[12];
+	char err[256], *args[16];
 	int n;
 
 	CHECK_INT(workload_from_options("43008,1M", 122, NULL, &w, err, sizeof err), 0);
@@ -175,13 +175,13 @@ static void test_guards(void)
 	CHECK_INT(w.nguard, 2);
 	CHECK_INT(w.guard[0], 16777216);
 	CHECK_INT(w.guard[1], 134217728);
-	n = workload_probe_args(&w, true, args, 12);
+	n = workload_probe_args(&w, true, args, 16);
 	CHECK_INT(n, 10);
 	CHECK_STR(n > 3 ? args[1] : "", "43008,1048576,16777216,134217728");
 	CHECK_STR(n > 3 ? args[3] : "", "122,122,1,1");
 	for (int i = 0; i < n; i++)
 		free(args[i]);
-	n = workload_probe_args(&w, false, args, 12);
+	n = workload_probe_args(&w, false, args, 16);
 	CHECK_STR(n > 3 ? args[1] : "", "43008,1048576");
 	CHECK_STR(n > 3 ? args[3] : "", "122");
 	for (int i = 0; i < n; i++)
@@ -194,8 +194,82 @@ static void test_guards(void)
 	CHECK_STR(err, "--guard: 1048576 is a tuned size, not a guard");
 }
 
+/* The server's step: options and keys as the probe takes them, the probe arguments, the
+ * journal's round trip, and a report that ignored them refused. */
+static void test_server_step(void)
+{
+	struct workload w, back;
+	struct proto_report r;
+	char err[256], *args[16];
+	double obj = 0, ar = 0;
+	cJSON *j;
+	int n;
+
+	workload_default(&w);
+	CHECK_INT(workload_set_server(&w, "40", "symmetric", err, sizeof err), 0);
+	CHECK_NEAR(w.compute_us, 40, 0);
+	CHECK_INT(w.compute_ctas, 0);
+	CHECK(w.window_symmetric);
+	n = workload_probe_args(&w, false, args, 16);
+	CHECK_INT(n, 14);
+	if (n == 14) {
+		CHECK_STR(args[10], "--compute-us");
+		CHECK_STR(args[11], "40.000");
+		CHECK_STR(args[12], "--window");
+		CHECK_STR(args[13], "symmetric");
+	}
+	for (int i = 0; i < n; i++)
+		free(args[i]);
+	CHECK_INT(workload_probe_args(&w, false, args, 13), -1);   /* max too small */
+	CHECK_INT(workload_set_server(&w, "2.5,16", NULL, err, sizeof err), 0);
+	n = workload_probe_args(&w, false, args, 16);
+	CHECK_STR(n > 11 ? args[11] : "", "2.500,16");
+	for (int i = 0; i < n; i++)
+		free(args[i]);
+	/* refused: as the probe refuses, and finer than a nanosecond; w unchanged */
+	back = w;
+	CHECK_INT(workload_set_server(&w, "1e3", NULL, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "--compute-us: '1e3'");
+	CHECK_INT(workload_set_server(&w, "40.0001", NULL, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "not a whole number of nanoseconds");
+	CHECK_INT(workload_set_server(&w, NULL, "none", err, sizeof err), -1);
+	CHECK_CONTAINS(err, "--window: 'none'");
+	CHECK(memcmp(&w, &back, sizeof w) == 0);
+	/* the journal's workload carries it back */
+	j = workload_to_json(&w);
+	CHECK_INT(workload_from_json(j, "json", &back, err, sizeof err), 0);
+	CHECK_NEAR(back.compute_us, 2.5, 0);
+	CHECK_INT(back.compute_ctas, 16);
+	CHECK(back.window_symmetric);
+	cJSON_Delete(j);
+	/* a report must show what was asked */
+	memset(&r, 0, sizeof r);
+	r.ok = true;
+	r.nresults = 1;
+	r.results[0].bytes = 43008;
+	r.results[0].us.median = 3.0;
+	CHECK_INT(workload_objective(&w, &r, &obj, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "no \"compute\" in the report");
+	r.compute = (struct proto_compute){true, 2.5, 16, {2.5, 2.5, 2.5, 2.5, 2.5}};
+	CHECK_INT(workload_objective(&w, &r, &obj, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "no \"window\": \"symmetric\" in the report");
+	r.window_symmetric = true;
+	r.compute.kernel_us = 3;
+	CHECK_INT(workload_objective(&w, &r, &obj, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "compute.kernel_us 3 is not the workload's 2.5");
+	r.compute.kernel_us = 2.5;
+	CHECK_INT(workload_objective(&w, &r, &obj, err, sizeof err), 0);
+	CHECK_NEAR(obj, 122 * 3.0, 1e-9);
+	CHECK_INT(workload_allreduce_time(&w, &r, &ar), -1);   /* no step figures */
+	r.results[0].has_step = true;
+	r.results[0].allreduce_us = 0.5;
+	CHECK_INT(workload_allreduce_time(&w, &r, &ar), 0);
+	CHECK_NEAR(ar, 122 * 0.5, 1e-9);
+}
+
 int main(void)
 {
+	test_server_step();
 	test_guards();
 	test_parse_ok();
 	test_parse_errors();

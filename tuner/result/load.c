@@ -94,6 +94,8 @@ static int take_collectives(struct jr *r, const cJSON *v, void *dst)
 
 #define W(f) offsetof(struct summary_workload, f)
 
+static const char *const window_words[] = {"symmetric", NULL};
+
 static const struct jr_field workload_fields[] = {
 	{"schema", JR_STRING | JR_NULL, 0, 0, 64, workload_schema, JR_KEEP, 0, 0, NULL},
 	{"dtype", JR_STRING, JR_REQUIRED, 0, 16, dtypes, JR_STR, W(dtype), 0, NULL},
@@ -104,6 +106,9 @@ static const struct jr_field workload_fields[] = {
 	{"guard", JR_ARRAY | JR_NULL, 0, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, NULL},
 	{"description", JR_STRING | JR_NULL, 0, 0, STRING_MAX, NULL, JR_STR, W(description), 0,
 	 NULL},
+	/* the server's step (workload_to_json): shown from the document by the summary */
+	{"compute", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	{"window", JR_STRING | JR_NULL, 0, 0, 0, window_words, JR_KEEP, 0, 0, NULL},
 	JR_END,
 };
 

@@ -119,6 +119,48 @@ static int take_guards(struct jr *r, const cJSON *v, void *dst)
 	return jr_each(r, v, WORKLOAD_MAX_ENTRIES, take_guard, dst);
 }
 
+/* "compute": {"kernel_us": US, "ctas": N}: the probe's --compute-us limits. */
+static const struct jr_field compute_fields[] = {
+	{"kernel_us", JR_NUMBER, JR_REQUIRED, 0, PROTO_MAX_COMPUTE_US, NULL, JR_DOUBLE,
+	 offsetof(struct workload, compute_us), 0, NULL},
+	{"ctas", JR_NUMBER, JR_INTEGER, 1, PROTO_MAX_COMPUTE_CTAS, NULL, JR_INT,
+	 offsetof(struct workload, compute_ctas), 0, NULL},
+	JR_END,
+};
+
+/* A kernel duration the probe is told exactly: above 0 and whole nanoseconds (the probe's
+ * kernel counts nanoseconds; the tuner writes it with 3 decimals). */
+static bool whole_ns(double us)
+{
+	double ns = us * 1000.0;
+
+	return us > 0 && fabs(ns - nearbyint(ns)) <= 1e-6 * (ns > 1 ? ns : 1);
+}
+
+static int take_compute(struct jr *r, const cJSON *v, void *dst)
+{
+	struct workload *w = dst;
+
+	if (jr_dispatch(r, v, compute_fields, false, w, NULL) < 0)
+		return -1;
+	if (!whole_ns(w->compute_us)) {
+		jr_push_key(r, "kernel_us");
+		return jr_fail(r, "%g is not a whole number of nanoseconds above 0 (leave "
+		               "\"compute\" out for none)", w->compute_us);
+	}
+	return 0;
+}
+
+static const char *const window_words[] = {"symmetric", NULL};
+
+static int take_window(struct jr *r, const cJSON *v, void *dst)
+{
+	(void)r;
+	(void)v;
+	((struct workload *)dst)->window_symmetric = true;
+	return 0;
+}
+
 static const struct jr_field workload_fields[] = {
 	{"schema", JR_STRING, JR_REQUIRED, 0, 0, schema_words, JR_KEEP, 0, 0, NULL},
 	{"dtype", JR_STRING, JR_REQUIRED, 0, 0, dtype_words, JR_KEEP, 0, 0, take_dtype},
@@ -131,6 +173,8 @@ static const struct jr_field workload_fields[] = {
 	{"collectives", JR_ARRAY, JR_REQUIRED, 0, (double)WORKLOAD_MAX_ENTRIES * WORKLOAD_MAX_COUNT,
 	 NULL, JR_KEEP, 0, 0, take_collectives},
 	{"guard", JR_ARRAY, 0, 0, WORKLOAD_MAX_ENTRIES, NULL, JR_KEEP, 0, 0, take_guards},
+	{"compute", JR_OBJECT, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_compute},
+	{"window", JR_STRING, 0, 0, 0, window_words, JR_KEEP, 0, 0, take_window},
 	JR_END,
 };
 
@@ -259,22 +303,52 @@ cJSON *workload_to_json(const struct workload *w)
 	if (!cJSON_AddNumberToObject(root, "iters", w->iters) ||
 	    !cJSON_AddNumberToObject(root, "warmup", w->warmup))
 		goto fail;
+	if (w->compute_us > 0) {
+		cJSON *c = cJSON_AddObjectToObject(root, "compute");
+
+		if (!c || !cJSON_AddNumberToObject(c, "kernel_us", w->compute_us) ||
+		    (w->compute_ctas > 0 && !cJSON_AddNumberToObject(c, "ctas", w->compute_ctas)))
+			goto fail;
+	}
+	if (w->window_symmetric && !cJSON_AddStringToObject(root, "window", "symmetric"))
+		goto fail;
 	return root;
 fail:
 	cJSON_Delete(root);
 	return NULL;
 }
 
+int workload_set_server(struct workload *w, const char *compute, const char *window,
+                        char *err, size_t errlen)
+{
+	struct proto_workload pw;
+
+	proto_workload_defaults(&pw);
+	if ((compute && proto_workload_option(&pw, "compute-us", compute, err, errlen) != 0) ||
+	    (window && proto_workload_option(&pw, "window", window, err, errlen) != 0))
+		return -1;
+	if (compute && !whole_ns(pw.compute_us))
+		return fs_errf(err, errlen, "--compute-us: '%s' is not a whole number of nanoseconds "
+		               "(at most 3 decimals)", compute);
+	if (compute) {
+		w->compute_us = pw.compute_us;
+		w->compute_ctas = pw.compute_ctas;
+	}
+	if (window)
+		w->window_symmetric = true;
+	return 0;
+}
+
 int workload_probe_args(const struct workload *w, bool guards, char **args, size_t max)
 {
 	char bytes[PROTO_MAX_SIZES * 24] = "", ops_s[PROTO_MAX_SIZES * 12], iters_s[32];
-	char warmup_s[32];
-	const char *vals[10];
+	char warmup_s[32], compute_s[48];
+	const char *vals[WORKLOAD_PROBE_ARGS];
 	size_t used = 0, oused = 0, nsizes = w->n + (guards ? w->nguard : 0);
 	long ops = 1;
-	int n;
+	int n, nvals = 10;
 
-	if (max < 10)
+	if (max < WORKLOAD_PROBE_ARGS)
 		return -1;
 	for (size_t i = 0; i < w->n; i++)
 		if (w->e[i].count > ops)
@@ -308,7 +382,21 @@ int workload_probe_args(const struct workload *w, bool guards, char **args, size
 	vals[7] = iters_s;
 	vals[8] = "--warmup";
 	vals[9] = warmup_s;
-	for (n = 0; n < 10; n++) {
+	if (w->compute_us > 0) {
+		/* whole nanoseconds (whole_ns), so 3 decimals say it exactly, in the plain
+		 * decimal form the protocol's parser takes */
+		if (w->compute_ctas > 0)
+			snprintf(compute_s, sizeof compute_s, "%.3f,%d", w->compute_us, w->compute_ctas);
+		else
+			snprintf(compute_s, sizeof compute_s, "%.3f", w->compute_us);
+		vals[nvals++] = "--compute-us";
+		vals[nvals++] = compute_s;
+	}
+	if (w->window_symmetric) {
+		vals[nvals++] = "--window";
+		vals[nvals++] = "symmetric";
+	}
+	for (n = 0; n < nvals; n++) {
 		args[n] = strdup(vals[n]);
 		if (!args[n]) {
 			while (n > 0)
@@ -324,6 +412,16 @@ int workload_objective(const struct workload *w, const struct proto_report *r,
 {
 	double sum = 0;
 
+	/* a probe that ignored the server's step measured something else */
+	if (w->compute_us > 0 && !r->compute.known)
+		return fs_errf(err, errlen, "no \"compute\" in the report: the probe ran no kernel "
+		               "between the all-reduces (does it speak --compute-us?)");
+	if (w->compute_us > 0 && fabs(r->compute.kernel_us - w->compute_us) > 1e-9 * w->compute_us)
+		return fs_errf(err, errlen, "compute.kernel_us %g is not the workload's %g",
+		               r->compute.kernel_us, w->compute_us);
+	if (w->window_symmetric && !r->window_symmetric)
+		return fs_errf(err, errlen, "no \"window\": \"symmetric\" in the report: the probe "
+		               "did not register symmetric windows (does it speak --window?)");
 	for (size_t i = 0; i < w->n; i++) {
 		const struct proto_size_result *found = NULL;
 
@@ -338,6 +436,27 @@ int workload_objective(const struct workload *w, const struct proto_report *r,
 		return fs_errf(err, errlen, "objective is not finite");
 	*objective_us = sum;
 	return 0;
+}
+
+int workload_allreduce_time(const struct workload *w, const struct proto_report *r,
+                            double *allreduce_us)
+{
+	double sum = 0;
+
+	if (w->compute_us <= 0 || !r->compute.known)
+		return -1;
+	for (size_t i = 0; i < w->n; i++) {
+		const struct proto_size_result *found = NULL;
+
+		for (size_t j = 0; j < r->nresults && !found; j++)
+			if (r->results[j].bytes == w->e[i].bytes && r->results[j].has_step)
+				found = &r->results[j];
+		if (!found)
+			return -1;
+		sum += (double)w->e[i].count * found->allreduce_us;
+	}
+	*allreduce_us = sum;
+	return isfinite(sum) ? 0 : -1;
 }
 
 char *workload_describe(const struct workload *w, char *buf, size_t len)

@@ -13,6 +13,7 @@
 #define WORKLOAD_MAX_ENTRIES PROTO_MAX_SIZES
 #define WORKLOAD_MAX_COUNT 1000000L   /* all-reduces of one size per step */
 #define WORKLOAD_OPS_CAP 1024         /* --ops passed to the probe at most */
+#define WORKLOAD_PROBE_ARGS 14        /* strings workload_probe_args writes at most */
 
 struct workload_entry {
 	size_t bytes;     /* per rank, all-reduce */
@@ -28,6 +29,10 @@ struct workload {
 	bool guard_given; /* "guard" / --guard named them (else the default ladder may apply) */
 	int iters;        /* --iters for the probe (graph replays timed) */
 	int warmup;       /* --warmup for the probe */
+	/* The server's step (probe capabilities "compute" and "window"): */
+	double compute_us;    /* a kernel of this many us before every all-reduce; 0 none */
+	int compute_ctas;     /* its CTAs; 0: one per SM (the probe's default) */
+	bool window_symmetric;/* buffers registered as symmetric windows (--window symmetric) */
 };
 
 /* The seed story's step: 122 all-reduces of 43008 bytes bf16, 200 iterations, 20
@@ -56,8 +61,15 @@ cJSON *workload_to_json(const struct workload *w);
 int workload_from_json(const cJSON *obj, const char *origin, struct workload *w,
                        char *err, size_t errlen);
 
+/* The server's step of w from options: `compute` as the probe's --compute-us (US[,CTAS])
+ * and `window` as its --window ("symmetric"); NULL leaves that part as it is. Returns 0,
+ * or -1 with a message naming the option in err (w unchanged). */
+int workload_set_server(struct workload *w, const char *compute, const char *window,
+                        char *err, size_t errlen);
+
 /* The probe's workload options: "--bytes" "B1,B2" "--ops" "K" "--dtype" "T" "--iters" "N"
- * "--warmup" "M" (ops = the largest count, capped at WORKLOAD_OPS_CAP: the probe reports
+ * "--warmup" "M", then "--compute-us" "US[,CTAS]" and "--window" "symmetric" when w has
+ * them (ops = the largest count, capped at WORKLOAD_OPS_CAP: the probe reports
  * the latency of one all-reduce, so the count only scales the objective). With `guards`
  * (and guard sizes), they follow the tuned sizes in --bytes and --ops is a list: K for
  * each tuned size, 1 for each guard (probe extension ops-list). Writes at most `max`
@@ -75,10 +87,19 @@ void workload_default_guards(struct workload *w);
 int workload_set_guards(struct workload *w, const char *list, char *err, size_t errlen);
 
 /* Time per step in microseconds: the sum over entries of count x median latency of
- * that size in `r` (a successful report). Returns 0 with *objective_us set, or -1 with
- * a message naming the size missing from the report. */
+ * that size in `r` (a successful report; with compute, one op is a kernel and its
+ * all-reduce, so this is the whole step). Returns 0 with *objective_us set, or -1 with
+ * a message naming the size missing from the report, or saying that the report lacks
+ * the compute or window the workload asked for (a probe that ignored them). */
 int workload_objective(const struct workload *w, const struct proto_report *r,
                        double *objective_us, char *err, size_t errlen);
+
+/* With compute between the all-reduces (w->compute_us > 0), the objective is the step:
+ * kernels and all-reduces. This is the all-reduces' part of it: the sum over entries of
+ * count x allreduce_us (one op less its kernel alone) in `r`. Returns 0, or -1 when w
+ * has no compute or r lacks the figures. */
+int workload_allreduce_time(const struct workload *w, const struct proto_report *r,
+                            double *allreduce_us);
 
 /* "122 x 43008 B bf16" (sizes joined with " + "), for progress lines. Returns buf. */
 char *workload_describe(const struct workload *w, char *buf, size_t len);

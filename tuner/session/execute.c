@@ -23,7 +23,7 @@ static char **probe_argv(const nccltune_session *s, const char *extra, bool guar
 
 	while (s->run.probe_argv[n])
 		n++;
-	argv = calloc(n + 12, sizeof *argv);
+	argv = calloc(n + WORKLOAD_PROBE_ARGS + 2, sizeof *argv);
 	if (!argv)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -37,7 +37,7 @@ static char **probe_argv(const nccltune_session *s, const char *extra, bool guar
 			goto fail;
 		return argv;
 	}
-	k = workload_probe_args(&s->cfg.wl, guards, argv + n, 11);
+	k = workload_probe_args(&s->cfg.wl, guards, argv + n, WORKLOAD_PROBE_ARGS + 1);
 	if (k < 0)
 		goto fail;
 	return argv;

@@ -441,6 +441,49 @@ static void print_server(FILE *f, const cJSON *doc)
 	fprintf(f, " before NCCL starts (measured with them; not exported)\n");
 }
 
+/* The server's step (--compute-us, --window, from results.json's workload): what every
+ * time is made of, the all-reduces' part of the baseline and the best, and what the server
+ * must turn on to run as measured. Symmetric memory is a server option, never an NCCL
+ * variable: nothing is exported for it. */
+static void print_step(FILE *f, const cJSON *doc)
+{
+	const cJSON *wl = cJSON_GetObjectItemCaseSensitive(doc, "workload");
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(wl, "compute");
+	const cJSON *e;
+	double kernel = num(c, "kernel_us"), ops = 0, kernels_us;
+	const char *which[] = {"baseline", "best"};
+	char a[32], b[32], k[32];
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(wl, "collectives"))
+		ops += num(e, "count");
+	if (cJSON_IsObject(c) && kernel > 0) {
+		kernels_us = kernel * ops;
+		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "ctas")))
+			snprintf(b, sizeof b, "%.0f", num(c, "ctas"));
+		else
+			snprintf(b, sizeof b, "one per SM's");
+		fprintf(f, "step:     a %s kernel on %s CTAs before each of the %.0f all-reduces "
+		        "(--compute-us): every time here is the whole step, kernels included\n",
+		        summary_format_us(kernel, k, sizeof k), b, ops);
+		for (size_t i = 0; i < 2; i++) {
+			double step = num(cJSON_GetObjectItemCaseSensitive(doc, which[i]), "objective_us");
+
+			if (!(step > 0))
+				continue;
+			fprintf(f, "          %s: step %s, all-reduces %s (the step less %.0f x %s, the "
+			        "kernel as asked)\n", which[i], summary_format_us(step, a, sizeof a),
+			        summary_format_us(step > kernels_us ? step - kernels_us : 0, b, sizeof b),
+			        ops, k);
+		}
+	}
+	e = cJSON_GetObjectItemCaseSensitive(wl, "window");
+	if (cJSON_IsString(e) && strcmp(e->valuestring, "symmetric") == 0)
+		fprintf(f, "window:   measured with symmetric windows (--window symmetric): the server "
+		        "must run so too: SGLang --enable-symm-mem (needs NCCL_CUMEM_ENABLE=1), vLLM "
+		        "VLLM_USE_NCCL_SYMM_MEM=1; a server option, not an NCCL variable: not "
+		        "exported\n");
+}
+
 /* The summary, unwrapped, on f. */
 static void print_summary(FILE *f, const struct session_ending *end, const cJSON *doc)
 {
@@ -463,6 +506,7 @@ static void print_summary(FILE *f, const struct session_ending *end, const cJSON
 	fprintf(f, "workload: %s per step\n",
 	        fs_escape_text(workload_describe(end->wl, desc, sizeof desc), wl, sizeof wl));
 	print_server(f, doc);
+	print_step(f, doc);
 	if (cJSON_IsObject(base))
 		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
 		        summary_format_us(num(base, "objective_us"), a, sizeof a),

@@ -198,6 +198,11 @@ int session_server_profile(nccltune_session *s)
 			             p->name, v->name, v->value, v->name, mine);
 			continue;
 		}
+		if (v->unless_symmetric && s->cfg.wl.window_symmetric) {
+			session_note(&s->out, "not set: %s=%s (%s leaves it unset when symmetric memory "
+			             "is on, as --window symmetric measures)", v->name, v->value, p->name);
+			continue;
+		}
 		if (env_pins_add(&s->run.server, v->name, v->value) != 0)
 			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
 		session_note(&s->out, "set by the server (%s) for every run: %s=%s (%s)", p->name,

@@ -202,6 +202,9 @@ int nccltune_session_set_space_file(nccltune_session *s, const char *path)
 /* A workload set after --guard would silently drop the guards: refused instead. */
 static int refuse_after_guards(nccltune_session *s, const char *what)
 {
+	if (s->cfg.wl.compute_us > 0 || s->cfg.wl.window_symmetric)
+		return session_fail(s, NCCLTUNE_USAGE, "%s: set the workload before --compute-us "
+		                    "and --window, which it would replace", what);
 	if (!s->cfg.wl.guard_given)
 		return NCCLTUNE_OK;
 	return session_fail(s, NCCLTUNE_USAGE, "%s: set the workload before the guard sizes "
@@ -248,6 +251,31 @@ int nccltune_session_set_workload(nccltune_session *s, const char *bytes_list, i
 	s->cfg.wl = w;
 	s->cfg.workload_set = true;
 	return NCCLTUNE_OK;
+}
+
+/* --compute-us and --window: the workload's server step (tuner/run/workload.h). */
+static int set_server_step(nccltune_session *s, const char *what, const char *compute,
+                           const char *window)
+{
+	char e[512];
+	int rc = refuse(s, what);
+
+	if (rc)
+		return rc;
+	if (!(compute || window) ||
+	    workload_set_server(&s->cfg.wl, compute, window, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s", compute || window ? e : "missing value");
+	return NCCLTUNE_OK;
+}
+
+int nccltune_session_set_compute(nccltune_session *s, const char *spec)
+{
+	return set_server_step(s, "--compute-us", spec ? spec : "", NULL);
+}
+
+int nccltune_session_set_window(nccltune_session *s, const char *kind)
+{
+	return set_server_step(s, "--window", NULL, kind ? kind : "");
 }
 
 int nccltune_session_set_guards(nccltune_session *s, const char *list)
