@@ -31,10 +31,30 @@ int session_final_reserve(const nccltune_session *s)
 	return reserve_for(s->cfg.budget, s->cfg.ntries);
 }
 
+/* Runs kept after the final rounds for the ablation of the winner's variables
+ * (ablate.c): min(10, budget / 6) from a budget of 20 (below it nothing is recommended),
+ * never so many that the baseline, the tries and one search run cannot run. */
+static int ablate_reserve_for(int budget, size_t ntries)
+{
+	int r = budget >= 20 ? budget / SESSION_ABLATE_RESERVE_DIV : 0;
+	int cap = budget - reserve_for(budget, ntries) - 2 - (int)ntries;
+
+	if (r > SESSION_ABLATE_RESERVE_MAX)
+		r = SESSION_ABLATE_RESERVE_MAX;
+	if (r > cap)
+		r = cap;
+	return r > 0 ? r : 0;
+}
+
+int session_ablate_reserve(const nccltune_session *s)
+{
+	return ablate_reserve_for(s->cfg.budget, s->cfg.ntries);
+}
+
 /* Runs the baseline, warm start and search may use. */
 size_t session_search_limit(const nccltune_session *s)
 {
-	return (size_t)(s->cfg.budget - session_final_reserve(s));
+	return (size_t)(s->cfg.budget - session_final_reserve(s) - session_ablate_reserve(s));
 }
 
 void session_final_free(struct final_state *f)
@@ -163,7 +183,8 @@ int session_final_budget_needed(const nccltune_session *s)
 	for (int budget = 2; budget <= 100000; budget++) {
 		int r = reserve_for(budget, s->cfg.ntries);
 
-		if ((size_t)r >= 2 * (1 + fixed) && budget - r >= 2 + (int)s->cfg.ntries)
+		if ((size_t)r >= 2 * (1 + fixed) &&
+		    budget - r - ablate_reserve_for(budget, s->cfg.ntries) >= 2 + (int)s->cfg.ntries)
 			return budget;
 	}
 	return 100000;

@@ -128,17 +128,17 @@ static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 	}
 }
 
-/* best.rules (docs/formats.md) of a session whose space has per-size choices: the
- * winner's rules, none for NCCL's defaults or an off-space try. True unless out of
+/* best.rules (docs/formats.md) of a session whose space has per-size choices: the rules
+ * of p (the recommendation: the winner less what the ablation dropped), none (p NULL)
+ * for NCCL's defaults or an off-space try. True unless out of
  * memory (or nothing to add to). */
-bool session_rules_add(nccltune_session *s, cJSON *doc, const struct finalist *win)
+bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p)
 {
 	cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best"), *rules;
 
 	if (!space_has_rules(s->run.sp) || !cJSON_IsObject(best))
 		return true;
-	rules = win && win->has_point ? ruletable_rules_json(s->run.sp, &win->p)
-	                              : cJSON_CreateArray();
+	rules = p ? ruletable_rules_json(s->run.sp, p) : cJSON_CreateArray();
 	rules_drop_baseline(s, rules);
 	if (rules && cJSON_AddItemToObject(best, "rules", rules))
 		return true;
