@@ -131,5 +131,32 @@ PYEOF
 	case "$out" in *"journal.jsonl:"*"unset:"*) ;; *) fail "bad unset $bad: message: $out" ;; esac
 done
 
+# decision-only variables the baseline cannot settle get one run without them: on the
+# PCIe model NCCL_MAX_NCHANNELS=2 puts the 43008 B op on 2 CTAs (the baseline runs 1), so
+# NCCL_MIN_NCHANNELS=1 is judged by a run without it (the same decisions everywhere:
+# dropped) and NCCL_MAX_NCHANNELS=2 too (without it NCCL runs more CTAs: kept)
+cat > "$tmp/ch.json" <<'JEOF'
+{"schema": "nccltune-space/1", "params": {"NCCL_MIN_NCHANNELS": {"values": [1]},
+ "NCCL_MAX_NCHANNELS": {"values": [2]}, "NCCL_NTHREADS": {"values": [128]}}}
+JEOF
+out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/ch.json" --budget 24 --seed 1 \
+	--out "$tmp/ch" 2>&1)
+[ $? -eq 0 ] || fail "channels session: $out"
+python3 - "$tmp/ch" <<'PYEOF' || fail "channels session: $out"
+import json, sys
+d = sys.argv[1]
+res = json.load(open(d + "/results.json"))
+assert res["best"]["env"] == {"NCCL_MAX_NCHANNELS": "2", "NCCL_NTHREADS": "128"}, res["best"]
+ab = {a["var"]: a for a in res["ablation"]}
+mn, mx = ab["NCCL_MIN_NCHANNELS"], ab["NCCL_MAX_NCHANNELS"]
+assert mn["dropped"] and "without it NCCL ran the same at every size" in mn["why"], mn
+assert not mx["dropped"] and "without it NCCL ran Ring/LL on" in mx["why"], mx
+runs = {json.loads(l).get("run"): json.loads(l) for l in open(d + "/journal.jsonl")}
+# the runs named are ablation runs without that variable
+for a in (mn, mx):
+    r = runs[a["run"]]
+    assert r["phase"] == "ablate" and a["var"] in r["unset"], r
+PYEOF
+
 [ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "ok"
