@@ -195,6 +195,42 @@ for name in shared:
 assert "rules" in json.load(open(tmp + "/r/results.json"))["best"]
 PYEOF
 
+# same-decision points are one point: on the PCIe model LL128 is IGNORE at 43008 B, so
+# the rules LL, LL128 and none all run Ring/LL there; with the same NCCL_NTHREADS they are
+# one point, and the final rounds re-measure one finalist per NCCL_NTHREADS level
+cat > "$tmp/same.json" <<'JEOF'
+{"schema": "nccltune-space/1", "per_size": {"proto": {"values": ["LL", "LL128", null]}},
+ "params": {"NCCL_NTHREADS": {"values": [128, 256]}}}
+JEOF
+out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/same.json" --budget 30 --seed 1 \
+	--out "$tmp/same1" 2>&1)
+[ $? -eq 0 ] || fail "same-point session: $out"
+case "$out" in *"is the same point as"*"not a finalist of its own"*) ;;
+	*) fail "same-point session: no note: $out" ;; esac
+python3 - "$tmp/same1" <<'PYEOF' || fail "same-point session: finalists"
+import json, sys
+d = sys.argv[1]
+finals = {tuple(r["point"]) for r in map(json.loads, open(d + "/journal.jsonl"))
+          if r.get("type") == "run" and r["phase"] == "final" and r["point"] is not None}
+threads = [p[0] for p in finals]
+assert len(finals) == 2 and sorted(threads) == [0, 1], finals
+PYEOF
+# ... but the same decisions with another process-level variable are another point: the
+# buffer size changes nothing NCCL decides, and each level keeps a finalist
+cat > "$tmp/same2.json" <<'JEOF'
+{"schema": "nccltune-space/1", "per_size": {"proto": {"values": ["LL", null]}},
+ "params": {"NCCL_BUFFSIZE": {"values": [65536, 131072]}}}
+JEOF
+"$NT" run --model pcie-gen5-8gpu --space "$tmp/same2.json" --budget 30 --seed 1 \
+	--out "$tmp/same2" > "$tmp/same2.out" 2>&1 || fail "same2: $(cat "$tmp/same2.out")"
+python3 - "$tmp/same2" <<'PYEOF' || fail "same2: a buffer size merged away"
+import json, sys
+d = sys.argv[1]
+finals = {tuple(r["point"]) for r in map(json.loads, open(d + "/journal.jsonl"))
+          if r.get("type") == "run" and r["phase"] == "final" and r["point"] is not None}
+assert sorted({p[0] for p in finals}) == [0, 1] and len(finals) == 2, finals
+PYEOF
+
 # NCCL_ALGO next to per_size is refused before anything runs
 cat > "$tmp/bad.json" <<'JEOF'
 {"schema": "nccltune-space/1", "per_size": {"proto": {"values": ["LL", null]}},
