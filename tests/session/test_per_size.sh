@@ -133,6 +133,25 @@ case "$out" in *"makes the guard size 117440512 B slower than NCCL's defaults"*)
 	*) fail "guard session: no note of the slowed guard: $out" ;; esac
 python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["best"]["env"] != {})' \
 	"$tmp/ll/results.json" || fail "guard session: best sets variables"
+# ... and which variable costs what there: the decisions name NCCL_PROTO=LL (NCCL ran LL
+# where the baseline ran Simple), and the runs kept for the ablation measure each
+# variable's cost at that size: the protocol about 2x, the threads nothing
+case "$out" in *"NCCL ran Ring/LL on 16 CTAs there instead of the baseline's Ring/Simple on 16 CTAs, as one or more of these ask: NCCL_PROTO=LL"*) ;;
+	*) fail "guard session: the decisions' attribution: $out" ;; esac
+case "$out" in *"NCCL_PROTO=LL: 117440512 B "*"x slower with it than without it"*) ;;
+	*) fail "guard session: no measured attribution: $out" ;; esac
+python3 - "$tmp/ll" <<'PYEOF' || fail "guard session: guards.attribution"
+import json, sys
+d = sys.argv[1]
+res = json.load(open(d + "/results.json"))
+at = {a["var"]: a for a in res["guards"]["attribution"]}
+p, t = at["NCCL_PROTO"], at["NCCL_NTHREADS"]
+assert p["bytes"] == 117440512 and p["rounds"] >= 2, p
+assert p["cost"]["ratio"] > 1.5 and p["cost"]["ci95"][0] > 1.2, p
+assert t["cost"]["ci95"][0] < 1.0 < t["cost"]["ci95"][1], t
+runs = [json.loads(l) for l in open(d + "/journal.jsonl")][1:]
+assert len(runs) <= 30 and any(r["phase"] == "ablate" for r in runs), len(runs)
+PYEOF
 # a guard that is a tuned size is refused
 out=$("$NT" run --model pcie-gen5-8gpu --bytes 43008 --guard 43008 --budget 5 --out "$tmp/g2" 2>&1)
 [ $? -eq 2 ] || fail "--guard of a tuned size: not refused: $out"

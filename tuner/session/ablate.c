@@ -518,6 +518,72 @@ static void judge_rounds(nccltune_session *s, struct final_state *f, const struc
 			leave_out(s->run.sp, f->ab[R->e[j]].dim, &f->rec, &f->rec_unset);
 }
 
+/* The finalist with the best gain that a guard size disqualified (a point), or NULL. */
+static struct finalist *guarded_finalist(struct final_state *f)
+{
+	struct finalist *g = NULL;
+
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
+		struct finalist *x = session_final_entry(f, j);
+
+		if (x->guard_bytes && x->has_point && !isnan(x->gain) && (!g || x->gain > g->gain))
+			g = x;
+	}
+	return g;
+}
+
+/* Without a winner to ablate, the runs kept for it measure what each variable of the
+ * best finalist a guard disqualified costs at that guard size: rounds of it and of it
+ * less each variable, interleaved. The recommendation is not changed (f->has_rec false).
+ * Returns a session_execute status. */
+static int attribute_guard(nccltune_session *s, struct final_state *f, struct outcome *o)
+{
+	struct finalist *x = guarded_finalist(f), *keep = f->win;
+	struct rounds R;
+	char v[256];
+	int rc;
+
+	if (!x)
+		return 0;
+	f->guarded = x;
+	f->win = x;   /* the rounds and their texts read f->win */
+	f->rec = x->p;
+	f->rec_unset = 0;
+	f->nab = 0;
+	for (size_t d = 0; d < space_dims(s->run.sp); d++) {
+		if (!space_level_text(s->run.sp, d, x->p.lv[d]) ||
+		    space_rule_of(s->run.sp, d, NULL) != SPACE_RULE_NONE)
+			continue;   /* a rule acts at its tuned size only, never at a guard */
+		memset(&f->ab[f->nab], 0, sizeof f->ab[0]);
+		f->ab[f->nab++].dim = d;
+	}
+	plan_rounds(s, f, &R);
+	if (R.n && !session_replaying(s))
+		session_note(&s->out, "guard %zu B: measuring what each of %zu variable(s) of the "
+		             "best finalist costs there, %zu round(s)", x->guard_bytes, R.ne, R.n);
+	rc = run_rounds(s, f, &R, o);
+	for (size_t j = 0; rc == 0 && j < R.ne; j++) {
+		struct attribution *a = &f->attr[f->nattr++];
+		size_t fails;
+		double r, lo, hi;
+
+		a->dim = f->ab[R.e[j]].dim;
+		a->pairs = pair_ratio(s, &R, j, x->guard_bytes, &r, &lo, &hi, &fails);
+		a->cost = a->pairs ? 1.0 / r : NAN;
+		a->lo = a->pairs > 1 ? 1.0 / hi : NAN;
+		a->hi = a->pairs > 1 ? 1.0 / lo : NAN;
+		if (a->pairs)
+			session_note(&s->out, "%s: %zu B %.2fx slower with it than without it%s (the "
+			             "finalist: %.2fx the baseline there)", var_text(s, x, a->dim, v,
+			             sizeof v), x->guard_bytes, a->cost, a->pairs > 1 ? "" :
+			             " (one round)", x->guard_ratio);
+	}
+	f->win = keep;
+	f->nab = 0;
+	f->has_rec = false;
+	return rc;
+}
+
 int session_final_ablate(nccltune_session *s, struct final_state *f)
 {
 	const struct finalist *w;
@@ -528,8 +594,14 @@ int session_final_ablate(nccltune_session *s, struct final_state *f)
 	session_final_pick(s, f);
 	w = f->win;
 	if (!w || !w->has_point || !session_final_enough(f, w) ||
-	    (f->nb && !isnan(w->gain) && w->gain <= 1.0))
-		return 0;   /* nothing to recommend, the baseline, or a try off the space */
+	    (f->nb && !isnan(w->gain) && w->gain <= 1.0)) {
+		/* nothing to recommend, the baseline, or a try off the space */
+		o = malloc(sizeof *o);
+		rc = o ? attribute_guard(s, f, o)
+		       : session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		free(o);
+		return rc;
+	}
 	o = malloc(sizeof *o);
 	if (!o)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");

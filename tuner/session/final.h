@@ -24,6 +24,15 @@ struct finalist {
 	enum outcome_class fail_cls;   /* of the first failed repeat */
 	double mean, lo, hi, gain, gain_lo, gain_hi;
 	bool qualified;
+	size_t guard_bytes;      /* the guard size that disqualified it (0: none) */
+	double guard_ratio;      /* its latency there over the baseline's */
+};
+
+/* A variable of a finalist a guard size disqualified, and what it costs there. */
+struct attribution {
+	size_t dim;
+	double cost, lo, hi;     /* finalist / (finalist less it) at the guard size; NAN: none */
+	size_t pairs;
 };
 
 /* One variable of the winner, and whether it stays in the recommendation (ablate.c). */
@@ -61,6 +70,11 @@ struct final_state {
 	bool has_rec;
 	struct point rec;
 	uint32_t rec_unset;
+	/* without a winner to ablate: the best finalist a guard size disqualified, and each
+	 * of its variables' cost at that size, measured (session_final_ablate) */
+	const struct finalist *guarded;
+	struct attribution attr[SPACE_MAX_DIMS];
+	size_t nattr;
 };
 
 /* Runs reserved for the final re-measurement: min(12, budget / 5), plus three rounds'

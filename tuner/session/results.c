@@ -311,6 +311,35 @@ static bool ablation_add(const nccltune_session *s, const struct final_state *f,
 	return arr != NULL;
 }
 
+/* results.json guards.attribution: what each variable of the finalist a guard size
+ * disqualified costs there, measured. False when out of memory. */
+static bool attribution_add(const nccltune_session *s, const struct final_state *f, cJSON *doc)
+{
+	cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "guards"), *arr;
+
+	if (!f->guarded || !f->nattr || !cJSON_IsObject(g))
+		return true;
+	arr = cJSON_AddArrayToObject(g, "attribution");
+	for (size_t i = 0; arr && i < f->nattr; i++) {
+		const struct attribution *a = &f->attr[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			return false;
+		}
+		if (!cJSON_AddItemToObject(o, "env", env_point_to_json(s->run.sp, &f->guarded->p)) ||
+		    !cJSON_AddStringToObject(o, "var", space_name(s->run.sp, a->dim)) ||
+		    !cJSON_AddStringToObject(o, "value", space_level_text(s->run.sp, a->dim,
+		                                                          f->guarded->p.lv[a->dim])) ||
+		    !cJSON_AddNumberToObject(o, "bytes", (double)f->guarded->guard_bytes) ||
+		    !cJSON_AddNumberToObject(o, "rounds", (double)a->pairs) ||
+		    (!isnan(a->cost) && !add_ratio(o, "cost", a->cost, a->lo, a->hi)))
+			return false;
+	}
+	return arr != NULL;
+}
+
 /* What results.json is built from that session_results_write owns until it is written. */
 struct parts {
 	cJSON *wl, *pins, *fails, *pruned, *empty, *best_env, *server;
@@ -506,7 +535,8 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	    !session_rules_add(s, doc, in.has_best && win && win->has_point
 	                                 ? (f->has_rec ? &f->rec : &win->p) : NULL) ||
 	    (in.has_best && f->win && f->nab && !ablation_add(s, f, doc)) ||
-	    (f->rounds && s->cfg.wl.nguard && !session_per_size_add(s, doc, win)) || (s->cfg.ntries > 0 &&
+	    (f->rounds && s->cfg.wl.nguard && !session_per_size_add(s, doc, win)) ||
+	    !attribution_add(s, f, doc) || (s->cfg.ntries > 0 &&
 	             !cJSON_AddItemToObject(doc, "tries",
 	                                    tries_json(s, f, in.has_best ? win : NULL,
 	                                               in.has_best ? in.best.objective_us : NAN,
