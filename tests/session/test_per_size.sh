@@ -133,6 +133,9 @@ case "$out" in *"makes the guard size 117440512 B slower than NCCL's defaults"*)
 	*) fail "guard session: no note of the slowed guard: $out" ;; esac
 python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["best"]["env"] != {})' \
 	"$tmp/ll/results.json" || fail "guard session: best sets variables"
+# NCCL's defaults, re-measured in every final round, are then a measured recommendation
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["verdict"] != "recommended")' \
+	"$tmp/ll/results.json" || fail "guard session: the defaults are not recommended"
 # ... and which variable costs what there: the decisions name NCCL_PROTO=LL (NCCL ran LL
 # where the baseline ran Simple), and the runs kept for the ablation measure each
 # variable's cost at that size: the protocol about 2x, the threads nothing

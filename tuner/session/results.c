@@ -311,6 +311,20 @@ static bool ablation_add(const nccltune_session *s, const struct final_state *f,
 	return arr != NULL;
 }
 
+/* Did the guard sizes disqualify every finalist that would have won, leaving NCCL's
+ * defaults, themselves re-measured in two or more final rounds? Then the defaults are a
+ * measured recommendation, not a session too small to tell. */
+static bool guards_left_baseline(const struct final_state *f)
+{
+	double m, lo, hi;
+	bool guarded = false;
+
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++)
+		guarded |= f->c && j < f->k ? f->c[j].guard_bytes != 0 : f->t[j - f->k].guard_bytes != 0;
+	return !f->win && guarded && f->base_ok &&
+	       session_finite_stats(f->base_us, f->rounds, &m, &lo, &hi) >= 2;
+}
+
 /* results.json guards.attribution: what each variable of the finalist a guard size
  * disqualified costs there, measured. False when out of memory. */
 static bool attribution_add(const nccltune_session *s, const struct final_state *f, cJSON *doc)
@@ -511,7 +525,7 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	bmean = f->bmean;
 	blo = f->blo;
 	bhi = f->bhi;
-	enough = session_final_enough(f, win);
+	enough = session_final_enough(f, win) || guards_left_baseline(f);
 	if (input_basics(s, f, &in, &pt) != NCCLTUNE_OK)
 		goto out;
 	if (nb) {
