@@ -17,6 +17,8 @@ Usage: bench/persize.py BUILD_DIR OUT.md [--rounds N] [--budget N]
 import json
 import math
 import os
+import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -130,7 +132,16 @@ def main():
              "side by side, %d interleaved rounds (rotating order, the model's noise, a new "
              "seed per run). Mean and 95%% t-interval." % (OPS, DECODE, OPS, GUARD, DECODE,
                                                           GUARD, budget, rounds), ""]
-    with tempfile.TemporaryDirectory(prefix="nccltune-persize-") as tmp:
+    # A fixed folder: the model probe mixes the plugin table's path into its noise seed, so
+    # a per-size session's figures depend on where it runs; a fixed path repeats exactly.
+    tmp = os.path.join(tempfile.gettempdir(), "nccltune-persize-%d" % os.getuid())
+    if os.path.lexists(tmp):
+        st = os.lstat(tmp)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            die("%s: not a folder of yours; remove it" % tmp)
+        shutil.rmtree(tmp)
+    os.mkdir(tmp, 0o700)
+    try:
         for m in models:
             rows, gres, pres = bench_model(nt, pb, src, m, tmp, rounds, budget)
             lines += ["## MODEL %s" % m, "",
@@ -146,6 +157,8 @@ def main():
                 lines += ["", "global session guards: " + gres["guards"]["verdict"]]
             lines.append("")
             print("persize.py: %s done" % m, file=sys.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     with open(outmd + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(outmd + ".tmp", outmd)
