@@ -4,7 +4,9 @@
  * (the printer, which sees none of this), server.c (the server's NCCL and profile), then
  * session_record.c (journal records,
  * resume, warm start), execute.c (one probe run), prepare.c (a new or resumed session),
- * final.h (the final rounds), results.c, exports.c, loop.c and session.c (the API).
+ * final.h (the final rounds; sizes.c the guards, ablate.c the winner picked and its
+ * variables that change nothing dropped), results.c, exports.c, loop.c and session.c
+ * (the API).
  * A file calls only files before it (tests/layout/test_layers.py). Not public. */
 #ifndef NCCLTUNE_SESSION_PRIV_H
 #define NCCLTUNE_SESSION_PRIV_H
