@@ -256,6 +256,25 @@ const struct ncclvar *ncclvars_find(const char *name)
 	return NULL;
 }
 
+unsigned ncclvars_decides(const char *name)
+{
+	static const struct { const char *name; unsigned bits; } decides[] = {
+		{"NCCL_ALGO", NCCLVARS_DECIDES_ALGO},
+		{"NCCL_PROTO", NCCLVARS_DECIDES_PROTO},
+		{"NCCL_MIN_NCHANNELS", NCCLVARS_DECIDES_CTAS},
+		{"NCCL_MAX_NCHANNELS", NCCLVARS_DECIDES_CTAS},
+		{"NCCL_MIN_NRINGS", NCCLVARS_DECIDES_CTAS},
+		{"NCCL_MAX_NRINGS", NCCLVARS_DECIDES_CTAS},
+		{"NCCL_MIN_CTAS", NCCLVARS_DECIDES_CTAS},
+		{"NCCL_MAX_CTAS", NCCLVARS_DECIDES_CTAS},
+	};
+
+	for (size_t i = 0; name && i < sizeof decides / sizeof decides[0]; i++)
+		if (strcmp(name, decides[i].name) == 0)
+			return decides[i].bits;
+	return 0;
+}
+
 /* Optimal string alignment distance, capped: returns cap+1 as soon as it is exceeded. */
 static size_t edit_distance(const char *a, const char *b, size_t cap)
 {

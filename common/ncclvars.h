@@ -107,6 +107,15 @@ const struct ncclvar *ncclvars_at(size_t i);
  * know it. Can't fail. */
 const struct ncclvar *ncclvars_find(const char *name);
 
+/* What of NCCL's per-collective decision a variable can change, and nothing else: the
+ * algorithm (NCCL_ALGO), the protocol (NCCL_PROTO), the CTA count (the channel and CTA
+ * bounds). A variable with none of these bits (threads, buffer sizes, P2P level, ...)
+ * has effects a decision does not show. */
+enum { NCCLVARS_DECIDES_ALGO = 1, NCCLVARS_DECIDES_PROTO = 2, NCCLVARS_DECIDES_CTAS = 4 };
+/* The NCCLVARS_DECIDES_* bits of `name` (0: not decision-only, or unknown; accepts
+ * NULL). Can't fail. */
+unsigned ncclvars_decides(const char *name);
+
 /* The known variable nearest to `name` within `max_edits` edits (insert, delete,
  * substitute, swap of neighbours), or NULL when none is that close or `name` is itself
  * known. Ties go to the first in table order. Can't fail. */

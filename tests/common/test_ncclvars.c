@@ -393,6 +393,15 @@ static void test_names(void)
 	CHECK(ncclvars_find("NCCL_ALGO") != NULL);
 	CHECK(ncclvars_find("nccl_algo") == NULL);
 	CHECK(ncclvars_find(NULL) == NULL);
+	/* decision-only variables: what of NCCL's per-op choice each can change */
+	CHECK_INT((int)ncclvars_decides("NCCL_ALGO"), NCCLVARS_DECIDES_ALGO);
+	CHECK_INT((int)ncclvars_decides("NCCL_PROTO"), NCCLVARS_DECIDES_PROTO);
+	CHECK_INT((int)ncclvars_decides("NCCL_MAX_NCHANNELS"), NCCLVARS_DECIDES_CTAS);
+	CHECK_INT((int)ncclvars_decides("NCCL_MIN_CTAS"), NCCLVARS_DECIDES_CTAS);
+	CHECK_INT((int)ncclvars_decides("NCCL_BUFFSIZE"), 0);
+	CHECK_INT((int)ncclvars_decides("NCCL_NTHREADS"), 0);
+	CHECK_INT((int)ncclvars_decides("NCCL_P2P_LEVEL"), 0);
+	CHECK_INT((int)ncclvars_decides(NULL), 0);
 	CHECK_STR(ncclvars_nearest("NCCL_NTHREAD", 2)->name, "NCCL_NTHREADS");
 	CHECK_STR(ncclvars_nearest("NCCL_PORTO", 2)->name, "NCCL_PROTO");   /* a swap */
 	CHECK_STR(ncclvars_nearest("NCCL_BUFSIZE", 2)->name, "NCCL_BUFFSIZE");

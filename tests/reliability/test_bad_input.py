@@ -274,10 +274,10 @@ def run_case(name, files, args, want, cwd_root, preexec=None, golden=True):
 
 
 def limit_file_size():
-    """In the child: files may not grow past 24 KiB (writes then fail with EFBIG, as on a
+    """In the child: files may not grow past 16 KiB (writes then fail with EFBIG, as on a
     full disk); SIGXFSZ ignored so the write fails instead of killing the tuner."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (24 * 1024, 24 * 1024))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))
 
 
 def main():

@@ -93,7 +93,8 @@ if checked == 0 or total * 2 < checked or set(matched) != {"algo", "proto", "cta
 sys.exit(1 if bad else 0)
 PYEOF
 
-# guards: the default ladder less the tuned sizes, measured in baseline and final runs only
+# guards: the default ladder less the tuned sizes, measured in baseline, final and ablation
+# runs only
 python3 - "$tmp/s" <<'PYEOF' || failures=$((failures + 1))
 import json, sys
 d = sys.argv[1]
@@ -110,7 +111,7 @@ for line in open(d + "/journal.jsonl"):
     if r.get("type") != "run" or r.get("outcome") != "ok":
         continue
     sizes = [x["bytes"] for x in r["report"]["results"]]
-    guarded = r["phase"] in ("baseline", "final")
+    guarded = r["phase"] in ("baseline", "final", "ablate")
     if (134217728 in sizes) != guarded:
         print("FAIL: run %d (%s) measured %s" % (r["run"], r["phase"], sizes), file=sys.stderr)
         bad += 1
@@ -132,6 +133,28 @@ case "$out" in *"makes the guard size 117440512 B slower than NCCL's defaults"*)
 	*) fail "guard session: no note of the slowed guard: $out" ;; esac
 python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["best"]["env"] != {})' \
 	"$tmp/ll/results.json" || fail "guard session: best sets variables"
+# NCCL's defaults, re-measured in every final round, are then a measured recommendation
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["verdict"] != "recommended")' \
+	"$tmp/ll/results.json" || fail "guard session: the defaults are not recommended"
+# ... and which variable costs what there: the decisions name NCCL_PROTO=LL (NCCL ran LL
+# where the baseline ran Simple), and the runs kept for the ablation measure each
+# variable's cost at that size: the protocol about 2x, the threads nothing
+case "$out" in *"NCCL ran Ring/LL on 16 CTAs there instead of the baseline's Ring/Simple on 16 CTAs, as one or more of these ask: NCCL_PROTO=LL"*) ;;
+	*) fail "guard session: the decisions' attribution: $out" ;; esac
+case "$out" in *"NCCL_PROTO=LL: 117440512 B "*"x slower with it than without it"*) ;;
+	*) fail "guard session: no measured attribution: $out" ;; esac
+python3 - "$tmp/ll" <<'PYEOF' || fail "guard session: guards.attribution"
+import json, sys
+d = sys.argv[1]
+res = json.load(open(d + "/results.json"))
+at = {a["var"]: a for a in res["guards"]["attribution"]}
+p, t = at["NCCL_PROTO"], at["NCCL_NTHREADS"]
+assert p["bytes"] == 117440512 and p["rounds"] >= 2, p
+assert p["cost"]["ratio"] > 1.5 and p["cost"]["ci95"][0] > 1.2, p
+assert t["cost"]["ci95"][0] < 1.0 < t["cost"]["ci95"][1], t
+runs = [json.loads(l) for l in open(d + "/journal.jsonl")][1:]
+assert len(runs) <= 30 and any(r["phase"] == "ablate" for r in runs), len(runs)
+PYEOF
 # a guard that is a tuned size is refused
 out=$("$NT" run --model pcie-gen5-8gpu --bytes 43008 --guard 43008 --budget 5 --out "$tmp/g2" 2>&1)
 [ $? -eq 2 ] || fail "--guard of a tuned size: not refused: $out"
@@ -192,6 +215,42 @@ for name in shared:
     assert open(os.path.join(tmp, "s", "tables", name)).read() == \
         open(os.path.join(tmp, "r", "tables", name)).read(), name
 assert "rules" in json.load(open(tmp + "/r/results.json"))["best"]
+PYEOF
+
+# same-decision points are one point: on the PCIe model LL128 is IGNORE at 43008 B, so
+# the rules LL, LL128 and none all run Ring/LL there; with the same NCCL_NTHREADS they are
+# one point, and the final rounds re-measure one finalist per NCCL_NTHREADS level
+cat > "$tmp/same.json" <<'JEOF'
+{"schema": "nccltune-space/1", "per_size": {"proto": {"values": ["LL", "LL128", null]}},
+ "params": {"NCCL_NTHREADS": {"values": [128, 256]}}}
+JEOF
+out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/same.json" --budget 30 --seed 1 \
+	--out "$tmp/same1" 2>&1)
+[ $? -eq 0 ] || fail "same-point session: $out"
+case "$out" in *"is the same point as"*"not a finalist of its own"*) ;;
+	*) fail "same-point session: no note: $out" ;; esac
+python3 - "$tmp/same1" <<'PYEOF' || fail "same-point session: finalists"
+import json, sys
+d = sys.argv[1]
+finals = {tuple(r["point"]) for r in map(json.loads, open(d + "/journal.jsonl"))
+          if r.get("type") == "run" and r["phase"] == "final" and r["point"] is not None}
+threads = [p[0] for p in finals]
+assert len(finals) == 2 and sorted(threads) == [0, 1], finals
+PYEOF
+# ... but the same decisions with another process-level variable are another point: the
+# buffer size changes nothing NCCL decides, and each level keeps a finalist
+cat > "$tmp/same2.json" <<'JEOF'
+{"schema": "nccltune-space/1", "per_size": {"proto": {"values": ["LL", null]}},
+ "params": {"NCCL_BUFFSIZE": {"values": [65536, 131072]}}}
+JEOF
+"$NT" run --model pcie-gen5-8gpu --space "$tmp/same2.json" --budget 30 --seed 1 \
+	--out "$tmp/same2" > "$tmp/same2.out" 2>&1 || fail "same2: $(cat "$tmp/same2.out")"
+python3 - "$tmp/same2" <<'PYEOF' || fail "same2: a buffer size merged away"
+import json, sys
+d = sys.argv[1]
+finals = {tuple(r["point"]) for r in map(json.loads, open(d + "/journal.jsonl"))
+          if r.get("type") == "run" and r["phase"] == "final" and r["point"] is not None}
+assert sorted({p[0] for p in finals}) == [0, 1] and len(finals) == 2, finals
 PYEOF
 
 # NCCL_ALGO next to per_size is refused before anything runs

@@ -618,6 +618,7 @@ static const struct jr_field root_fields[] = {
 	/* the per-size table and the guards' verdict: read by show from the document */
 	{"per_size", JR_ARRAY | JR_NULL, 0, 0, 2 * PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, NULL},
 	{"guards", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	{"ablation", JR_ARRAY | JR_NULL, 0, 0, 64, NULL, JR_KEEP, 0, 0, NULL},
 	{"budget_needed", JR_NUMBER | JR_NULL, JR_INTEGER, 2, 1e6, NULL, JR_LONG, S(budget_needed),
 	 0, NULL},
 	JR_END,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "proto.h"
 #include "run/journal.h"
 
 struct jvisit {
@@ -99,7 +100,7 @@ struct rundoc {
 	double run;
 	char phase[16], outcome[16];
 	double objective;
-	const cJSON *env;
+	const cJSON *env, *report;
 };
 
 #define RD(f) offsetof(struct rundoc, f)
@@ -111,14 +112,51 @@ static const struct jr_field run_fields[] = {
 	{"objective_us", JR_NUMBER | JR_NULL, 0, 0, SUMMARY_OBJECTIVE_MAX, NULL, JR_DOUBLE, RD(objective),
 	 0, NULL},
 	{"env", JR_OBJECT, JR_REQUIRED, 0, SUMMARY_ENV_MAX, NULL, JR_ITEM, RD(env), 0, NULL},
+	{"report", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, RD(report), 0, NULL},
 	JR_END,
 };
+
+/* What NCCL ran per size in a run's report, into r->nccl: only NCCL's own words and
+ * counts in range pass (anything else in a hand-edited journal is left out). */
+static void take_decisions(struct summary_run *r, const cJSON *report)
+{
+	const cJSON *res = cJSON_IsObject(report) ? cJSON_GetObjectItemCaseSensitive(report, "results")
+	                                         : NULL, *e;
+	size_t used = 0;
+
+	if (!cJSON_IsArray(res))
+		return;
+	for (e = res->child; e; e = e->next) {
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "bytes");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "nccl");
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(n, "algo");
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(n, "proto");
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(n, "ctas");
+		int ai = cJSON_IsString(a) ? proto_nccl_algo_parse(a->valuestring) : -1;
+		int pi = cJSON_IsString(p) ? proto_nccl_proto_parse(p->valuestring) : -1;
+		int k;
+
+		if (!cJSON_IsNumber(b) || b->valuedouble < 0 || b->valuedouble > 1e15 || ai < 0 ||
+		    pi < 0 || !cJSON_IsNumber(c) || c->valuedouble < 1 ||
+		    c->valuedouble > PROTO_MAX_CTAS)
+			continue;
+		k = snprintf(r->nccl + used, sizeof r->nccl - used, "%s%.0f B %s/%s %d CTA%s",
+		             used ? "; " : "", b->valuedouble, proto_nccl_algo_name(ai),
+		             proto_nccl_proto_name(pi), (int)c->valuedouble,
+		             c->valuedouble == 1 ? "" : "s");
+		if (k < 0 || (size_t)k >= sizeof r->nccl - used) {
+			r->nccl[used] = '\0';   /* what fits */
+			break;
+		}
+		used += (size_t)k;
+	}
+}
 
 static int visit_run(struct jvisit *v, const cJSON *rec)
 {
 	struct summary *s = v->s;
 	struct summary_run *r;
-	struct rundoc d = {0, "", "", NAN, NULL};
+	struct rundoc d = {0, "", "", NAN, NULL, NULL};
 	cJSON *env;
 
 	if (s->nruns == v->cap) {
@@ -138,6 +176,7 @@ static int visit_run(struct jvisit *v, const cJSON *rec)
 	memcpy(r->phase, d.phase, sizeof(r->phase));
 	memcpy(r->outcome, d.outcome, sizeof(r->outcome));
 	r->objective_us = strcmp(r->outcome, "ok") == 0 ? d.objective : NAN;
+	take_decisions(r, d.report);
 	s->nruns++;   /* counted before the env so that destroy frees what was parsed */
 	env = keep(s, d.env);
 	if (!env)

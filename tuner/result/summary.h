@@ -95,6 +95,8 @@ struct summary_run {
 	char outcome[16];                 /* ok, capture, crash, ... */
 	double objective_us;              /* NAN unless outcome is ok */
 	struct summary_env env;
+	char nccl[200];                   /* what NCCL ran per size, "43008 B Ring/LL 1 CTA; ..."
+	                                   * from the report's known words only; "" none */
 };
 
 struct summary {

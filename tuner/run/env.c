@@ -411,6 +411,19 @@ int env_set(char ***env, const char *name, const char *value)
 	return 0;
 }
 
+void env_unset(char **env, const char *name)
+{
+	size_t nlen = strlen(name), keep = 0;
+
+	for (size_t i = 0; env[i]; i++) {
+		if (strncmp(env[i], name, nlen) == 0 && env[i][nlen] == '=')
+			free(env[i]);
+		else
+			env[keep++] = env[i];
+	}
+	env[keep] = NULL;
+}
+
 int env_add_run(char ***env, size_t run)
 {
 	char num[32];

@@ -72,6 +72,10 @@ void env_free(char **env);   /* accepts NULL */
  * variables; an inherited NAME may be gone). */
 int env_set(char ***env, const char *name, const char *value);
 
+/* Remove every NAME=... from a built environment (a candidate less one of its
+ * variables). Can't fail. */
+void env_unset(char **env, const char *name);
+
 /* Append NCCLTUNE_RUN=<run> (the runs recorded before this one: 0-based, the journal's
  * "run" minus one) to a built environment,
  * replacing any inherited value. Probes may ignore it; the model probe mixes it into

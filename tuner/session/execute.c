@@ -110,12 +110,13 @@ bool session_replaying(const nccltune_session *s)
  * *o), else the journal and the loop part ways (0). Returns -1 on an error of the tuner,
  * message in s->err. */
 static int replay_next(nccltune_session *s, enum session_phase phase, const struct point *p,
-                       size_t try_no, struct outcome *o)
+                       size_t try_no, uint32_t unset, struct outcome *o)
 {
 	const struct session_run *r = &s->run.queue[s->run.qpos];
 
-	if (r->phase == phase && r->try_no == try_no &&
-	    session_same_config(r, p, try_no, space_dims(s->run.sp))) {
+	if (r->phase == phase && r->try_no == try_no && r->unset == unset &&
+	    (unset ? r->has_point && p && point_equal(&r->p, p, space_dims(s->run.sp))
+	           : session_same_config(r, p, try_no, space_dims(s->run.sp)))) {
 		*o = r->o;
 		s->run.qpos++;
 		return push_run(s, r) == NCCLTUNE_OK ? 1 : -1;
@@ -154,7 +155,7 @@ static int add_rules(nccltune_session *s, const struct point *p, char ***env)
  * wait for it: 0 with *res (res->cancelled: stopped by a signal), or NCCLTUNE_ERROR
  * with a message in s->err. */
 static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, bool guards,
-                     struct runner_result *res)
+                     uint32_t unset, struct runner_result *res)
 {
 	struct runner_request req;
 	char **argv = probe_argv(s, NULL, guards), **env, e[1024];
@@ -171,6 +172,9 @@ static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, 
 	status = try_no ? 0 : add_rules(s, p, &env);
 	if (status)
 		goto out;
+	for (size_t d = 0; d < space_dims(s->run.sp); d++)
+		if (unset >> d & 1u)
+			env_unset(env, space_name(s->run.sp, d));
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;
@@ -335,15 +339,16 @@ static int check_probe(nccltune_session *s)
 	return 0;
 }
 
-int session_execute(nccltune_session *s, enum session_phase phase, const struct point *p,
-                    size_t try_no, struct outcome *o)
+/* session_execute, and session_execute_unset with `unset` dimensions of p left unset. */
+static int execute(nccltune_session *s, enum session_phase phase, const struct point *p,
+                   size_t try_no, uint32_t unset, struct outcome *o)
 {
 	struct runner_result res;
 	struct session_run run;
 	int status;
 
 	if (session_replaying(s)) {
-		status = replay_next(s, phase, p, try_no, o);
+		status = replay_next(s, phase, p, try_no, unset, o);
 		if (status != 0)
 			return status > 0 ? 0 : NCCLTUNE_ERROR;
 	}
@@ -356,7 +361,8 @@ int session_execute(nccltune_session *s, enum session_phase phase, const struct 
 	if (status)
 		return status;
 	memset(&res, 0, sizeof res);
-	status = run_probe(s, p, try_no, phase == PHASE_BASELINE || phase == PHASE_FINAL, &res);
+	status = run_probe(s, p, try_no, phase == PHASE_BASELINE || phase == PHASE_FINAL ||
+	                   phase == PHASE_ABLATE, unset, &res);
 	if (status == 0 && res.cancelled) {
 		/* Killed by us, not a property of the configuration: never recorded, so a
 		 * resumed session simply runs it again. */
@@ -368,6 +374,7 @@ int session_execute(nccltune_session *s, enum session_phase phase, const struct 
 		memset(&run, 0, sizeof run);
 		run.phase = phase;
 		run.try_no = try_no;
+		run.unset = p ? unset : 0;
 		run.has_point = p != NULL;
 		if (p)
 			run.p = *p;
@@ -377,4 +384,16 @@ int session_execute(nccltune_session *s, enum session_phase phase, const struct 
 	}
 	runner_result_free(&res);
 	return status;
+}
+
+int session_execute(nccltune_session *s, enum session_phase phase, const struct point *p,
+                    size_t try_no, struct outcome *o)
+{
+	return execute(s, phase, p, try_no, 0, o);
+}
+
+int session_execute_unset(nccltune_session *s, enum session_phase phase, const struct point *p,
+                          uint32_t unset, struct outcome *o)
+{
+	return execute(s, phase, p, 0, unset, o);
 }

@@ -31,10 +31,30 @@ int session_final_reserve(const nccltune_session *s)
 	return reserve_for(s->cfg.budget, s->cfg.ntries);
 }
 
+/* Runs kept after the final rounds for the ablation of the winner's variables
+ * (ablate.c): min(10, budget / 6) from a budget of 20 (below it nothing is recommended),
+ * never so many that the baseline, the tries and one search run cannot run. */
+static int ablate_reserve_for(int budget, size_t ntries)
+{
+	int r = budget >= 20 ? budget / SESSION_ABLATE_RESERVE_DIV : 0;
+	int cap = budget - reserve_for(budget, ntries) - 2 - (int)ntries;
+
+	if (r > SESSION_ABLATE_RESERVE_MAX)
+		r = SESSION_ABLATE_RESERVE_MAX;
+	if (r > cap)
+		r = cap;
+	return r > 0 ? r : 0;
+}
+
+int session_ablate_reserve(const nccltune_session *s)
+{
+	return ablate_reserve_for(s->cfg.budget, s->cfg.ntries);
+}
+
 /* Runs the baseline, warm start and search may use. */
 size_t session_search_limit(const nccltune_session *s)
 {
-	return (size_t)(s->cfg.budget - session_final_reserve(s));
+	return (size_t)(s->cfg.budget - session_final_reserve(s) - session_ablate_reserve(s));
 }
 
 void session_final_free(struct final_state *f)
@@ -102,13 +122,77 @@ out:
 	return rc;
 }
 
+/* Do the runs' outcomes a and b show the same decisions at every tuned size (each known,
+ * of every op alike, no symmetric kernel)? */
+static bool same_decisions(const nccltune_session *s, const struct outcome *a,
+                           const struct outcome *b)
+{
+	for (size_t w = 0; w < s->cfg.wl.n; w++) {
+		const struct proto_decision *x = NULL, *y = NULL;
+
+		for (size_t k = 0; k < a->report.nresults; k++)
+			if (a->report.results[k].bytes == s->cfg.wl.e[w].bytes)
+				x = &a->report.results[k].nccl;
+		for (size_t k = 0; k < b->report.nresults; k++)
+			if (b->report.results[k].bytes == s->cfg.wl.e[w].bytes)
+				y = &b->report.results[k].nccl;
+		if (!x || !y || !x->known || !y->known || x->mixed || y->mixed || x->symmetric ||
+		    y->symmetric || x->algo != y->algo || x->proto != y->proto || x->ctas != y->ctas)
+			return false;
+	}
+	return s->cfg.wl.n > 0;
+}
+
+/* Are p and q the same point: identical decisions of NCCL at every tuned size (their
+ * search runs) and identical variables for the process? What differs between them then
+ * is only how a per-size decision was asked for (a rule of LL128 where NCCL has it
+ * IGNORE and runs LL, a rule of 8 CTAs clamped to a pool of 2). A process variable, a
+ * decision-only one too (NCCL_PROTO, the channel bounds), acts at every size the server
+ * runs, not only at the tuned ones the search measured: it has to be equal. */
+static bool same_point(const nccltune_session *s, const struct point *p, const struct point *q)
+{
+	const struct outcome *a = session_known_outcome(s, p), *b = session_known_outcome(s, q);
+
+	for (size_t d = 0; d < space_dims(s->run.sp); d++)
+		if (space_rule_of(s->run.sp, d, NULL) == SPACE_RULE_NONE && p->lv[d] != q->lv[d])
+			return false;
+	return a && b && a->cls == OUTCOME_OK && b->cls == OUTCOME_OK && same_decisions(s, a, b);
+}
+
+/* Take out of f->c every candidate that is the same point as one ranked before it (it
+ * would be a second finalist measuring the same thing), with a note. Can't fail. */
+static void drop_same_points(nccltune_session *s, struct final_state *f)
+{
+	size_t n = 0;
+	char a[512], b[512];
+
+	for (size_t j = 0; j < f->nc; j++) {
+		size_t i = 0;
+
+		while (i < n && !same_point(s, &f->c[i].p, &f->c[j].p))
+			i++;
+		if (i < n) {
+			if (!session_replaying(s) && i < SESSION_FINALISTS)
+				session_note(&s->out, "final: %s is the same point as %s (the same "
+				             "variables for the process, and NCCL ran the same at every "
+				             "tuned size): not a finalist of its own",
+				             space_point_describe(s->run.sp, &f->c[j].p, a, sizeof a),
+				             space_point_describe(s->run.sp, &f->c[i].p, b, sizeof b));
+			continue;
+		}
+		f->c[n++] = f->c[j];
+	}
+	f->nc = n;
+}
+
 /* The configurations that may be recommended, best measured first, then in the
- * strategy's order (order_by_strategy). */
+ * strategy's order (order_by_strategy), one per point (drop_same_points). */
 int session_final_rank(nccltune_session *s, struct final_state *f)
 {
 	struct point base;
 	bool has_base = session_baseline_point(s, &base);
 	size_t dims = space_dims(s->run.sp);
+	int rc;
 
 	f->c = calloc(s->run.nruns + 1, sizeof *f->c);
 	if (!f->c)
@@ -136,7 +220,10 @@ int session_final_rank(nccltune_session *s, struct final_state *f)
 	/* qsort is not stable; candidates enter in run order and equal objectives are
 	 * rare, but make the order total anyway by comparing run order last. */
 	qsort(f->c, f->nc, sizeof *f->c, cmp_search);
-	return order_by_strategy(s, f);
+	rc = order_by_strategy(s, f);
+	if (rc == NCCLTUNE_OK)
+		drop_same_points(s, f);
+	return rc;
 }
 
 /* Did try try_no run ok (its last own outcome), without ever giving a wrong sum? */
@@ -163,7 +250,8 @@ int session_final_budget_needed(const nccltune_session *s)
 	for (int budget = 2; budget <= 100000; budget++) {
 		int r = reserve_for(budget, s->cfg.ntries);
 
-		if ((size_t)r >= 2 * (1 + fixed) && budget - r >= 2 + (int)s->cfg.ntries)
+		if ((size_t)r >= 2 * (1 + fixed) &&
+		    budget - r - ablate_reserve_for(budget, s->cfg.ntries) >= 2 + (int)s->cfg.ntries)
 			return budget;
 	}
 	return 100000;

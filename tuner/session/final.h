@@ -7,6 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
 #include "nccltune.h"
 #include "run/outcome.h"
 #include "space/space.h"
@@ -21,6 +24,28 @@ struct finalist {
 	enum outcome_class fail_cls;   /* of the first failed repeat */
 	double mean, lo, hi, gain, gain_lo, gain_hi;
 	bool qualified;
+	size_t guard_bytes;      /* the guard size that disqualified it (0: none) */
+	double guard_ratio;      /* its latency there over the baseline's */
+};
+
+/* A variable of a finalist a guard size disqualified, and what it costs there. */
+struct attribution {
+	size_t dim;
+	double cost, lo, hi;     /* finalist / (finalist less it) at the guard size; NAN: none */
+	size_t pairs;
+};
+
+/* One variable of the winner, and whether it stays in the recommendation (ablate.c). */
+struct ablation {
+	size_t dim;              /* its dimension in the space */
+	bool decision;           /* it only changes NCCL's decision (ncclvars_decides, rules) */
+	bool dropped;            /* left out of the recommendation */
+	bool by_baseline;        /* dropped: the winner ran what NCCL ran in the baseline */
+	bool measured;           /* the winner less it was run (ablation rounds) */
+	size_t run;              /* decision: the journal's run (1-based) of winner less it */
+	double ratio, lo, hi;    /* process: (winner less it) / winner, paired; NAN: none */
+	size_t pairs;
+	char why[384];           /* what the notes and results.json say of it */
 };
 
 struct final_state {
@@ -32,6 +57,24 @@ struct final_state {
 	struct finalist **of_try;  /* per --try: its slot, or the finalist it is; NULL: none */
 	double *base_us;         /* per round */
 	int base_ok;
+
+	/* after session_final_pick: the winner (NULL: none), the baseline's figures */
+	bool picked;
+	struct finalist *win;
+	size_t nb;
+	double bmean, blo, bhi;
+	/* after session_final_ablate: the winner's variables and the recommendation, the
+	 * winner less what was dropped (rec_unset: dimensions without an unset level) */
+	struct ablation ab[SPACE_MAX_DIMS];
+	size_t nab;
+	bool has_rec;
+	struct point rec;
+	uint32_t rec_unset;
+	/* without a winner to ablate: the best finalist a guard size disqualified, and each
+	 * of its variables' cost at that size, measured (session_final_ablate) */
+	const struct finalist *guarded;
+	struct attribution attr[SPACE_MAX_DIMS];
+	size_t nattr;
 };
 
 /* Runs reserved for the final re-measurement: min(12, budget / 5), plus three rounds'
@@ -42,6 +85,9 @@ int session_final_reserve(const nccltune_session *s);
  * with the baseline and the tries that ran ok: what a session too small to measure its
  * best twice should be run with. Can't fail. */
 int session_final_budget_needed(const nccltune_session *s);
+/* Runs kept after the final rounds for the ablation of the winner's variables:
+ * min(10, budget / 6) from a budget of 20. Can't fail. */
+int session_ablate_reserve(const nccltune_session *s);
 /* Runs the baseline, warm start and search may use. Can't fail. */
 size_t session_search_limit(const nccltune_session *s);
 
@@ -55,6 +101,28 @@ int session_final_run(nccltune_session *s, struct final_state *f);
 /* Each re-measured entry's mean, interval, gain over the baseline, and whether it may
  * be recommended. Can't fail. */
 void session_final_score(nccltune_session *s, struct final_state *f);
+/* Score the final rounds, take out the finalists that slow a guard size, and pick the
+ * winner: f->win, f->nb (how many runs the baseline's figures f->bmean, blo, bhi come
+ * from). Once per f (f->picked). Can't fail. */
+void session_final_pick(nccltune_session *s, struct final_state *f);
+/* Was the winner w measured well enough to recommend: in at least two final rounds
+ * interleaved with an ok baseline, or re-measured ok twice without one? */
+bool session_final_enough(const struct final_state *f, const struct finalist *w);
+/* Drop from the winner's recommendation the variables that change nothing
+ * (docs/formats.md, "ablation"): a decision-only variable when the winner ran NCCL's
+ * baseline decisions, or when one run without it shows the same decisions at every
+ * size; a process-level variable when removing it is not slower beyond the measured
+ * noise in rounds interleaved with the winner. Its runs (phase ablate) count against
+ * the budget and are replayed on resume. Returns 0, NCCLTUNE_INTERRUPTED, or
+ * NCCLTUNE_ERROR with a message in s->err. */
+int session_final_ablate(nccltune_session *s, struct final_state *f);
+/* The env object of the recommendation (the winner less what was dropped); NULL when
+ * out of memory. */
+cJSON *session_final_rec_env(const nccltune_session *s, const struct final_state *f);
+
+/* Does the recommendation set nothing (every variable of the winner dropped)? */
+bool session_final_rec_empty(const nccltune_session *s, const struct final_state *f);
+
 /* The finalist or try slot at rotation position j (j < f->k + f->nt). */
 struct finalist *session_final_entry(struct final_state *f, size_t j);
 /* Free what f holds and zero it; accepts a zeroed f. */

@@ -56,7 +56,8 @@ static double mean_wall(const nccltune_session *s)
 static bool search_done(nccltune_session *s)
 {
 	if (session_replaying(s)) {
-		if (s->run.queue[s->run.qpos].phase != PHASE_FINAL)
+		if (s->run.queue[s->run.qpos].phase != PHASE_FINAL &&
+		    s->run.queue[s->run.qpos].phase != PHASE_ABLATE)
 			return false;
 		/* Why the recorded search ended is not recorded; the likely reason. */
 		s->run.stop = s->run.nruns >= session_search_limit(s) ? STOP_BUDGET
@@ -68,7 +69,7 @@ static bool search_done(nccltune_session *s)
 		return true;
 	}
 	if (s->cfg.time_limit_s > 0 && session_elapsed(s) + mean_wall(s) *
-	    (1 + session_final_reserve(s)) >= s->cfg.time_limit_s) {
+	    (1 + session_final_reserve(s) + session_ablate_reserve(s)) >= s->cfg.time_limit_s) {
 		s->run.stop = STOP_TIME;
 		return true;
 	}
@@ -296,6 +297,8 @@ int session_loop(nccltune_session *s)
 		rc = session_final_rank(s, &f);
 	if (rc == 0)
 		rc = session_final_run(s, &f);
+	if (rc == 0)
+		rc = session_final_ablate(s, &f);
 	if (rc == 0 && session_replaying(s) && session_diverge(s) != NCCLTUNE_OK)
 		rc = NCCLTUNE_ERROR;
 	if (rc == 0)

@@ -309,7 +309,7 @@ static void print_runs(FILE *f, const struct session_ending *end)
 	if (end->stop != STOP_NONE)
 		fprintf(f, " (search ended: %s)", stop_words[end->stop]);
 	if (end->stop == STOP_BUDGET && end->nruns < (size_t)end->budget)
-		fprintf(f, "; %zu run(s) kept for the final rounds were not needed",
+		fprintf(f, "; %zu run(s) kept for the final rounds and the ablation were not needed",
 		        (size_t)end->budget - end->nruns);
 	fputc('\n', f);
 	if (nfail) {

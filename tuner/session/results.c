@@ -62,9 +62,27 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 /* What run r sets, as an env object; NULL when out of memory. */
 static cJSON *session_env_json(const nccltune_session *s, const struct session_run *r)
 {
+	cJSON *env;
+
 	if (r->try_no && !r->has_point)
 		return tryconf_env_json(&s->cfg.tries[r->try_no - 1], s->run.sp);
-	return env_point_to_json(s->run.sp, r->has_point ? &r->p : NULL);
+	env = env_point_to_json(s->run.sp, r->has_point ? &r->p : NULL);
+	for (size_t d = 0; env && d < space_dims(s->run.sp); d++)
+		if (r->unset >> d & 1u)   /* an ablation run leaves it unset */
+			cJSON_DeleteItemFromObjectCaseSensitive(env, space_name(s->run.sp, d));
+	return env;
+}
+
+/* Are runs q and r of one configuration (ablation runs: the same point less the same
+ * dimensions)? */
+static bool same_run_config(const nccltune_session *s, const struct session_run *q,
+                            const struct session_run *r)
+{
+	if (q->unset || r->unset)
+		return q->unset == r->unset && q->has_point && r->has_point &&
+		       point_equal(&q->p, &r->p, space_dims(s->run.sp));
+	return session_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
+	                           space_dims(s->run.sp));
 }
 
 /* Failures grouped by configuration and class, as results.json lists them. */
@@ -85,9 +103,7 @@ static cJSON *failures_json(const nccltune_session *s)
 		for (size_t j = i; j < s->run.nruns; j++) {
 			const struct session_run *q = &s->run.runs[j];
 
-			if (!done[j] && q->o.cls == r->o.cls &&
-			    session_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
-			                        space_dims(s->run.sp))) {
+			if (!done[j] && q->o.cls == r->o.cls && same_run_config(s, q, r)) {
 				done[j] = true;
 				count++;
 			}
@@ -252,73 +268,6 @@ static cJSON *tries_json(const nccltune_session *s, const struct final_state *f,
 	return arr;
 }
 
-/* The baseline's figures: from its final rounds, else its own run. Returns how many
- * runs they come from (0: no baseline ran ok). */
-static size_t baseline_figures(const nccltune_session *s, const struct final_state *f,
-                               double *mean, double *lo, double *hi)
-{
-	const struct outcome *b = session_baseline_outcome(s);
-	size_t nb = 0;
-
-	if (f->rounds && f->base_ok)
-		nb = session_finite_stats(f->base_us, f->rounds, mean, lo, hi);
-	if (nb == 0 && b && b->cls == OUTCOME_OK) {
-		*mean = b->objective_us;
-		nb = 1;
-	}
-	return nb;
-}
-
-/* The winner: a clean finalist or try with the best paired gain (or mean without a
- * baseline); without a final phase, the best candidate of the search or a try, its
- * figures from its single run. An off-space try that wins is the best like any other:
- * its variables are best.env. NULL: none. */
-static struct finalist *pick_winner(struct final_state *f, size_t nb, double bmean)
-{
-	struct finalist *win = NULL;
-
-	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
-		struct finalist *x = session_final_entry(f, j);
-
-		if (!x->qualified)
-			continue;
-		if (!win || (!isnan(x->gain) && !isnan(win->gain) ? x->gain > win->gain
-		                                                   : x->mean < win->mean))
-			win = x;
-	}
-	if (!f->rounds && f->k + f->nt > 0) {
-		for (size_t j = 0; j < f->k + f->nt; j++) {
-			/* f->k is 0 or more; without a final, c[0] is the search's best */
-			struct finalist *x = session_final_entry(f, j);
-
-			if (!win || x->search_us < win->search_us)
-				win = x;
-		}
-		win->mean = win->search_us;
-		win->lo = win->hi = NAN;
-		win->ok = 1;
-		win->gain = nb ? bmean / win->mean : NAN;
-		win->gain_lo = win->gain_hi = NAN;
-	}
-	return win;
-}
-
-/* Was the winner w measured well enough to recommend: in at least two final rounds
- * interleaved with an ok baseline (what a gain's interval needs), or, when the
- * baseline never ran ok, re-measured ok twice? Without that no gain is stated. */
-static bool measured_enough(const struct final_state *f, const struct finalist *w)
-{
-	size_t pairs = 0;
-
-	if (!w || !f->rounds || !w->us)
-		return false;
-	if (!f->base_ok)
-		return w->ok >= 2;
-	for (size_t r = 0; r < f->rounds; r++)
-		pairs += !isnan(f->base_us[r]) && !isnan(w->us[r]);
-	return pairs >= 2;
-}
-
 /* results.json's "verdict" (docs/formats.md) and, for a session too small to measure
  * its best twice, "budget_needed". Returns false when out of memory. */
 static bool add_verdict(const nccltune_session *s, cJSON *doc, bool has_best, bool enough)
@@ -331,6 +280,78 @@ static bool add_verdict(const nccltune_session *s, cJSON *doc, bool has_best, bo
 		return false;
 	return !has_best || enough || need <= s->cfg.budget ||
 	       cJSON_AddNumberToObject(doc, "budget_needed", need) != NULL;
+}
+
+/* results.json "ablation": what became of each of the winner's variables. False when
+ * out of memory. */
+static bool ablation_add(const nccltune_session *s, const struct final_state *f, cJSON *doc)
+{
+	cJSON *arr = cJSON_AddArrayToObject(doc, "ablation");
+
+	for (size_t i = 0; arr && i < f->nab; i++) {
+		const struct ablation *a = &f->ab[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			return false;
+		}
+		if (!cJSON_AddStringToObject(o, "var", space_name(s->run.sp, a->dim)) ||
+		    !cJSON_AddStringToObject(o, "value", space_level_text(s->run.sp, a->dim,
+		                                                          f->win->p.lv[a->dim])) ||
+		    !cJSON_AddStringToObject(o, "kind", a->decision ? "decision" : "process") ||
+		    !cJSON_AddBoolToObject(o, "dropped", a->dropped) ||
+		    !cJSON_AddStringToObject(o, "why", a->why))
+			return false;
+		if (a->run && !cJSON_AddNumberToObject(o, "run", (double)a->run))
+			return false;
+		if (!isnan(a->ratio) && !add_ratio(o, "removed_vs_kept", a->ratio, a->lo, a->hi))
+			return false;
+	}
+	return arr != NULL;
+}
+
+/* Did the guard sizes disqualify every finalist that would have won, leaving NCCL's
+ * defaults, themselves re-measured in two or more final rounds? Then the defaults are a
+ * measured recommendation, not a session too small to tell. */
+static bool guards_left_baseline(const struct final_state *f)
+{
+	double m, lo, hi;
+	bool guarded = false;
+
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++)
+		guarded |= f->c && j < f->k ? f->c[j].guard_bytes != 0 : f->t[j - f->k].guard_bytes != 0;
+	return !f->win && guarded && f->base_ok &&
+	       session_finite_stats(f->base_us, f->rounds, &m, &lo, &hi) >= 2;
+}
+
+/* results.json guards.attribution: what each variable of the finalist a guard size
+ * disqualified costs there, measured. False when out of memory. */
+static bool attribution_add(const nccltune_session *s, const struct final_state *f, cJSON *doc)
+{
+	cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "guards"), *arr;
+
+	if (!f->guarded || !f->nattr || !cJSON_IsObject(g))
+		return true;
+	arr = cJSON_AddArrayToObject(g, "attribution");
+	for (size_t i = 0; arr && i < f->nattr; i++) {
+		const struct attribution *a = &f->attr[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			return false;
+		}
+		if (!cJSON_AddItemToObject(o, "env", env_point_to_json(s->run.sp, &f->guarded->p)) ||
+		    !cJSON_AddStringToObject(o, "var", space_name(s->run.sp, a->dim)) ||
+		    !cJSON_AddStringToObject(o, "value", space_level_text(s->run.sp, a->dim,
+		                                                          f->guarded->p.lv[a->dim])) ||
+		    !cJSON_AddNumberToObject(o, "bytes", (double)f->guarded->guard_bytes) ||
+		    !cJSON_AddNumberToObject(o, "rounds", (double)a->pairs) ||
+		    (!isnan(a->cost) && !add_ratio(o, "cost", a->cost, a->lo, a->hi)))
+			return false;
+	}
+	return arr != NULL;
 }
 
 /* What results.json is built from that session_results_write owns until it is written. */
@@ -398,13 +419,19 @@ static int input_basics(nccltune_session *s, const struct final_state *f,
  * else the baseline, NCCL's defaults, with *win set to NULL; none when neither ran.
  * sizes (WORKLOAD_MAX_ENTRIES) receives the best's latency per workload size. Returns
  * an nccltune_status. */
-static int input_best(nccltune_session *s, struct result_input *in, struct finalist **win,
-                      size_t nb, struct result_size *sizes, struct parts *pt)
+static int input_best(nccltune_session *s, const struct final_state *f,
+                      struct result_input *in, struct finalist **win, size_t nb,
+                      struct result_size *sizes, struct parts *pt)
 {
 	struct finalist *w = *win;
+	bool all_dropped = w && f->has_rec && nb && session_final_rec_empty(s, f);
 
-	if (w && (!nb || isnan(w->gain) || w->gain > 1.0)) {
-		pt->best_env = w->has_point ? env_point_to_json(s->run.sp, &w->p)
+	if (all_dropped)
+		session_note(&s->out, "every variable of the best changed nothing: NCCL's defaults "
+		             "are the recommendation");
+	if (w && !all_dropped && (!nb || isnan(w->gain) || w->gain > 1.0)) {
+		pt->best_env = f->has_rec ? session_final_rec_env(s, f)
+		             : w->has_point ? env_point_to_json(s->run.sp, &w->p)
 		                            : tryconf_env_json(&s->cfg.tries[w->try_no - 1],
 		                                               s->run.sp);
 		if (!pt->best_env)
@@ -424,7 +451,8 @@ static int input_best(nccltune_session *s, struct result_input *in, struct final
 			in->gain_hi = w->gain_hi;
 		}
 	} else if (nb) {
-		/* Nothing beat NCCL's defaults: recommend setting nothing. */
+		/* Nothing beat NCCL's defaults (or all the best set was dropped): recommend
+		 * setting nothing. */
 		in->has_best = true;
 		in->best = in->baseline;
 		in->nsizes = per_size(s, NULL, 0, sizes);
@@ -491,11 +519,13 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 
 	memset(&in, 0, sizeof in);
 	memset(&pt, 0, sizeof pt);
-	session_final_score(s, f);
-	nb = baseline_figures(s, f, &bmean, &blo, &bhi);
-	session_guards_disqualify(s, f);
-	win = pick_winner(f, nb, bmean);
-	enough = measured_enough(f, win);
+	session_final_pick(s, f);
+	win = f->win;
+	nb = f->nb;
+	bmean = f->bmean;
+	blo = f->blo;
+	bhi = f->bhi;
+	enough = session_final_enough(f, win) || guards_left_baseline(f);
 	if (input_basics(s, f, &in, &pt) != NCCLTUNE_OK)
 		goto out;
 	if (nb) {
@@ -506,7 +536,7 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 		in.baseline.ci_hi = bhi;
 		in.baseline.repeats = (int)nb;
 	}
-	if (input_best(s, &in, &win, nb, sizes, &pt) != NCCLTUNE_OK)
+	if (input_best(s, f, &in, &win, nb, sizes, &pt) != NCCLTUNE_OK)
 		goto out;
 	/* never a gain without an interval: a best measured once states none */
 	if (!enough)
@@ -516,8 +546,11 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	in.top = pt.top;
 	doc = result_build(&in);
 	if (!doc || !add_verdict(s, doc, in.has_best, enough) ||
-	    !session_rules_add(s, doc, in.has_best ? win : NULL) ||
-	    (f->rounds && s->cfg.wl.nguard && !session_per_size_add(s, doc, win)) || (s->cfg.ntries > 0 &&
+	    !session_rules_add(s, doc, in.has_best && win && win->has_point
+	                                 ? (f->has_rec ? &f->rec : &win->p) : NULL) ||
+	    (in.has_best && f->win && f->nab && !ablation_add(s, f, doc)) ||
+	    (f->rounds && s->cfg.wl.nguard && !session_per_size_add(s, doc, win)) ||
+	    !attribution_add(s, f, doc) || (s->cfg.ntries > 0 &&
 	             !cJSON_AddItemToObject(doc, "tries",
 	                                    tries_json(s, f, in.has_best ? win : NULL,
 	                                               in.has_best ? in.best.objective_us : NAN,

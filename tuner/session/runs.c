@@ -2,6 +2,7 @@
  * session time, and what the runs so far say (the best point, the last outcome of a
  * point or a try, wrong sums, the baseline). At the bottom of session/: it calls no other
  * file of it. */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -10,16 +11,17 @@
 static const char *const phase_names[] = {
 	[PHASE_BASELINE] = "baseline", [PHASE_SEARCH] = "search", [PHASE_RETRY] = "retry",
 	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final", [PHASE_TRY] = "try",
+	[PHASE_ABLATE] = "ablate",
 };
 
 const char *session_phase_name(enum session_phase ph)
 {
-	return (unsigned)ph <= PHASE_TRY ? phase_names[ph] : "?";
+	return (unsigned)ph <= PHASE_ABLATE ? phase_names[ph] : "?";
 }
 
 int session_phase_parse(const char *s, enum session_phase *out)
 {
-	for (int i = 0; i <= PHASE_TRY; i++) {
+	for (int i = 0; i <= PHASE_ABLATE; i++) {
 		if (strcmp(s, phase_names[i]) == 0) {
 			*out = (enum session_phase)i;
 			return 0;
@@ -53,7 +55,7 @@ bool session_same_config(const struct session_run *r, const struct point *p, siz
 {
 	if (!p)
 		return !r->has_point && r->try_no == try_no;
-	return r->has_point && point_equal(&r->p, p, dims);
+	return r->has_point && r->unset == 0 && point_equal(&r->p, p, dims);
 }
 
 char *session_run_describe(const nccltune_session *s, const struct session_run *r, char *buf,
@@ -61,6 +63,26 @@ char *session_run_describe(const nccltune_session *s, const struct session_run *
 {
 	if (r->try_no && !r->has_point)
 		return tryconf_describe(&s->cfg.tries[r->try_no - 1], s->run.sp, buf, len);
+	if (r->has_point && r->unset) {
+		/* the point less the dimensions it leaves unset */
+		size_t used = 0;
+
+		if (len)
+			buf[0] = '\0';
+		for (size_t d = 0; d < space_dims(s->run.sp) && used < len; d++) {
+			const char *t = space_level_text(s->run.sp, d, r->p.lv[d]);
+			int n;
+
+			if (!t || (r->unset >> d & 1u))
+				continue;
+			n = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+			             space_name(s->run.sp, d), t);
+			if (n < 0)
+				break;
+			used += (size_t)n;
+		}
+		return buf;
+	}
 	if (r->has_point)
 		return space_point_describe(s->run.sp, &r->p, buf, len);
 	if (len)
@@ -75,7 +97,8 @@ int session_point_best(const nccltune_session *s, double *best_us, struct point 
 	for (size_t i = 0; i < s->run.nruns; i++) {
 		const struct session_run *r = &s->run.runs[i];
 
-		if (!r->has_point || r->o.cls != OUTCOME_OK || r->phase == PHASE_FINAL)
+		if (!r->has_point || r->o.cls != OUTCOME_OK || r->phase == PHASE_FINAL ||
+		    r->phase == PHASE_ABLATE)
 			continue;
 		if (!found || r->o.objective_us < *best_us) {
 			*best_us = r->o.objective_us;
@@ -93,7 +116,7 @@ const struct outcome *session_known_outcome(const nccltune_session *s, const str
 	for (size_t i = s->run.nruns; i-- > 0;) {
 		const struct session_run *r = &s->run.runs[i];
 
-		if (r->has_point && r->phase != PHASE_FINAL &&
+		if (r->has_point && r->phase != PHASE_FINAL && r->phase != PHASE_ABLATE &&
 		    point_equal(&r->p, p, space_dims(s->run.sp)))
 			return &r->o;
 	}
@@ -104,7 +127,8 @@ const struct outcome *session_known_outcome(const nccltune_session *s, const str
 bool session_ever_wrong(const nccltune_session *s, const struct point *p)
 {
 	for (size_t i = 0; i < s->run.nruns; i++)
-		if (s->run.runs[i].has_point && s->run.runs[i].o.cls == OUTCOME_VERIFY &&
+		if (s->run.runs[i].has_point && s->run.runs[i].unset == 0 &&
+		    s->run.runs[i].o.cls == OUTCOME_VERIFY &&
 		    point_equal(&s->run.runs[i].p, p, space_dims(s->run.sp)))
 			return true;
 	return false;

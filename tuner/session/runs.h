@@ -8,14 +8,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "nccltune.h"
 #include "run/outcome.h"
 #include "space/space.h"
 
-/* PHASE_TRY: a --try configuration, measured right after the baseline. */
+/* PHASE_TRY: a --try configuration, measured right after the baseline. PHASE_ABLATE:
+ * after the final rounds, the winner and the winner less one variable (ablate.c). */
 enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
-                     PHASE_TRY };
+                     PHASE_TRY, PHASE_ABLATE };
 
 /* One probe run. */
 struct session_run {
@@ -23,6 +25,8 @@ struct session_run {
 	bool has_point;          /* false for the baseline and off-space tries */
 	struct point p;
 	size_t try_no;           /* a run of cfg.tries[try_no - 1] (any phase); 0: not a try */
+	uint32_t unset;          /* PHASE_ABLATE: bit d set: dimension d of p left unset (a
+	                          * variable without an unset level); 0 otherwise */
 	struct outcome o;
 	double t_s;              /* session time when it ended (summed over resumes) */
 };
@@ -36,7 +40,8 @@ const char *session_phase_name(enum session_phase ph);
 int session_phase_parse(const char *s, enum session_phase *out);
 
 /* Is run r of the configuration (p, try_no)? p NULL: the baseline (try_no 0) or the
- * off-space try try_no. Can't fail. */
+ * off-space try try_no. A run with dimensions left unset (r->unset) is never a point's.
+ * Can't fail. */
 bool session_same_config(const struct session_run *r, const struct point *p, size_t try_no,
                          size_t dims);
 

@@ -4,7 +4,9 @@
  * (the printer, which sees none of this), server.c (the server's NCCL and profile), then
  * session_record.c (journal records,
  * resume, warm start), execute.c (one probe run), prepare.c (a new or resumed session),
- * final.h (the final rounds), results.c, exports.c, loop.c and session.c (the API).
+ * final.h (the final rounds; sizes.c the guards, ablate.c the winner picked and its
+ * variables that change nothing dropped), results.c, exports.c, loop.c and session.c
+ * (the API).
  * A file calls only files before it (tests/layout/test_layers.py). Not public. */
 #ifndef NCCLTUNE_SESSION_PRIV_H
 #define NCCLTUNE_SESSION_PRIV_H
@@ -37,6 +39,8 @@
 #define SESSION_FINALISTS 3
 #define SESSION_FINAL_RESERVE_MAX 12       /* runs kept for the final re-measurement */
 #define SESSION_FINAL_RESERVE_DIV 5        /* ... at most budget / 5 */
+#define SESSION_ABLATE_RESERVE_MAX 10    /* runs kept for the ablation (ablate.c) */
+#define SESSION_ABLATE_RESERVE_DIV 6     /* ... at most budget / 6 */
 #define SESSION_WARM_MAX 5                 /* old configurations re-run by --warm-start */
 #define SESSION_MAX_DUPLICATES 50          /* repeated suggestions before giving up */
 #define SESSION_TOP_MAX 5
@@ -176,6 +180,11 @@ bool session_replaying(const nccltune_session *s);
  * NCCLTUNE_ERROR on a failure of the tuner itself, message in s->err. */
 int session_execute(nccltune_session *s, enum session_phase phase, const struct point *p,
                     size_t try_no, struct outcome *o);
+/* session_execute of p with the dimensions in `unset` (bit d: dimension d) left unset,
+ * a configuration the space may have no point for (an ablation: p less a variable whose
+ * dimension has no unset level); journalled with "unset", never learned from. */
+int session_execute_unset(nccltune_session *s, enum session_phase phase, const struct point *p,
+                          uint32_t unset, struct outcome *o);
 /* Tell the pruner and the strategy what p gave. Can't fail. */
 void session_observe(nccltune_session *s, const struct point *p, const struct outcome *o);
 /* The journal's runs no longer match what the loop asks for: take the rest as they
@@ -198,9 +207,9 @@ struct final_state;
  * configurations the final rounds re-measured, with how many and the degrees of
  * freedom. False when there are fewer than 2 degrees of freedom. */
 bool session_final_noise(const nccltune_session *s, double *sd, int *configs, int *dof);
-/* Add best.rules of the winner `win` (NULL: none) to doc, each choice equal to what NCCL
- * ran in the baseline made null (with a note). False when out of memory. */
-bool session_rules_add(nccltune_session *s, cJSON *doc, const struct finalist *win);
+/* Add best.rules of the recommended point p (NULL: none) to doc, each choice equal to
+ * what NCCL ran in the baseline made null (with a note). False when out of memory. */
+bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p);
 /* Take out of the final state every finalist that slows a guard size beyond the
  * measured noise, with a note naming the size and the ratio. */
 void session_guards_disqualify(nccltune_session *s, struct final_state *f);

@@ -152,6 +152,25 @@ static cJSON *raw_head(const char *raw, size_t len, size_t max)
 	return cJSON_CreateString(buf);
 }
 
+/* An ablation run's "unset": the names of the dimensions it leaves unset, taken out of
+ * its "env" too. Nothing for another run. False when out of memory. */
+static bool add_unset(const nccltune_session *s, cJSON *j, const struct session_run *r)
+{
+	cJSON *names, *env = cJSON_GetObjectItemCaseSensitive(j, "env");
+
+	if (!r->unset)
+		return true;
+	names = cJSON_AddArrayToObject(j, "unset");
+	for (size_t d = 0; names && d < space_dims(s->run.sp); d++) {
+		if (!(r->unset >> d & 1u))
+			continue;
+		cJSON_DeleteItemFromObjectCaseSensitive(env, space_name(s->run.sp, d));
+		if (!cJSON_AddItemToArray(names, cJSON_CreateString(space_name(s->run.sp, d))))
+			return false;
+	}
+	return names != NULL;
+}
+
 cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, size_t index,
                         const char *raw_stdout, size_t raw_len)
 {
@@ -167,6 +186,7 @@ cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, 
 	                                  : cJSON_CreateNull()) ||
 	    !add(j, "env", r->try_no ? tryconf_env_json(&s->cfg.tries[r->try_no - 1], s->run.sp)
 	                             : env_point_to_json(s->run.sp, r->has_point ? &r->p : NULL)) ||
+	    !add_unset(s, j, r) ||
 	    (r->try_no && !cJSON_AddNumberToObject(j, "try", (double)r->try_no)) ||
 	    !cJSON_AddStringToObject(j, "outcome", outcome_class_name(o->cls)) ||
 	    !add(j, "objective_us", isfinite(o->objective_us) ? cJSON_CreateNumber(o->objective_us)
@@ -253,6 +273,31 @@ static int load_header(struct loader *L, const cJSON *h, size_t line)
 }
 
 /* Rebuild an outcome from a run record. */
+/* An ablation run's "unset" (names of dimensions of its point, each once) into r->unset;
+ * only a run of phase ablate with a point may have it. */
+static int load_unset(struct loader *L, const cJSON *rec, struct session_run *r, size_t line)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(rec, "unset"), *v;
+
+	if (!it)
+		return 0;
+	if (!cJSON_IsArray(it) || r->phase != PHASE_ABLATE || !r->has_point)
+		return lfail(L, line, "unset: only an ablate run of a point leaves dimensions unset, "
+		             "as an array of their names");
+	cJSON_ArrayForEach(v, it) {
+		size_t d = 0;
+
+		while (d < space_dims(L->s->run.sp) &&
+		       !(cJSON_IsString(v) && strcmp(v->valuestring, space_name(L->s->run.sp, d)) == 0))
+			d++;
+		if (d == space_dims(L->s->run.sp) || (r->unset >> d & 1u))
+			return lfail(L, line, "unset: not a dimension of the session's space, or named "
+			             "twice");
+		r->unset |= 1u << d;
+	}
+	return r->unset ? 0 : lfail(L, line, "unset: empty");
+}
+
 static int load_outcome(struct loader *L, const cJSON *rec, struct outcome *o, size_t line)
 {
 	const cJSON *it;
@@ -358,6 +403,8 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 			return lfail(L, line, "point: not a point of the session's space");
 		r->has_point = true;
 	}
+	if (load_unset(L, rec, r, line) != 0)
+		return -1;
 	if (load_outcome(L, rec, &r->o, line) != 0)
 		return -1;
 	it = cJSON_GetObjectItemCaseSensitive(rec, "t_s");

@@ -128,17 +128,17 @@ static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 	}
 }
 
-/* best.rules (docs/formats.md) of a session whose space has per-size choices: the
- * winner's rules, none for NCCL's defaults or an off-space try. True unless out of
+/* best.rules (docs/formats.md) of a session whose space has per-size choices: the rules
+ * of p (the recommendation: the winner less what the ablation dropped), none (p NULL)
+ * for NCCL's defaults or an off-space try. True unless out of
  * memory (or nothing to add to). */
-bool session_rules_add(nccltune_session *s, cJSON *doc, const struct finalist *win)
+bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p)
 {
 	cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best"), *rules;
 
 	if (!space_has_rules(s->run.sp) || !cJSON_IsObject(best))
 		return true;
-	rules = win && win->has_point ? ruletable_rules_json(s->run.sp, &win->p)
-	                              : cJSON_CreateArray();
+	rules = p ? ruletable_rules_json(s->run.sp, p) : cJSON_CreateArray();
 	rules_drop_baseline(s, rules);
 	if (rules && cJSON_AddItemToObject(best, "rules", rules))
 		return true;
@@ -205,12 +205,74 @@ static void size_compare(const nccltune_session *s, const struct finalist *x, si
 		c->slower = c->ratio > 1.0 + 3.0 * sd;
 }
 
+/* What NCCL ran at `bytes` in the first ok final run of x (NULL: the baseline). */
+static bool final_decision(const nccltune_session *s, const struct finalist *x, size_t bytes,
+                           struct proto_decision *d)
+{
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (!final_run_of(r, x, space_dims(s->run.sp)) || r->o.cls != OUTCOME_OK)
+			continue;
+		for (size_t k = 0; k < r->o.report.nresults; k++)
+			if (r->o.report.results[k].bytes == bytes) {
+				*d = r->o.report.results[k].nccl;
+				return d->known && !d->mixed && !d->symmetric;
+			}
+		return false;
+	}
+	return false;
+}
+
+/* What the decisions prove of a guard size's slowdown, into buf (returned): when NCCL ran
+ * other choices there than in the baseline, the decision-only variables of x that ask
+ * for them; when it ran the same, the cost is the process-level variables'. "" when the
+ * reports do not say. */
+static const char *guard_why(const nccltune_session *s, const struct finalist *x,
+                             size_t bytes, char *buf, size_t len)
+{
+	struct proto_decision a, b;
+	size_t used = 0;
+	bool same;
+
+	buf[0] = '\0';
+	if (!x->has_point || !final_decision(s, x, bytes, &a) || !final_decision(s, NULL, bytes, &b))
+		return buf;
+	same = a.algo == b.algo && a.proto == b.proto && a.ctas == b.ctas;
+	used += (size_t)snprintf(buf, len, same ? "; NCCL ran there what it ran in the baseline "
+	                         "(%s/%s on %d CTAs), so the cost is that of" : "; NCCL ran "
+	                         "%s/%s on %d CTAs there instead of the baseline's", proto_nccl_algo_name(
+	                         a.algo), proto_nccl_proto_name(a.proto), a.ctas);
+	if (!same && used < len)
+		used += (size_t)snprintf(buf + used, len - used, " %s/%s on %d CTAs, as one or more "
+		                         "of these ask:",
+		                         proto_nccl_algo_name(b.algo), proto_nccl_proto_name(b.proto),
+		                         b.ctas);
+	size_t start = used < len ? used : len;
+
+	for (size_t d = 0; d < space_dims(s->run.sp) && used < len; d++) {
+		const char *v = space_level_text(s->run.sp, d, x->p.lv[d]);
+		unsigned bits = ncclvars_decides(space_name(s->run.sp, d));
+		bool asks = (bits & NCCLVARS_DECIDES_ALGO && a.algo != b.algo) ||
+		            (bits & NCCLVARS_DECIDES_PROTO && a.proto != b.proto) ||
+		            (bits & NCCLVARS_DECIDES_CTAS && a.ctas != b.ctas);
+
+		if (!v || space_rule_of(s->run.sp, d, NULL) != SPACE_RULE_NONE ||
+		    (same ? bits != 0 : !asks))
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, " %s=%s", space_name(s->run.sp, d), v);
+	}
+	if (used == start)
+		buf[0] = '\0';   /* no variable to name: the decisions prove nothing more */
+	return buf;
+}
+
 /* A finalist that makes a guard size slower than the baseline is not recommended: it
  * loses its qualification, with a note naming the size and the ratio. Can't fail. */
 void session_guards_disqualify(nccltune_session *s, struct final_state *f)
 {
 	const struct workload *w = &s->cfg.wl;
-	char desc[512];
+	char desc[512], why[768];
 
 	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
 		struct finalist *x = session_final_entry(f, j);
@@ -221,11 +283,13 @@ void session_guards_disqualify(nccltune_session *s, struct final_state *f)
 			if (!c.slower)
 				continue;
 			x->qualified = false;
+			x->guard_bytes = w->guard[g];
+			x->guard_ratio = c.ratio;
 			session_note(&s->out, "not recommended: %s makes the guard size %zu B slower "
-			             "than NCCL's defaults (%.2fx the baseline's latency)",
+			             "than NCCL's defaults (%.2fx the baseline's latency)%s",
 			             x->has_point ? space_point_describe(s->run.sp, &x->p, desc,
 			                                                 sizeof desc) : "a try",
-			             w->guard[g], c.ratio);
+			             w->guard[g], c.ratio, guard_why(s, x, w->guard[g], why, sizeof why));
 		}
 	}
 }

@@ -1,7 +1,8 @@
 /* report.c - session_dir/report.html: one self-contained page (inline CSS and SVG, no
  * script, no font or image from anywhere) with the result, how the search converged,
- * latency by protocol/algorithm family, the top configurations, failures and pruned
- * regions, the machine and the workload. A result that came from a machine model says
+ * latency by protocol/algorithm family, the top configurations, the per-size table and
+ * the ablation, failures and pruned regions, every run with what NCCL ran
+ * (report_sizes.c), the machine and the workload. A result that came from a machine model says
  * MODEL in a banner across the top, so a screenshot cannot pass for a measurement.
  *
  * Every string from the session files is HTML-escaped; a Content-Security-Policy meta
@@ -15,35 +16,9 @@
 #include "fsutil.h"
 #include "nccltune.h"
 #include "result/summary.h"
+#include "workflows/report_html.h"
 
 #define FAMILY_ROWS_MAX 24
-
-static void esc(FILE *o, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		switch (ch) {
-		case '&': fputs("&amp;", o); break;
-		case '<': fputs("&lt;", o); break;
-		case '>': fputs("&gt;", o); break;
-		case '"': fputs("&quot;", o); break;
-		case '\'': fputs("&#39;", o); break;
-		/* no "scheme://" survives as text: a URL from a hostile file stays inert even
-		 * for a reader that linkifies */
-		case ':': fputs("&#58;", o); break;
-		default:
-			fputc(ch < 0x20 || ch == 0x7f ? '?' : ch, o);
-		}
-	}
-}
-
-static void esc_us(FILE *o, double us)
-{
-	char b[32];
-
-	esc(o, summary_format_us(us, b, sizeof(b)));
-}
 
 static void esc_env(FILE *o, const struct summary_env *env)
 {
@@ -53,10 +28,10 @@ static void esc_env(FILE *o, const struct summary_env *env)
 	}
 	for (size_t i = 0; i < env->n; i++) {
 		fputs(i ? " <code>" : "<code>", o);
-		esc(o, env->v[i].name);
+		report_esc(o, env->v[i].name);
 		if (env->v[i].value) {
 			fputc('=', o);
-			esc(o, env->v[i].value);
+			report_esc(o, env->v[i].value);
 		} else {
 			fputs(" unset", o);
 		}
@@ -172,7 +147,7 @@ static void tick(FILE *o, double us)
 	if (us == 0)
 		fputc('0', o);
 	else
-		esc_us(o, us);
+		report_esc_us(o, us);
 }
 
 static void svg_hline(FILE *o, double x0, double x1, double y, const char *color,
@@ -187,7 +162,7 @@ static void svg_hline(FILE *o, double x0, double x1, double y, const char *color
 	fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" style=\"fill:%s\">%s ",
 	        label_below ? x0 + 6 : x1 - 4, label_below ? y + 14 : y - 5,
 	        label_below ? "start" : "end", color, label);
-	esc(o, summary_format_us(value, b, sizeof(b)));
+	report_esc(o, summary_format_us(value, b, sizeof(b)));
 	fputs("</text>", o);
 }
 
@@ -288,20 +263,20 @@ static void svg_convergence(FILE *o, const struct summary *s)
 			fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
 			        "style=\"fill:#b42318;font-size:13px\">&#215;<title>run %ld: ", x,
 			        mt + ph - 3, r->run);
-			esc(o, r->outcome);
+			report_esc(o, r->outcome);
 		} else if (r->objective_us > ymax) {
 			fprintf(o, "<path d=\"M%.1f %.1f l-4 7 h8 z\" fill=\"%s\"><title>run %ld: ", x,
 			        mt + 1, phase_color(r->phase), r->run);
-			esc_us(o, r->objective_us);
+			report_esc_us(o, r->objective_us);
 			fputs(" (off the chart)", o);
 		} else {
 			fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"%s\" "
 			        "fill-opacity=\"0.75\"><title>run %ld: ", x,
 			        mt + ph - r->objective_us / ymax * ph, phase_color(r->phase), r->run);
-			esc_us(o, r->objective_us);
+			report_esc_us(o, r->objective_us);
 		}
 		fputs(" - ", o);
-		esc(o, env);
+		report_esc(o, env);
 		fputs(isnan(r->objective_us) ? "</title></text>" :
 		      r->objective_us > ymax ? "</title></path>" : "</title></circle>", o);
 	}
@@ -340,7 +315,7 @@ static void svg_families(FILE *o, const struct summary *s, const struct summary_
 			fprintf(o, "<rect x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" "
 			        "fill=\"#f6f8fa\"/>", yc - rowh / 2, W, rowh);
 		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", ml - 10, yc + 4);
-		esc(o, f[k].label);
+		report_esc(o, f[k].label);
 		fputs("</text>", o);
 		for (size_t i = 0; i < s->nruns; i++) {
 			const struct summary_run *r = &s->runs[i];
@@ -356,7 +331,7 @@ static void svg_families(FILE *o, const struct summary *s, const struct summary_
 			x = ml + fmin(r->objective_us, xmax) / xmax * pw;
 			fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#0969da\" "
 			        "fill-opacity=\"0.55\"><title>run %ld: ", x, yc + jit, r->run);
-			esc_us(o, r->objective_us);
+			report_esc_us(o, r->objective_us);
 			fputs("</title></circle>", o);
 		}
 		if (!isnan(f[k].median)) {
@@ -364,7 +339,7 @@ static void svg_families(FILE *o, const struct summary *s, const struct summary_
 
 			fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#0b2e5c\" "
 			        "stroke-width=\"2.5\"><title>median ", x, x, yc - 10, yc + 10);
-			esc_us(o, f[k].median);
+			report_esc_us(o, f[k].median);
 			fputs("</title></line>", o);
 		}
 		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\">%zu ok", W - mr + 10, yc + 4, f[k].ok);
@@ -398,7 +373,7 @@ static void kv(FILE *o, const char *k, const char *v)
 	if (!v)
 		return;
 	fprintf(o, "<tr><th>%s</th><td>", k);
-	esc(o, v);
+	report_esc(o, v);
 	fputs("</td></tr>", o);
 }
 
@@ -426,11 +401,11 @@ static void section_machine(FILE *o, const struct summary_fingerprint *fp)
 		      "<th>name</th><th>bus id</th><th>uuid</th></tr>", o);
 		for (size_t i = 0; i < fp->ngpus; i++) {
 			fprintf(o, "<tr><td class=\"num\">%d</td><td>", fp->gpus[i].index);
-			esc(o, fp->gpus[i].name);
+			report_esc(o, fp->gpus[i].name);
 			fputs("</td><td><code>", o);
-			esc(o, fp->gpus[i].bus_id);
+			report_esc(o, fp->gpus[i].bus_id);
 			fputs("</code></td><td class=\"dim\">", o);
-			esc(o, fp->gpus[i].uuid);
+			report_esc(o, fp->gpus[i].uuid);
 			fputs("</td></tr>", o);
 		}
 		fputs("</table>", o);
@@ -447,7 +422,7 @@ static void section_machine(FILE *o, const struct summary_fingerprint *fp)
 				const char *w = fp->topology[i * fp->topo_n + j];
 
 				fprintf(o, "<td class=\"%s\">", link_class(w));
-				esc(o, w);
+				report_esc(o, w);
 				fputs("</td>", o);
 			}
 			fputs("</tr>", o);
@@ -474,12 +449,12 @@ static void section_workload(FILE *o, const struct summary *s)
 			if (s->sizes[k].bytes == s->workload.c[i].bytes)
 				us = s->sizes[k].us;
 		fputs("<tr><td>", o);
-		esc(o, s->workload.c[i].op);
+		report_esc(o, s->workload.c[i].op);
 		fprintf(o, "</td><td class=\"num\">%llu</td><td class=\"num\">%ld</td><td>",
 		        (unsigned long long)s->workload.c[i].bytes, s->workload.c[i].count);
-		esc(o, s->workload.dtype);
+		report_esc(o, s->workload.dtype);
 		fputs("</td><td class=\"num\">", o);
-		esc_us(o, us);
+		report_esc_us(o, us);
 		fputs("</td></tr>", o);
 	}
 	fputs("</table></section>", o);
@@ -499,12 +474,12 @@ static void section_top(FILE *o, const struct summary *s)
 		const struct summary_measure *m = &s->top[i];
 
 		fprintf(o, "<tr><td class=\"num\">%zu</td><td class=\"num\">", i + 1);
-		esc_us(o, m->objective_us);
+		report_esc_us(o, m->objective_us);
 		fputs("</td><td class=\"num\">", o);
 		if (m->has_ci) {
-			esc_us(o, m->ci_lo);
+			report_esc_us(o, m->ci_lo);
 			fputs(" &#8211; ", o);
-			esc_us(o, m->ci_hi);
+			report_esc_us(o, m->ci_hi);
 		}
 		fputs("</td><td class=\"num\">", o);
 		if (s->baseline.present && m->objective_us > 0)
@@ -534,12 +509,12 @@ static void section_tries(FILE *o, const struct summary *s)
 
 		fprintf(o, "<tr><td class=\"num\">%zu</td><td class=\"num\">", i + 1);
 		if (t->m.present)
-			esc_us(o, t->m.objective_us);
+			report_esc_us(o, t->m.objective_us);
 		fputs("</td><td class=\"num\">", o);
 		if (t->m.has_ci) {
-			esc_us(o, t->m.ci_lo);
+			report_esc_us(o, t->m.ci_lo);
 			fputs(" &#8211; ", o);
-			esc_us(o, t->m.ci_hi);
+			report_esc_us(o, t->m.ci_hi);
 		}
 		fputs("</td><td class=\"num\">", o);
 		if (t->has_ratio)
@@ -548,7 +523,7 @@ static void section_tries(FILE *o, const struct summary *s)
 		if (t->has_tuned)
 			fprintf(o, "%.2f&#215;", t->tuned);
 		fputs("</td><td>", o);
-		esc(o, t->outcome);
+		report_esc(o, t->outcome);
 		fputs(t->in_space ? "" : " (outside the space)", o);
 		fputs("</td><td>", o);
 		esc_env(o, &t->m.env);
@@ -569,7 +544,7 @@ static void section_failures(FILE *o, const struct summary *s)
 		      "<th>environment</th></tr>", o);
 		for (size_t i = 0; i < s->nfailures; i++) {
 			fprintf(o, "<tr><td class=\"num\">%ld</td><td>", s->failures[i].count);
-			esc(o, s->failures[i].stage);
+			report_esc(o, s->failures[i].stage);
 			fputs("</td><td>", o);
 			esc_env(o, &s->failures[i].env);
 			fputs("</td></tr>", o);
@@ -583,7 +558,7 @@ static void section_failures(FILE *o, const struct summary *s)
 			fputs("<tr><td>", o);
 			esc_env(o, &s->pruned[i].when);
 			fputs("</td><td>", o);
-			esc(o, s->pruned[i].reason);
+			report_esc(o, s->pruned[i].reason);
 			fputs("</td></tr>", o);
 		}
 		fputs("</table>", o);
@@ -601,21 +576,21 @@ static void section_headline(FILE *o, const struct summary *s)
 	fputs(tag, o);
 	fputs("</div><div class=\"v\">", o);
 	if (s->baseline.present)
-		esc_us(o, s->baseline.objective_us);
+		report_esc_us(o, s->baseline.objective_us);
 	else
 		fputs("&#8211;", o);
 	fputs("</div><div class=\"dim\">per step</div></div>", o);
 	fprintf(o, "<div class=\"card tuned\"><div class=\"k\">tuned%s</div><div class=\"v\">", tag);
 	if (s->best.present)
-		esc_us(o, s->best.objective_us);
+		report_esc_us(o, s->best.objective_us);
 	else
 		fputs("none worked", o);
 	fputs("</div><div class=\"dim\">", o);
 	if (s->best.present && s->best.has_ci) {
 		fputs("95% ", o);
-		esc_us(o, s->best.ci_lo);
+		report_esc_us(o, s->best.ci_lo);
 		fputs(" &#8211; ", o);
-		esc_us(o, s->best.ci_hi);
+		report_esc_us(o, s->best.ci_hi);
 	} else {
 		fputs("per step", o);
 	}
@@ -640,7 +615,7 @@ static void section_headline(FILE *o, const struct summary *s)
 		char why[256];
 
 		fputs("<p><b>Caution:</b> ", o);
-		esc(o, summary_describe_unmeasured(s, why, sizeof(why)));
+		report_esc(o, summary_describe_unmeasured(s, why, sizeof(why)));
 		fputs(". The best was measured once, not re-measured against NCCL's defaults in "
 		      "two interleaved rounds: no speed-up is stated and the exports set nothing."
 		      "</p>", o);
@@ -663,9 +638,9 @@ static void section_headline(FILE *o, const struct summary *s)
 		fputs("<table style=\"width:auto\">", o);
 		for (size_t i = 0; i < s->best.env.n; i++) {
 			fputs("<tr><td><code>", o);
-			esc(o, s->best.env.v[i].name);
+			report_esc(o, s->best.env.v[i].name);
 			fputs("</code></td><td><code>", o);
-			esc(o, s->best.env.v[i].value);
+			report_esc(o, s->best.env.v[i].value);
 			fputs("</code></td></tr>", o);
 		}
 		fputs("</table>", o);
@@ -690,18 +665,18 @@ static void render(FILE *o, const struct summary *s, const struct summary_family
 	if (s->model)
 		fputs("[MODEL] ", o);
 	fputs("nccltune report: ", o);
-	esc(o, summary_describe_workload(&s->workload, buf, sizeof(buf)));
+	report_esc(o, summary_describe_workload(&s->workload, buf, sizeof(buf)));
 	fprintf(o, "</title>\n<style>%s</style></head><body>\n", css);
 	if (s->model) {
 		fputs("<div class=\"banner\"><b>MODEL</b><span>Every figure on this page comes from "
 		      "the machine model <code style=\"background:#fff;color:#b42318\">", o);
-		esc(o, s->model);
+		report_esc(o, s->model);
 		fputs("</code>, not from a measurement on a GPU.</span></div>\n", o);
 	}
 	fputs("<main><h1>nccltune report</h1><p class=\"sub\">", o);
-	esc(o, summary_describe_machine(&s->fp, buf, sizeof(buf)));
+	report_esc(o, summary_describe_machine(&s->fp, buf, sizeof(buf)));
 	fputs("<br>", o);
-	esc(o, summary_describe_workload(&s->workload, buf, sizeof(buf)));
+	report_esc(o, summary_describe_workload(&s->workload, buf, sizeof(buf)));
 	fputs("</p>\n", o);
 	section_headline(o, s);
 	fputs("<section><h2>Convergence</h2>", o);
@@ -709,7 +684,7 @@ static void render(FILE *o, const struct summary *s, const struct summary_family
 		svg_convergence(o, s);
 	} else if (s->journal_error[0]) {
 		fputs("<p class=\"dim\">The journal could not be read, so the runs are missing: ", o);
-		esc(o, s->journal_error);
+		report_esc(o, s->journal_error);
 		fputs("</p>", o);
 	} else {
 		fputs("<p class=\"dim\">No journal in this folder: runs not available.</p>", o);
@@ -721,21 +696,23 @@ static void render(FILE *o, const struct summary *s, const struct summary_family
 		fputs("<p class=\"dim\">No runs to show.</p>", o);
 	fputs("</section>\n", o);
 	section_top(o, s);
+	report_section_sizes(o, s);
 	section_tries(o, s);
 	section_failures(o, s);
+	report_section_runs(o, s);
 	section_machine(o, &s->fp);
 	section_workload(o, s);
 	fputs("<footer>", o);
-	esc(o, s->tool_name ? s->tool_name : "nccltune");
+	report_esc(o, s->tool_name ? s->tool_name : "nccltune");
 	fputc(' ', o);
-	esc(o, s->tool_version ? s->tool_version : "");
+	report_esc(o, s->tool_version ? s->tool_version : "");
 	fputs(" &#183; ", o);
-	esc(o, s->created ? s->created : "date unknown");
+	report_esc(o, s->created ? s->created : "date unknown");
 	fputs(" &#183; source ", o);
-	esc(o, s->source);
+	report_esc(o, s->source);
 	if (s->strategy) {
 		fputs(" &#183; strategy ", o);
-		esc(o, s->strategy);
+		report_esc(o, s->strategy);
 	}
 	if (s->has_seed)
 		fprintf(o, " &#183; seed %.0f", s->seed);

@@ -301,6 +301,24 @@ static void guards(FILE *o, const struct summary *s)
 	}
 }
 
+/* results.json "ablation": each variable of the best, kept or dropped, and why. */
+static void ablation(FILE *o, const struct summary *s)
+{
+	const cJSON *a = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "ablation") : NULL, *e;
+	char b[2048];
+
+	if (!cJSON_IsArray(a) || !a->child)
+		return;
+	fputs("\nablation (each variable of the best: what NCCL ran without it, or its removal "
+	      "measured)\n", o);
+	cJSON_ArrayForEach(e, a) {
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(e, "why");
+
+		if (cJSON_IsString(why))
+			fprintf(o, "  %s\n", CLEAN(why->valuestring, b));
+	}
+}
+
 static void per_size(FILE *o, const struct summary *s)
 {
 	rules(o, s);
@@ -355,6 +373,7 @@ int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 	}
 	overview(mem, s);
 	tuned_env(mem, s);
+	ablation(mem, s);
 	top(mem, s);
 	tries(mem, s);
 	families(mem, s);

@@ -1,0 +1,22 @@
+/* report_html.h - what report.c and report_sizes.c share: HTML escaping and the
+ * per-size sections of report.html. Not part of the public API. */
+#ifndef NCCLTUNE_REPORT_HTML_H
+#define NCCLTUNE_REPORT_HTML_H
+
+#include <stdio.h>
+
+#include "result/summary.h"
+
+/* s HTML-escaped into o (& < > " ' and ':' as entities, control bytes as '?'); NULL
+ * writes nothing. Can't fail (stream errors are the caller's to check). */
+void report_esc(FILE *o, const char *s);
+/* A latency as text ("23.4 us", "1.20 ms"), escaped. */
+void report_esc_us(FILE *o, double us);
+/* The per-size table of results.json (each tuned and guard size: baseline and best with
+ * the paired ratio and its interval, the guards' verdict) and the ablation of the best's
+ * variables; nothing when the result has neither. */
+void report_section_sizes(FILE *o, const struct summary *s);
+/* Every journal run with its latency and what NCCL ran at each size. */
+void report_section_runs(FILE *o, const struct summary *s);
+
+#endif
