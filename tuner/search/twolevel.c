@@ -150,9 +150,11 @@ void twolevel_outer_of(const twolevel *t, const struct point *full, struct point
 
 void twolevel_full_of(const twolevel *t, const struct point *outer, struct point *full)
 {
+	struct point q = *outer;   /* outer and full may be the same point */
+
 	memset(full, 0, sizeof *full);
 	for (size_t i = 0; i < t->nouter; i++)
-		full->lv[t->outer_dim[i]] = outer->lv[i];
+		full->lv[t->outer_dim[i]] = q.lv[i];
 	for (size_t d = 0; d < space_dims(t->sp); d++)
 		if (t->is_rule[d])
 			full->lv[d] = t->nccl_level[d];
@@ -164,6 +166,22 @@ bool twolevel_same_outer(const twolevel *t, const struct point *a, const struct 
 		if (a->lv[t->outer_dim[i]] != b->lv[t->outer_dim[i]])
 			return false;
 	return true;
+}
+
+bool twolevel_same_pair(const twolevel *t, const struct point *a, const struct point *b,
+                        uint64_t bytes)
+{
+	for (size_t i = 0; i < t->nsizes; i++) {
+		const struct tl_size *z = &t->size[i];
+
+		if (z->bytes != bytes)
+			continue;
+		for (int k = SPACE_RULE_ALGO; k <= SPACE_RULE_PROTO; k++)
+			if (z->dim[k] != NO_DIM && a->lv[z->dim[k]] != b->lv[z->dim[k]])
+				return false;
+		return true;
+	}
+	return false;
 }
 
 bool twolevel_rules_null(const twolevel *t, const struct point *p)

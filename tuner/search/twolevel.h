@@ -59,11 +59,15 @@ const space *twolevel_outer_space(const twolevel *t);
 size_t twolevel_sizes(const twolevel *t);
 
 /* The outer part of a full point, and the full point of an outer one with every rule
- * dimension at NCCL's choice (its null level; level 0 where it has none). Can't fail. */
+ * dimension at NCCL's choice (its null level; level 0 where it has none); full_of's
+ * arguments may be the same point. Can't fail. */
 void twolevel_outer_of(const twolevel *t, const struct point *full, struct point *outer);
 void twolevel_full_of(const twolevel *t, const struct point *outer, struct point *full);
 /* Do two full points have the same outer part? */
 bool twolevel_same_outer(const twolevel *t, const struct point *a, const struct point *b);
+/* Do a and b choose the same algorithm and protocol levels for size `bytes`? */
+bool twolevel_same_pair(const twolevel *t, const struct point *a, const struct point *b,
+                        uint64_t bytes);
 /* Are all of p's rule dimensions at NCCL's choice? */
 bool twolevel_rules_null(const twolevel *t, const struct point *p);
 

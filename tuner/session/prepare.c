@@ -15,6 +15,7 @@
 #include "result/summary.h"
 #include "run/locate.h"
 #include "run/runner.h"
+#include "run/sweepfile.h"
 #include "session/session_priv.h"
 
 extern char **environ;
@@ -318,6 +319,43 @@ out:
 	return status;
 }
 
+/* What the probe can do (--capabilities), asked when the space has per-size rules (the
+ * sweep needs them); a probe that does not answer is run as before the extensions.
+ * The session is two-level when it sweeps. Returns an nccltune_status. */
+static int take_capabilities(nccltune_session *s)
+{
+	char **argv = session_probe_argv(s, "--capabilities"), **env = NULL, e[512];
+	int status = NCCLTUNE_OK;
+	bool cancelled = false;
+
+	if (!space_has_rules(s->run.sp))
+		goto out;
+	env = env_build(s->run.user_env, s->run.sp, &s->run.pins, NULL, e, sizeof e);
+	if (!argv || !env || session_server_env(s, &env) != 0) {
+		status = session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		goto out;
+	}
+	if (sweepfile_capabilities(argv, env, SESSION_CAPS_TIMEOUT_S, s->run.cancel,
+	                           &s->run.reaper, &s->run.caps, &cancelled, e, sizeof e) != 0) {
+		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+		goto out;
+	}
+	if (cancelled) {
+		s->run.interrupted = true;
+		goto out;
+	}
+	s->run.two_level = (s->run.caps & PROTO_CAP_SWEEP) != 0;
+	session_note(&s->out, "%s", s->run.two_level
+	             ? "the probe sweeps (capability sweep): two-level search, one probe process "
+	               "per setting of the process-level variables, the per-size choices swept "
+	               "inside it"
+	             : "the probe does not sweep: one configuration per probe process");
+out:
+	runner_free_argv(argv);
+	env_free(env);
+	return status;
+}
+
 /* The space of a new session: --space, else the default (global) space; a per_size
  * block expanded into one set of rule dimensions per tuned size. Returns an
  * nccltune_status. */
@@ -387,6 +425,9 @@ int session_prepare_new(nccltune_session *s)
 	gmtime_r(&t, &tm);
 	strftime(s->run.created, sizeof s->run.created, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	rc = take_fingerprint(s);
+	if (rc || s->run.interrupted)
+		return rc;
+	rc = take_capabilities(s);
 	if (rc || s->run.interrupted)
 		return rc;
 	session_server_window(s);
@@ -510,8 +551,23 @@ int session_prepare_common(nccltune_session *s)
 	s->run.pr = prune_create(s->run.sp, 0);
 	if (!s->run.pr)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-	s->run.st = strategy_create(s->cfg.strategy_name, s->run.sp, s->run.rng, s->run.pr, e,
-	                            sizeof e);
+	if (s->run.two_level) {
+		s->run.tl = twolevel_create(s->run.sp, e, sizeof e);
+		if (!s->run.tl)
+			return session_fail(s, NCCLTUNE_ERROR, "the two-level search: %s", e);
+	}
+	if (s->run.tl && twolevel_outer_space(s->run.tl)) {
+		/* the strategy searches the process-level variables; the pruner of the full
+		 * space learns every inner result, this one what a whole process did */
+		s->run.pr_outer = prune_create(twolevel_outer_space(s->run.tl), 0);
+		if (!s->run.pr_outer)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		s->run.st = strategy_create(s->cfg.strategy_name, twolevel_outer_space(s->run.tl),
+		                            s->run.rng, s->run.pr_outer, e, sizeof e);
+	} else {
+		s->run.st = strategy_create(s->cfg.strategy_name, s->run.sp, s->run.rng, s->run.pr,
+		                            e, sizeof e);
+	}
 	if (!s->run.st)
 		return session_fail(s, NCCLTUNE_USAGE, "--strategy: %s", e);
 	return NCCLTUNE_OK;

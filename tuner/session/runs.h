@@ -14,8 +14,10 @@
 #include "space/space.h"
 
 /* PHASE_TRY: a --try configuration, measured right after the baseline. */
+/* PHASE_SWEEP: one probe process of the two-level search that swept an outer point's
+ * inner choices (journal /2). */
 enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
-                     PHASE_TRY };
+                     PHASE_TRY, PHASE_SWEEP };
 
 /* One probe run. */
 struct session_run {
@@ -25,6 +27,9 @@ struct session_run {
 	size_t try_no;           /* a run of cfg.tries[try_no - 1] (any phase); 0: not a try */
 	struct outcome o;
 	double t_s;              /* session time when it ended (summed over resumes) */
+	size_t nchoices;         /* PHASE_SWEEP: the inner choices it swept */
+	bool in_flight;          /* PHASE_SWEEP: it failed with a choice in flight, whose
+	                          * full point is p (not its outer point's failure) */
 };
 
 /* Why the search ended. */
