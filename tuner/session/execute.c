@@ -89,21 +89,6 @@ void session_outer_observe(nccltune_session *s, const struct point *full,
 	strategy_observe(s->run.st, &q, o);
 }
 
-int session_inner_push(nccltune_session *s, const struct twolevel_inner *in)
-{
-	if (s->run.ninner == s->run.inner_cap) {
-		size_t ncap = s->run.inner_cap ? s->run.inner_cap * 2 : 256;
-		struct twolevel_inner *ni = realloc(s->run.inner, ncap * sizeof *ni);
-
-		if (!ni)
-			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-		s->run.inner = ni;
-		s->run.inner_cap = ncap;
-	}
-	s->run.inner[s->run.ninner++] = *in;
-	return NCCLTUNE_OK;
-}
-
 void session_sweep_observe(nccltune_session *s, size_t run)
 {
 	struct outcome *o = calloc(1, sizeof *o);

@@ -163,6 +163,19 @@ cJSON *session_server_json(const nccltune_session *s, bool *ok);
  * message (a variable outside NCCL_* / CUDA_DEVICE_MAX_CONNECTIONS). */
 int session_server_from_json(nccltune_session *s, const cJSON *obj, char *err, size_t errlen);
 
+/* ---- sweep_record.c ---- */
+/* Add an inner result to s->run.inner. Returns an nccltune_status. */
+int session_inner_push(nccltune_session *s, const struct twolevel_inner *in);
+/* Add sweep run r's "sweep" and "inner" (the inner results of run `index`) to its
+ * journal record j. False when out of memory. */
+bool session_sweep_json(const nccltune_session *s, const struct session_run *r, size_t index,
+                        cJSON *j);
+/* Read sweep run r's "sweep" and "inner" from its record rec (origin "FILE:LINE" starts
+ * every message) into r and s->run.inner (as run `run`, 0-based). Returns 0, or -1 with
+ * the message in s->err. */
+int session_sweep_read(nccltune_session *s, const cJSON *rec, struct session_run *r,
+                       size_t run, const char *origin);
+
 /* ---- session_record.c ---- */
 /* Make every string and key of the JSON value `item` and its siblings (and their
  * children) valid UTF-8, in place (fs_utf8_sanitize): what a probe printed goes into
@@ -211,8 +224,6 @@ void session_sweep_observe(nccltune_session *s, size_t run);
  * outer space: the strategy, of the full point). Can't fail. */
 void session_outer_observe(nccltune_session *s, const struct point *full,
                            const struct outcome *o);
-/* Add an inner result to s->run.inner. Returns an nccltune_status. */
-int session_inner_push(nccltune_session *s, const struct twolevel_inner *in);
 /* While replaying, the journal's next run when it is a sweep of the outer point of
  * `outer_full`: 1 (taken, with *o), 0 (not: the journal and the loop parted ways), -1
  * (an error of the tuner, message in s->err). */

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "jsonread.h"
 #include "nccltune_config.h"
 #include "session/session_priv.h"
 
@@ -172,55 +171,6 @@ static cJSON *raw_head(const char *raw, size_t len, size_t max)
 	return cJSON_CreateString(buf);
 }
 
-/* One inner result as the journal keeps it. */
-static cJSON *inner_json(const nccltune_session *s, const struct twolevel_inner *in)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	if (!o)
-		return NULL;
-	if (!add(o, "choice", in->index == TWOLEVEL_OWN ? cJSON_CreateNull()
-	                                                : cJSON_CreateNumber((double)in->index)) ||
-	    !cJSON_AddNumberToObject(o, "bytes", (double)in->bytes) ||
-	    !add(o, "point", env_point_levels_to_json(s->run.sp, &in->p)) ||
-	    !cJSON_AddStringToObject(o, "outcome", outcome_class_name(in->cls)) ||
-	    !add(o, "us", isfinite(in->us) ? cJSON_CreateNumber(in->us) : cJSON_CreateNull()) ||
-	    !add(o, "objective_us", isfinite(in->objective_us)
-	                            ? cJSON_CreateNumber(in->objective_us) : cJSON_CreateNull()) ||
-	    !cJSON_AddStringToObject(o, "error", in->error)) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* A sweep run's "sweep" ({"choices", "in_flight"}) and "inner" (its inner results, in
- * the order they were learned) into j. False when out of memory. */
-static bool sweep_json(const nccltune_session *s, const struct session_run *r, size_t index,
-                       cJSON *j)
-{
-	cJSON *sw = cJSON_CreateObject(), *arr;
-
-	if (!add(j, "sweep", sw) || !cJSON_AddNumberToObject(sw, "choices", (double)r->nchoices) ||
-	    !cJSON_AddBoolToObject(sw, "in_flight", r->in_flight))
-		return false;
-	arr = cJSON_AddArrayToObject(j, "inner");
-	if (!arr)
-		return false;
-	for (size_t i = 0; i < s->run.ninner; i++) {
-		cJSON *o;
-
-		if (s->run.inner[i].run != index)
-			continue;
-		o = inner_json(s, &s->run.inner[i]);
-		if (!o || !cJSON_AddItemToArray(arr, o)) {
-			cJSON_Delete(o);
-			return false;
-		}
-	}
-	return true;
-}
-
 cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, size_t index,
                         const char *raw_stdout, size_t raw_len)
 {
@@ -257,7 +207,7 @@ cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, 
 	}
 	if (!add(j, "report", report ? report : cJSON_CreateNull()))
 		goto fail;
-	if (r->phase == PHASE_SWEEP && !sweep_json(s, r, index, j))
+	if (r->phase == PHASE_SWEEP && !session_sweep_json(s, r, index, j))
 		goto fail;
 	if (o->cls == OUTCOME_GARBAGE && raw_stdout &&
 	    !add(j, "stdout_head", raw_head(raw_stdout, raw_len, 400)))
@@ -376,117 +326,6 @@ static int load_outcome(struct loader *L, const cJSON *rec, struct outcome *o, s
 	return 0;
 }
 
-/* ---- a sweep run's "sweep" and "inner" (journal /2) ---- */
-
-struct inner_doc {
-	const cJSON *choice, *point;
-	double bytes, us, objective;
-	char outcome[16], error[256];
-};
-
-#define ID(f) offsetof(struct inner_doc, f)
-
-static const struct jr_field inner_fields[] = {
-	{"choice", JR_NUMBER | JR_NULL, JR_REQUIRED | JR_INTEGER, 0, TWOLEVEL_MAX_CHOICES - 1,
-	 NULL, JR_ITEM, ID(choice), 0, NULL},
-	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 9007199254740991.0, NULL, JR_DOUBLE,
-	 ID(bytes), 0, NULL},
-	{"point", JR_ARRAY, JR_REQUIRED, 0, SPACE_MAX_DIMS, NULL, JR_ITEM, ID(point), 0, NULL},
-	{"outcome", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_STRBUF, ID(outcome), 16, NULL},
-	{"us", JR_NUMBER | JR_NULL, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE, ID(us), 0, NULL},
-	{"objective_us", JR_NUMBER | JR_NULL, JR_REQUIRED, 0, 1e15, NULL, JR_DOUBLE,
-	 ID(objective), 0, NULL},
-	{"error", JR_STRING, JR_REQUIRED | JR_CONTROL, 0, 255, NULL, JR_STRBUF, ID(error), 256,
-	 NULL},
-	JR_END,
-};
-
-struct inner_ctx {
-	nccltune_session *s;
-	size_t run;
-};
-
-/* One inner result of the record's "inner" array, into s->run.inner. */
-static int take_inner(struct jr *r, const cJSON *v, size_t i, void *ctx)
-{
-	struct inner_ctx *c = ctx;
-	struct inner_doc d;
-	struct twolevel_inner in;
-
-	(void)i;
-	memset(&d, 0, sizeof d);
-	d.us = d.objective = NAN;
-	if (!cJSON_IsObject(v))
-		return jr_fail(r, "expected an object, got %s", jr_type_name(v));
-	if (jr_dispatch(r, v, inner_fields, false, &d, NULL) < 0)
-		return -1;
-	memset(&in, 0, sizeof in);
-	in.run = c->run;
-	in.index = cJSON_IsNumber(d.choice) ? (size_t)d.choice->valuedouble : TWOLEVEL_OWN;
-	in.bytes = (uint64_t)d.bytes;
-	if (outcome_class_parse(d.outcome, &in.cls) != 0)
-		return jr_fail(r, "outcome: unknown class '%s'", d.outcome);
-	if (env_point_levels_from_json(c->s->run.sp, d.point, &in.p) != 0)
-		return jr_fail(r, "point: not a point of the session's space");
-	if ((in.cls == OUTCOME_OK) != (isfinite(d.us) && isfinite(d.objective)))
-		return jr_fail(r, "us and objective_us: numbers for an ok result, null otherwise");
-	in.us = in.cls == OUTCOME_OK ? d.us : NAN;
-	in.objective_us = in.cls == OUTCOME_OK ? d.objective : NAN;
-	snprintf(in.error, sizeof in.error, "%s", d.error);
-	return session_inner_push(c->s, &in) == NCCLTUNE_OK ? 0 : jr_fail(r, "out of memory");
-}
-
-struct sweep_doc {
-	double choices;
-	bool in_flight;
-};
-
-static const struct jr_field sweep_fields[] = {
-	{"choices", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 0, TWOLEVEL_MAX_CHOICES, NULL, JR_DOUBLE,
-	 offsetof(struct sweep_doc, choices), 0, NULL},
-	{"in_flight", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN,
-	 offsetof(struct sweep_doc, in_flight), 0, NULL},
-	JR_END,
-};
-
-/* The sweep run r's "sweep" and "inner" (r->p already read). Returns 0, or -1 with the
- * message (file:line: sweep...). */
-static int load_sweep(struct loader *L, const cJSON *rec, struct session_run *r, size_t line)
-{
-	char origin[PATH_MAX + 64], err[1024];
-	struct sweep_doc d = {0, false};
-	struct inner_ctx c = {L->s, L->s->run.nqueue};
-	const cJSON *sw = cJSON_GetObjectItemCaseSensitive(rec, "sweep");
-	const cJSON *in = cJSON_GetObjectItemCaseSensitive(rec, "inner");
-	struct jr jr;
-
-	if (!L->s->run.two_level)
-		return lfail(L, line, "phase: a sweep run in a journal whose header says "
-		             "two_level false");
-	if (!r->has_point)
-		return lfail(L, line, "point: a sweep run has a point");
-	if (!cJSON_IsObject(sw))
-		return lfail(L, line, "sweep: a sweep run needs its object");
-	if (!cJSON_IsArray(in))
-		return lfail(L, line, "inner: a sweep run needs its inner results");
-	snprintf(origin, sizeof origin, "%s:%zu", L->path, line);
-	err[0] = '\0';
-	jr_init(&jr, origin, err, sizeof err);
-	if (jr_push_key(&jr, "sweep") < 0 || jr_dispatch(&jr, sw, sweep_fields, false, &d, NULL) < 0)
-		goto bad;
-	jr_pop(&jr);
-	if (jr_push_key(&jr, "inner") < 0 ||
-	    jr_each(&jr, in, TWOLEVEL_MAX_CHOICES + WORKLOAD_MAX_ENTRIES, take_inner, &c) < 0)
-		goto bad;
-	r->nchoices = (size_t)d.choices;
-	r->in_flight = d.in_flight;
-	return 0;
-bad:
-	snprintf(L->s->err, sizeof L->s->err, "%s", err);
-	L->status = NCCLTUNE_USAGE;
-	return -1;
-}
-
 static int load_run(struct loader *L, const cJSON *rec, size_t line)
 {
 	nccltune_session *s = L->s;
@@ -544,8 +383,20 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 	}
 	if (load_outcome(L, rec, &r->o, line) != 0)
 		return -1;
-	if (r->phase == PHASE_SWEEP && load_sweep(L, rec, r, line) != 0)
-		return -1;
+	if (r->phase == PHASE_SWEEP) {
+		char origin[PATH_MAX + 64];
+
+		snprintf(origin, sizeof origin, "%s:%zu", L->path, line);
+		if (!s->run.two_level)
+			return lfail(L, line, "phase: a sweep run in a journal whose header says "
+			             "two_level false");
+		if (!r->has_point)
+			return lfail(L, line, "point: a sweep run has a point");
+		if (session_sweep_read(s, rec, r, s->run.nqueue, origin) != 0) {
+			L->status = NCCLTUNE_USAGE;
+			return -1;
+		}
+	}
 	it = cJSON_GetObjectItemCaseSensitive(rec, "t_s");
 	r->t_s = cJSON_IsNumber(it) ? it->valuedouble : 0;
 	s->run.nqueue++;
