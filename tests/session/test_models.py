@@ -2,7 +2,8 @@
 """test_models.py - end-to-end sessions against every built-in machine model, through
 the CLI (which finds nccltune-model-probe in the build tree), checked on the real
 results.json and journal (json.load, no text scraping of JSON). Every output must say
-MODEL; on the PCIe Gen5 box the session must prune NCCL_ALGO=Tree (it fails at graph
+MODEL; a default session sweeps (two-level, journal /2); on the PCIe Gen5 box the
+session must prune rule.43008.algo=Tree (it fails at graph
 capture there) and beat NCCL's defaults with an interval above 1; the summary's noise
 line and the "not shown to be faster" caution agree with the figures; the same seed
 replays the same session.

@@ -4,6 +4,7 @@
  * jsonread) when a session resumes. */
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,25 @@ struct inner_ctx {
 	size_t run;
 };
 
+/* jr_fail with `key` on the path. */
+static int keyed_fail(struct jr *r, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int keyed_fail(struct jr *r, const char *key, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (jr_push_key(r, key) < 0)
+		return -1;
+	jr_fail(r, "%s", msg);
+	jr_pop(r);
+	return -1;
+}
+
 /* One inner result of the record's "inner" array, into s->run.inner. */
 static int take_inner(struct jr *r, const cJSON *v, size_t i, void *ctx)
 {
@@ -136,11 +156,12 @@ static int take_inner(struct jr *r, const cJSON *v, size_t i, void *ctx)
 	in.index = cJSON_IsNumber(d.choice) ? (size_t)d.choice->valuedouble : TWOLEVEL_OWN;
 	in.bytes = (uint64_t)d.bytes;
 	if (outcome_class_parse(d.outcome, &in.cls) != 0)
-		return jr_fail(r, "outcome: unknown class '%s'", d.outcome);
+		return keyed_fail(r, "outcome", "unknown class '%s'", d.outcome);
 	if (env_point_levels_from_json(c->s->run.sp, d.point, &in.p) != 0)
-		return jr_fail(r, "point: not a point of the session's space");
+		return keyed_fail(r, "point", "not a point of the session's space");
 	if ((in.cls == OUTCOME_OK) != (isfinite(d.us) && isfinite(d.objective)))
-		return jr_fail(r, "us and objective_us: numbers for an ok result, null otherwise");
+		return keyed_fail(r, "us", "us and objective_us: numbers for an ok result, null "
+		                  "otherwise");
 	in.us = in.cls == OUTCOME_OK ? d.us : NAN;
 	in.objective_us = in.cls == OUTCOME_OK ? d.objective : NAN;
 	snprintf(in.error, sizeof in.error, "%s", d.error);
