@@ -21,7 +21,8 @@ are lower bounds on the regret against the true optimum.
 
 Probe time of a session: the sum of its journal runs' wall_s (every probe process,
 final rounds included). Output: Markdown on stdout, progress on stderr. --quick: two
-models, 3 seeds, budget 20 (for tests). Exit 0, 1 on a failure, 2 on bad options."""
+models, 3 seeds, budget 20 (for tests); --json FILE also writes every session's row and
+the summary. Exit 0, 1 on a failure, 2 on bad options."""
 import argparse
 import concurrent.futures
 import json
@@ -127,11 +128,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--seeds", type=int, default=30)
-    ap.add_argument("--budgets", default="20,60")
+    ap.add_argument("--budgets", default="60")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the session folders")
+    ap.add_argument("--json", help="also write every session's row and the summary here")
     args = ap.parse_args()
     if args.quick:
         args.seeds, args.budgets, args.models = 3, "20", ",".join(QUICK_MODELS)
@@ -166,7 +168,10 @@ def main():
                 rows.append(fu.result())
                 if (i + 1) % 20 == 0:
                     print("sweep_regret: %d/%d sessions" % (i + 1, len(jobs)), file=sys.stderr)
-        report(args, models, budgets, rows)
+        summary = report(args, models, budgets, rows)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"rows": rows, "summary": summary}, f, indent=1)
     except BenchError as e:
         print("sweep_regret.py: %s" % e, file=sys.stderr)
         return 1
@@ -176,6 +181,8 @@ def main():
 
 
 def report(args, models, budgets, rows):
+    """Print the Markdown table; return its rows as dicts."""
+    out = []
     print("| model | budget | arm | regret median | regret worst | seeds > 5% | "
           "probe s (median) | processes | inner results (median) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -186,6 +193,13 @@ def report(args, models, budgets, rows):
             for arm in ("sweep", "plain"):
                 sel = [r for r in rows if r["model"] == m and r["budget"] == b and r["arm"] == arm]
                 reg = [r["true"] / ref - 1 for r in sel]
+                out.append({"model": m, "budget": b, "arm": arm,
+                            "median": statistics.median(reg), "worst": max(reg),
+                            "beyond5": sum(x > 0.05 for x in reg), "seeds": len(reg),
+                            "probe_s": statistics.median(r["probe_s"] for r in sel),
+                            "processes": max(r["runs"] for r in sel),
+                            "inner": statistics.median(r["inner"] for r in sel),
+                            "reference_us": ref, "defaults_us": defaults})
                 print("| %s | %d | %s | %s | %s | %d/%d | %.3f | %d | %d |" % (
                     m, b, arm, pct(statistics.median(reg)), pct(max(reg)),
                     sum(x > 0.05 for x in reg), len(reg),
@@ -194,6 +208,7 @@ def report(args, models, budgets, rows):
                     statistics.median(r["inner"] for r in sel)))
         print("| %s | reference | best known %.1f us/step; NCCL's defaults %.1f (regret %s) "
               "| | | | | | |" % (m, ref, defaults, pct(defaults / ref - 1)))
+    return out
 
 
 if __name__ == "__main__":
