@@ -71,6 +71,18 @@ for line in open(tmp + "/s/journal.jsonl"):
         continue
     if rec.get("type") != "run" or rec.get("outcome") != "ok" or rec.get("point") is None:
         continue
+    if rec["phase"] == "sweep":
+        # a sweep's results are the sizes' own cases (NCCL's choices); its entries are
+        # the forced choices: each shows in what NCCL ran there
+        for e in rec["report"].get("sweep", []):
+            if not e["ok"] or "nccl" not in e:
+                continue
+            for kind in ("algo", "proto", "ctas"):
+                if e[kind] not in (None, 0):
+                    checked += 1
+                    if str(e["nccl"][kind]).lower() == str(e[kind]).lower():
+                        matched[kind] = matched.get(kind, 0) + 1
+        continue
     params = list(hdr["space"]["params"].items())
     for res_ in rec["report"]["results"]:
         for d, (name, spec) in enumerate(params):
