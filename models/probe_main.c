@@ -16,6 +16,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
+#include "fsutil.h"
 #include "model.h"
 #include "nccltune_config.h"
 #include "proto.h"
@@ -108,7 +109,7 @@ static void usage(FILE *f)
 	        "is mixed into --seed, so repeats within a session differ but replay exactly.\n"
 	        "NCCL_TUNER_PLUGIN is loaded as the model's NCCL version loads it and asked for\n"
 	        "every size (a plugin that does not load: a warning, NCCL's own choices); with it\n"
-	        "set, the plugin and NCCLTUNE_TUNER_TABLE are mixed into the noise seed. In a\n"
+	        "set, the plugin and NCCLTUNE_TUNER_TABLE's content are mixed into the noise seed. In a\n"
 	        "--sweep, one per-run noise offset is shared by every size and choice of the run,\n"
 	        "and each replay draws its own jitter, in the file's seeded interleaved order.\n"
 	        "exit status: 0 report ok, 1 failure report (stage says where), 2 bad arguments\n");
@@ -284,6 +285,24 @@ static unsigned long sweep_seed(unsigned long seed, const struct sweep_plan *p)
 	return seed;
 }
 
+/* NCCLTUNE_TUNER_TABLE into the seed: the table's bytes (what the plugin applies), so
+ * the same table in two session folders gives the same stream; its name when it cannot
+ * be read (the plugin then warns and has no opinion). */
+static unsigned long table_seed(unsigned long seed, const char *path)
+{
+	char e[256];
+	size_t len = 0;
+	char *text = path ? fs_read_file(path, (size_t)1 << 20, &len, e, sizeof e) : NULL;
+	unsigned long out;
+
+	if (!text || memchr(text, '\0', len))
+		out = model_noise_seed_mix(seed, path);
+	else
+		out = model_noise_seed_mix(seed, text);
+	free(text);
+	return out;
+}
+
 /* Without --seed, runs differ as on a real machine: seed from the clock and the pid. */
 static unsigned long clock_seed(void)
 {
@@ -335,7 +354,7 @@ static int measure(const struct args *a, const struct model *m, struct sweep_plu
 		seed = model_noise_seed(m, &env, &a->w, a->have_seed ? run_seed(a->seed) : clock_seed());
 		if (plugin) {   /* the plugin and its table are part of the configuration */
 			seed = model_noise_seed_mix(seed, plugin);
-			seed = model_noise_seed_mix(seed, getenv("NCCLTUNE_TUNER_TABLE"));
+			seed = table_seed(seed, getenv("NCCLTUNE_TUNER_TABLE"));
 		}
 		if (a->sweep.nchoices > 0)
 			seed = sweep_seed(seed, &a->sweep);

@@ -15,8 +15,8 @@ import sys
 STAGES = ["space", "run", "search", "result", "workflows", "session"]
 # tuner/session/, bottom up: a file calls only itself and the files before it, so the
 # printer (progress) never calls back into the loop or the journal writer.
-SESSION_FILES = ["runs", "notes", "progress", "server", "header_read", "session_record", "execute", "prepare", "final",
-                 "sizes", "ablate", "results", "exports", "loop", "session", "retune"]
+SESSION_FILES = ["runs", "notes", "progress", "server", "header_read", "sweep_record", "session_record", "execute", "sweep_run", "prepare",
+                 "final", "twolevel", "sizes", "ablate", "results", "exports", "loop", "session", "retune"]
 # What may not include the handle's insides: the printer and the headers it includes.
 SESSION_BLIND = ["progress.c", "progress.h", "runs.h", "notes.h"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -48,7 +48,7 @@ def check(root):
                 head = inc.split("/")[0]
                 if "/" not in inc:
                     if inc not in ("nccltune.h", "nccltune_config.h", "fsutil.h", "proto.h",
-                                   "ncclvars.h", "jsonread.h", "table.h"):
+                                   "ncclvars.h", "jsonread.h", "table.h", "sweep.h"):
                         bad.append(f"{p}: \"{inc}\": name the stage (\"{stage}/{inc}\")")
                     continue
                 if head not in STAGES:

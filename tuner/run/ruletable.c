@@ -102,21 +102,21 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
-int ruletable_write(const char *dir, const char *text, char *path, size_t pathlen,
-                    char *err, size_t errlen)
+int ruletable_write_in(const char *dir, const char *sub, const char *ext, const char *text,
+                       char *path, size_t pathlen, char *err, size_t errlen)
 {
 	char folder[PATH_MAX], abs[PATH_MAX], e[512], *old;
 	size_t len = strlen(text), oldlen = 0;
 	int n;
 
-	n = snprintf(folder, sizeof folder, "%s/tables", dir);
+	n = snprintf(folder, sizeof folder, "%s/%s", dir, sub);
 	if (n < 0 || (size_t)n >= sizeof folder)
 		return fs_errf(err, errlen, "%s: folder name too long", dir);
 	if (fs_mkdirs(folder, e, sizeof e) != 0)
 		return fs_errf(err, errlen, "%s", e);
 	if (!realpath(folder, abs))
 		return fs_errf(err, errlen, "%s: %s", folder, strerror(errno));
-	n = snprintf(path, pathlen, "%s/%016llx.table", abs, (unsigned long long)fnv1a(text));
+	n = snprintf(path, pathlen, "%s/%016llx%s", abs, (unsigned long long)fnv1a(text), ext);
 	if (n < 0 || (size_t)n >= pathlen)
 		return fs_errf(err, errlen, "%s: path too long", abs);
 	old = fs_read_regular(path, len + 1, &oldlen, e, sizeof e);
@@ -128,6 +128,12 @@ int ruletable_write(const char *dir, const char *text, char *path, size_t pathle
 	if (fs_write_atomic(path, text, len, 0644, e, sizeof e) != 0)
 		return fs_errf(err, errlen, "%s", e);
 	return 0;
+}
+
+int ruletable_write(const char *dir, const char *text, char *path, size_t pathlen,
+                    char *err, size_t errlen)
+{
+	return ruletable_write_in(dir, "tables", ".table", text, path, pathlen, err, errlen);
 }
 
 /* A word or null into o under key. */

@@ -23,6 +23,10 @@ int ruletable_text(const space *sp, const struct point *p, char **text, char *er
  * the file. */
 int ruletable_write(const char *dir, const char *text, char *path, size_t pathlen,
                     char *err, size_t errlen);
+/* The same for any of the session's content-addressed files: DIR/SUB/<hash>EXT
+ * (ruletable_write is SUB "tables", EXT ".table"; sweep files are "sweeps", ".json"). */
+int ruletable_write_in(const char *dir, const char *sub, const char *ext, const char *text,
+                       char *path, size_t pathlen, char *err, size_t errlen);
 
 
 /* best.rules of p: [{"bytes", "algo", "proto", "ctas"}] (null = NCCL's) for each size

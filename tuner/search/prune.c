@@ -17,7 +17,11 @@
  * spent 10 of 60 runs on Simple with ALGO unset before this rule existed. A success of
  * the pair disproves it; a rule of either level makes it redundant. A wrong sum (OUTCOME_VERIFY) bans that exact
  * point for good; its neighbours (one ordinal step, or one categorical swap, or
- * set/unset of one variable) are suspect: runnable, never recommended unchecked.
+ * set/unset of one variable) are suspect: runnable, never recommended unchecked. A swap
+ * of a per-size algorithm or protocol (rule.<bytes>.algo|proto) is not a neighbour: it
+ * is another kernel for that size, checked on its own (a two-level session sweeps every
+ * protocol of a size side by side, and one protocol's wrong sums, LL128 over PCIe, would
+ * otherwise make every other choice of the size suspect).
  *
  * Which outcomes teach anything: every failure except "spawn" and "args", which say
  * the probe command is broken, not the configuration.
@@ -405,6 +409,10 @@ static bool near_point(const space *sp, const struct point *a, const struct poin
 		if (x == y)
 			continue;
 		if (++diff > 1)
+			return false;
+		/* another algorithm or protocol for one size is another kernel, whose sums
+		 * its own check verified (a sweep checks every choice): not a neighbour */
+		if (space_is_categorical(sp, d) && space_rule_of(sp, d, NULL) != SPACE_RULE_NONE)
 			return false;
 		if (space_is_categorical(sp, d) || is_null(sp, d, x) || is_null(sp, d, y))
 			continue;

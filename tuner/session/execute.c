@@ -70,7 +70,42 @@ static int push_run(nccltune_session *s, const struct session_run *r)
 void session_observe(nccltune_session *s, const struct point *p, const struct outcome *o)
 {
 	prune_observe(s->run.pr, p, o);
-	strategy_observe(s->run.st, p, o);
+	/* two-level: the strategy searches the outer space and learns from sweeps only */
+	if (!s->run.tl)
+		strategy_observe(s->run.st, p, o);
+}
+
+void session_outer_observe(nccltune_session *s, const struct point *full,
+                           const struct outcome *o)
+{
+	struct point q;
+
+	if (!twolevel_outer_space(s->run.tl)) {
+		strategy_observe(s->run.st, full, o);
+		return;
+	}
+	twolevel_outer_of(s->run.tl, full, &q);
+	prune_observe(s->run.pr_outer, &q, o);
+	strategy_observe(s->run.st, &q, o);
+}
+
+void session_sweep_observe(nccltune_session *s, size_t run)
+{
+	struct outcome *o = calloc(1, sizeof *o);
+
+	if (!o)
+		return;   /* the pruner learns less; nothing else depends on it */
+	for (size_t i = 0; i < s->run.ninner; i++) {
+		const struct twolevel_inner *in = &s->run.inner[i];
+
+		if (in->run != run)
+			continue;
+		o->cls = in->cls;
+		o->objective_us = in->objective_us;
+		snprintf(o->error, sizeof o->error, "%s", in->error);
+		prune_observe(s->run.pr, &in->p, o);
+	}
+	free(o);
 }
 
 /* The recorded runs no longer match what the loop asks for (a changed strategy, or a
@@ -92,6 +127,12 @@ int session_diverge(nccltune_session *s)
 
 		if (push_run(s, r) != NCCLTUNE_OK)
 			return NCCLTUNE_ERROR;
+		if (r->phase == PHASE_SWEEP) {
+			session_sweep_observe(s, s->run.nruns - 1);
+			if (r->o.cls == OUTCOME_OK || !r->in_flight)
+				session_outer_observe(s, &r->p, &r->o);
+			continue;
+		}
 		if (r->has_point && !superseded &&
 		    (r->phase == PHASE_SEARCH || r->phase == PHASE_WARM ||
 		     r->phase == PHASE_RETRY || r->phase == PHASE_TRY))
@@ -104,6 +145,20 @@ int session_diverge(nccltune_session *s)
 bool session_replaying(const nccltune_session *s)
 {
 	return s->run.qpos < s->run.nqueue;
+}
+
+int session_replay_sweep(nccltune_session *s, const struct point *outer_full,
+                         struct outcome *o)
+{
+	const struct session_run *r = &s->run.queue[s->run.qpos];
+
+	if (r->phase == PHASE_SWEEP && r->has_point &&
+	    twolevel_same_outer(s->run.tl, &r->p, outer_full)) {
+		*o = r->o;
+		s->run.qpos++;
+		return push_run(s, r) == NCCLTUNE_OK ? 1 : -1;
+	}
+	return session_diverge(s) == NCCLTUNE_OK ? 0 : -1;
 }
 
 /* While replaying, the journal's next run: taken when it is the run asked for (1, with
@@ -238,8 +293,8 @@ static int expected_ranks(const nccltune_session *s, const char **what)
  * of the session's workload (a report that does not give it, or that ran on another
  * number of ranks than the baseline, is garbage); a report also says whether its
  * figures are measured or modelled. */
-static void take_outcome(nccltune_session *s, const struct runner_result *res,
-                         struct outcome *o)
+void session_take_outcome(nccltune_session *s, const struct runner_result *res,
+                          struct outcome *o)
 {
 	char e[1024];
 	double obj;
@@ -295,13 +350,17 @@ static void show_run(nccltune_session *s, const struct session_run *r)
 	session_point_best(s, &fig.best_us, NULL);
 	fig.eta_s = n ? wall / (double)n * (double)left : 0;
 	fig.env = r->has_point || r->try_no ? session_run_describe(s, r, env, sizeof env) : NULL;
+	if (r->phase == PHASE_SWEEP) {
+		fig.choices = r->nchoices;
+		fig.choices_per_s = r->o.wall_s > 0 ? (double)r->nchoices / r->o.wall_s : 0;
+	}
 	session_progress_run(&s->out, r, &fig);
 }
 
 /* Journal run r with the probe's output, add it to the session's runs and show it.
  * Returns 0, or NCCLTUNE_ERROR with a message in s->err. */
-static int record_run(nccltune_session *s, const struct session_run *r,
-                      const struct runner_result *res)
+int session_record_run(nccltune_session *s, const struct session_run *r,
+                       const struct runner_result *res)
 {
 	char e[1024];
 	cJSON *rec = session_run_json(s, r, s->run.nruns, res->out, res->out_len);
@@ -323,7 +382,7 @@ static int record_run(nccltune_session *s, const struct session_run *r,
  * A fresh session knows from its fingerprint; a resume would otherwise spend the rest
  * of the budget on "spawn" runs (a relative --probe resumed from another folder, a
  * moved binary). Returns 0, or NCCLTUNE_ERROR with a message naming the command. */
-static int check_probe(nccltune_session *s)
+int session_check_probe(nccltune_session *s)
 {
 	char e[PATH_MAX + 256];
 
@@ -357,7 +416,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		s->run.interrupted = true;
 		return NCCLTUNE_INTERRUPTED;
 	}
-	status = check_probe(s);
+	status = session_check_probe(s);
 	if (status)
 		return status;
 	memset(&res, 0, sizeof res);
@@ -370,7 +429,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		status = NCCLTUNE_INTERRUPTED;
 	}
 	if (status == 0) {
-		take_outcome(s, &res, o);
+		session_take_outcome(s, &res, o);
 		memset(&run, 0, sizeof run);
 		run.phase = phase;
 		run.try_no = try_no;
@@ -380,7 +439,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 			run.p = *p;
 		run.o = *o;
 		run.t_s = session_elapsed(s);
-		status = record_run(s, &run, &res);
+		status = session_record_run(s, &run, &res);
 	}
 	runner_result_free(&res);
 	return status;

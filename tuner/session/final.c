@@ -83,7 +83,7 @@ static int cmp_search(const void *a, const void *b)
  * from the winner's curse than the best single runs (results/bench-2026-11-29.md). */
 static int order_by_strategy(nccltune_session *s, struct final_state *f)
 {
-	size_t dims = space_dims(s->run.sp), count = 0, n = 0;
+	size_t count = 0, n = 0;
 	struct point *pts = NULL;
 	double *est = NULL;
 	struct finalist *sorted = NULL;
@@ -103,7 +103,7 @@ static int order_by_strategy(nccltune_session *s, struct final_state *f)
 	}
 	for (size_t i = 0; i < count; i++) {
 		for (size_t j = 0; j < f->nc; j++) {
-			if (!moved[j] && point_equal(&f->c[j].p, &pts[i], dims)) {
+			if (!moved[j] && session_rank_match(s, &f->c[j].p, &pts[i])) {
 				sorted[n++] = f->c[j];
 				moved[j] = true;
 				break;

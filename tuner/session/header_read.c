@@ -20,7 +20,7 @@ struct header {
 	char strategy[sizeof ((nccltune_session *)0)->cfg.strategy_name];
 	double seed, time_limit_s, timeout_s;
 	int budget, iters, warmup;
-	bool auto_model;
+	bool auto_model, two_level;
 };
 
 /* A message of a reader below (space, workload, pins, tries) that names its own path. */
@@ -128,7 +128,31 @@ static int take_tries(struct jr *r, const cJSON *v, void *dst)
 	return jr_each(r, v, TRYCONF_MAX, take_try, s);
 }
 
-static const char *const journal_schema[] = {SESSION_JOURNAL_SCHEMA, NULL};
+static const char *const journal_schema[] = {SESSION_JOURNAL_SCHEMA, SESSION_JOURNAL_SCHEMA_2,
+                                             NULL};
+
+/* One capability word of the probe; words this version does not know are skipped, as
+ * proto_capabilities_parse does. */
+static int take_cap(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	unsigned *caps = ctx;
+
+	(void)i;
+	if (!cJSON_IsString(v))
+		return jr_fail(r, "must be a string");
+	for (unsigned bit = 1; bit && proto_capability_name(bit); bit <<= 1)
+		if (strcmp(proto_capability_name(bit), v->valuestring) == 0)
+			*caps |= bit;
+	return 0;
+}
+
+static int take_caps(struct jr *r, const cJSON *v, void *dst)
+{
+	nccltune_session *s = ((struct header *)dst)->s;
+
+	s->run.caps = 0;
+	return jr_each(r, v, 32, take_cap, &s->run.caps);
+}
 
 #define H(f) offsetof(struct header, f)
 
@@ -173,6 +197,8 @@ static const struct jr_field header_fields[] = {
 	{"auto_model", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, H(auto_model), 0, NULL},
 	{"tries", JR_ARRAY, 0, 0, TRYCONF_MAX, NULL, JR_KEEP, 0, 0, take_tries},
 	{"server", JR_OBJECT, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_server},
+	{"capabilities", JR_ARRAY, 0, 0, 32, NULL, JR_KEEP, 0, 0, take_caps},
+	{"two_level", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, H(two_level), 0, NULL},
 	JR_END,
 };
 
@@ -203,5 +229,15 @@ int session_header_read(nccltune_session *s, const cJSON *h, const char *origin)
 	if (seen & (UINT64_C(1) << HEADER_WARMUP))
 		s->cfg.wl.warmup = hd.warmup;
 	s->run.auto_model = hd.auto_model;
+	/* /2 says the journal may hold sweep runs: the two go together */
+	if (hd.two_level != (strcmp(cJSON_GetObjectItemCaseSensitive(h, "schema")->valuestring,
+	                            SESSION_JOURNAL_SCHEMA_2) == 0)) {
+		snprintf(s->err, sizeof s->err, "%s: two_level: %s with schema %s (a two-level "
+		         "session writes %s, any other %s)", origin, hd.two_level ? "true" : "false",
+		         cJSON_GetObjectItemCaseSensitive(h, "schema")->valuestring,
+		         SESSION_JOURNAL_SCHEMA_2, SESSION_JOURNAL_SCHEMA);
+		return -1;
+	}
+	s->run.two_level = hd.two_level;
 	return 0;
 }

@@ -36,46 +36,6 @@ static int measure(nccltune_session *s, enum session_phase phase, const struct p
 	return rc;
 }
 
-/* The mean wall time of the runs that worked (0: none). */
-static double mean_wall(const nccltune_session *s)
-{
-	double sum = 0;
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->run.nruns; i++) {
-		if (s->run.runs[i].o.cls == OUTCOME_OK) {
-			sum += s->run.runs[i].o.wall_s;
-			n++;
-		}
-	}
-	return n ? sum / (double)n : 0;
-}
-
-/* Should the search stop before the next suggestion? While replaying, the journal
- * says what happened next; live, the budget and the time limit decide. */
-static bool search_done(nccltune_session *s)
-{
-	if (session_replaying(s)) {
-		if (s->run.queue[s->run.qpos].phase != PHASE_FINAL &&
-		    s->run.queue[s->run.qpos].phase != PHASE_ABLATE)
-			return false;
-		/* Why the recorded search ended is not recorded; the likely reason. */
-		s->run.stop = s->run.nruns >= session_search_limit(s) ? STOP_BUDGET
-		        : s->cfg.time_limit_s > 0 ? STOP_TIME : STOP_EXHAUSTED;
-		return true;
-	}
-	if (s->run.nruns >= session_search_limit(s)) {
-		s->run.stop = STOP_BUDGET;
-		return true;
-	}
-	if (s->cfg.time_limit_s > 0 && session_elapsed(s) + mean_wall(s) *
-	    (1 + session_final_reserve(s) + session_ablate_reserve(s)) >= s->cfg.time_limit_s) {
-		s->run.stop = STOP_TIME;
-		return true;
-	}
-	return false;
-}
-
 /* What failed deterministically in the warm-start session on the same GPUs is known
  * before a run is spent on it: the pruner and the strategy learn it first. */
 static int observe_warm_failures(nccltune_session *s)
@@ -120,7 +80,7 @@ static int run_warm(nccltune_session *s, struct outcome *o)
 		struct point p;
 		int rc;
 
-		if (search_done(s))
+		if (session_search_done(s))
 			break;
 		if (env_point_levels_from_json(s->run.sp, c, &p) != 0 ||
 		    !space_allows(s->run.sp, &p) || prune_rejects(s->run.pr, &p) ||
@@ -163,7 +123,10 @@ static int run_search(nccltune_session *s, struct outcome *o)
 {
 	char e[1024];
 
-	while (!search_done(s)) {
+	if (s->run.tl)
+		return session_twolevel_search(s, o);
+
+	while (!session_search_done(s)) {
 		struct point p;
 		const struct outcome *k;
 		int rc = strategy_suggest(s->run.st, &p, e, sizeof e);

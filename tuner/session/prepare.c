@@ -15,6 +15,7 @@
 #include "result/summary.h"
 #include "run/locate.h"
 #include "run/runner.h"
+#include "run/sweepfile.h"
 #include "session/session_priv.h"
 
 extern char **environ;
@@ -318,7 +319,34 @@ out:
 	return status;
 }
 
-/* The space of a new session: --space, else the default (global) space; a per_size
+/* What the probe can do (--capabilities), asked with the variables of space sp; a probe
+ * that does not answer has none of the extensions and is run as before them. Returns an
+ * nccltune_status (NCCLTUNE_OK with s->run.interrupted set when a signal came). */
+static int take_capabilities(nccltune_session *s, const space *sp)
+{
+	char **argv = session_probe_argv(s, "--capabilities"), **env = NULL, e[512];
+	int status = NCCLTUNE_OK;
+	bool cancelled = false;
+
+	env = env_build(environ, sp, &s->run.pins, NULL, e, sizeof e);
+	if (!argv || !env) {
+		status = session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		goto out;
+	}
+	if (sweepfile_capabilities(argv, env, SESSION_CAPS_TIMEOUT_S, s->run.cancel,
+	                           &s->run.reaper, &s->run.caps, &cancelled, e, sizeof e) != 0)
+		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	else if (cancelled)
+		s->run.interrupted = true;
+out:
+	runner_free_argv(argv);
+	env_free(env);
+	return status;
+}
+
+/* The space of a new session: --space, else the default: per-size when the probe sweeps
+ * (--capabilities), the global one otherwise; the session is two-level when the probe
+ * sweeps and the space has per-size rules; a per_size
  * block expanded into one set of rule dimensions per tuned size. Returns an
  * nccltune_status. */
 static int choose_space(nccltune_session *s)
@@ -327,10 +355,34 @@ static int choose_space(nccltune_session *s)
 	uint64_t sizes[WORKLOAD_MAX_ENTRIES];
 	space *x = NULL;
 
-	if (!s->cfg.space_full)
-		s->cfg.space_full = space_default();
-	if (!s->cfg.space_full)
+	int rc = NCCLTUNE_OK;
+
+	/* a probe that sweeps gets the per-size default; any other the global one, as
+	 * before sweeps existed */
+	if (!s->cfg.space_full) {
+		space *global = space_default();
+
+		rc = global ? take_capabilities(s, global) : NCCLTUNE_ERROR;
+		space_destroy(global);
+		if (rc == NCCLTUNE_OK && !s->run.interrupted)
+			s->cfg.space_full = s->run.caps & PROTO_CAP_SWEEP ? space_default_per_size()
+			                                                 : space_default();
+		if (rc == NCCLTUNE_OK && !s->run.interrupted && !s->cfg.space_full)
+			rc = NCCLTUNE_ERROR;
+	} else if (space_has_rules(s->cfg.space_full)) {
+		rc = take_capabilities(s, s->cfg.space_full);
+	}
+	if (rc == NCCLTUNE_ERROR && !s->err[0])
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	if (rc || s->run.interrupted)
+		return rc;
+	s->run.two_level = (s->run.caps & PROTO_CAP_SWEEP) && space_has_rules(s->cfg.space_full);
+	if (space_has_rules(s->cfg.space_full))
+		session_note(&s->out, "%s", s->run.two_level
+		             ? "the probe sweeps (capability sweep): two-level search, one probe "
+		               "process per setting of the process-level variables, the per-size "
+		               "choices swept inside it"
+		             : "the probe does not sweep: one configuration per probe process");
 	if (!space_has_per_size(s->cfg.space_full))
 		return NCCLTUNE_OK;
 	for (size_t i = 0; i < s->cfg.wl.n; i++)
@@ -358,7 +410,7 @@ int session_prepare_new(nccltune_session *s)
 	if (rc)
 		return rc;
 	rc = choose_space(s);
-	if (rc)
+	if (rc || s->run.interrupted)
 		return rc;
 	/* per-size deployment leaves every other size to NCCL but not the process-level
 	 * variables: the default guard ladder checks them (explicit guards always apply) */
@@ -510,8 +562,23 @@ int session_prepare_common(nccltune_session *s)
 	s->run.pr = prune_create(s->run.sp, 0);
 	if (!s->run.pr)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-	s->run.st = strategy_create(s->cfg.strategy_name, s->run.sp, s->run.rng, s->run.pr, e,
-	                            sizeof e);
+	if (s->run.two_level) {
+		s->run.tl = twolevel_create(s->run.sp, e, sizeof e);
+		if (!s->run.tl)
+			return session_fail(s, NCCLTUNE_ERROR, "the two-level search: %s", e);
+	}
+	if (s->run.tl && twolevel_outer_space(s->run.tl)) {
+		/* the strategy searches the process-level variables; the pruner of the full
+		 * space learns every inner result, this one what a whole process did */
+		s->run.pr_outer = prune_create(twolevel_outer_space(s->run.tl), 0);
+		if (!s->run.pr_outer)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		s->run.st = strategy_create(s->cfg.strategy_name, twolevel_outer_space(s->run.tl),
+		                            s->run.rng, s->run.pr_outer, e, sizeof e);
+	} else {
+		s->run.st = strategy_create(s->cfg.strategy_name, s->run.sp, s->run.rng, s->run.pr,
+		                            e, sizeof e);
+	}
 	if (!s->run.st)
 		return session_fail(s, NCCLTUNE_USAGE, "--strategy: %s", e);
 	return NCCLTUNE_OK;

@@ -98,6 +98,8 @@ void session_progress_run(struct session_output *out, const struct session_run *
 		if (isfinite(best) && isfinite(base) && best > 0)
 			fprintf(f, " (%.2fx)", base / best);
 		fprintf(f, "  failures %zu  ETA %s", fig->failures, eta);
+		if (fig->choices)
+			fprintf(f, "  sweep %zu choices, %.1f/s", fig->choices, fig->choices_per_s);
 		fflush(f);
 		out->line_active = true;
 		return;
@@ -109,7 +111,11 @@ void session_progress_run(struct session_output *out, const struct session_run *
 	if (isfinite(best) && isfinite(base) && best > 0 && k > 0 && (size_t)k < sizeof tail)
 		k += snprintf(tail + k, sizeof tail - (size_t)k, " (%.2fx)", base / best);
 	if (k > 0 && (size_t)k < sizeof tail)
-		snprintf(tail + k, sizeof tail - (size_t)k, " | %zu failed | ETA %s", fig->failures, eta);
+		k += snprintf(tail + k, sizeof tail - (size_t)k, " | %zu failed | ETA %s",
+		              fig->failures, eta);
+	if (fig->choices && k > 0 && (size_t)k < sizeof tail)
+		snprintf(tail + k, sizeof tail - (size_t)k, " | sweep %zu choices, %.1f/s",
+		         fig->choices, fig->choices_per_s);
 	fs_escape_text(!fig->env ? "(NCCL defaults)" : fig->env[0] ? fig->env
 	               : "(all searched variables unset)", env, sizeof env);
 	/* what the probe said, escaped: it must not drive the terminal */

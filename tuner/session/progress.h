@@ -26,6 +26,8 @@ struct session_figures {
 	double eta_s;                /* what the rest of the budget may take */
 	const char *env;             /* what the run sets ("": all searched variables unset);
 	                              * NULL: the baseline, NCCL's defaults */
+	size_t choices;              /* a sweep run: the inner choices it swept (else 0) */
+	double choices_per_s;        /* ... per second of its wall time */
 };
 
 /* What the end-of-session summary shows besides results.json. */

@@ -11,6 +11,7 @@
 static const char *const phase_names[] = {
 	[PHASE_BASELINE] = "baseline", [PHASE_SEARCH] = "search", [PHASE_RETRY] = "retry",
 	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final", [PHASE_TRY] = "try",
+	[PHASE_SWEEP] = "sweep",
 	[PHASE_ABLATE] = "ablate",
 };
 
@@ -154,6 +155,20 @@ bool session_config_ever_wrong(const nccltune_session *s, const struct point *p,
 		    session_same_config(&s->run.runs[i], p, try_no, space_dims(s->run.sp)))
 			return true;
 	return false;
+}
+
+/* Is the strategy's ranked point `ranked` the candidate `full`? Two-level: its outer
+ * point (the strategy ranks outer points; the candidate is the best combination swept
+ * there). */
+bool session_rank_match(const nccltune_session *s, const struct point *full,
+                        const struct point *ranked)
+{
+	struct point q;
+
+	if (!s->run.tl || !twolevel_outer_space(s->run.tl))
+		return point_equal(full, ranked, space_dims(s->run.sp));
+	twolevel_outer_of(s->run.tl, full, &q);
+	return point_equal(&q, ranked, space_dims(twolevel_outer_space(s->run.tl)));
 }
 
 /* The baseline as a point of the space, when every dimension can be left unset. */

@@ -14,10 +14,12 @@
 #include "run/outcome.h"
 #include "space/space.h"
 
-/* PHASE_TRY: a --try configuration, measured right after the baseline. PHASE_ABLATE:
- * after the final rounds, the winner and the winner less one variable (ablate.c). */
+/* PHASE_TRY: a --try configuration, measured right after the baseline. PHASE_SWEEP: one
+ * probe process of the two-level search that swept an outer point's inner choices
+ * (journal /2). PHASE_ABLATE: after the final rounds, the winner and the winner less one
+ * variable (ablate.c). */
 enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
-                     PHASE_TRY, PHASE_ABLATE };
+                     PHASE_TRY, PHASE_SWEEP, PHASE_ABLATE };
 
 /* One probe run. */
 struct session_run {
@@ -29,6 +31,9 @@ struct session_run {
 	                          * variable without an unset level); 0 otherwise */
 	struct outcome o;
 	double t_s;              /* session time when it ended (summed over resumes) */
+	size_t nchoices;         /* PHASE_SWEEP: the inner choices it swept */
+	bool in_flight;          /* PHASE_SWEEP: it failed with a choice in flight, whose
+	                          * full point is p (not its outer point's failure) */
 };
 
 /* Why the search ended. */

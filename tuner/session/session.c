@@ -76,6 +76,9 @@ void nccltune_session_destroy(nccltune_session *s)
 		return;
 	strategy_destroy(s->run.st);
 	prune_destroy(s->run.pr);
+	prune_destroy(s->run.pr_outer);
+	twolevel_destroy(s->run.tl);
+	free(s->run.inner);
 	if (s->run.rng)
 		gsl_rng_free(s->run.rng);
 	journal_close(s->run.jr);

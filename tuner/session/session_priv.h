@@ -27,12 +27,20 @@
 #include "search/prune.h"
 #include "space/space.h"
 #include "search/strategy.h"
+#include "search/twolevel.h"
 #include "run/tryconf.h"
 #include "run/workload.h"
 #include "session/notes.h"
 #include "session/runs.h"
 
 #define SESSION_JOURNAL_SCHEMA "nccltune-journal/1"
+/* A two-level session's journal (it holds sweep runs, phase "sweep"): readers of /1
+ * would not know them. */
+#define SESSION_JOURNAL_SCHEMA_2 "nccltune-journal/2"
+#define SESSION_SWEEP_ATTEMPTS 8           /* sweep processes per outer point at most */
+#define SESSION_SWEEP_ROUNDS 5             /* interleaved rounds of one sweep */
+#define SESSION_SWEEP_MIN_TIMEOUT_S 90.0   /* past the probe's own watchdog (60 s + grace) */
+#define SESSION_CAPS_TIMEOUT_S 30.0        /* --capabilities touches no GPU */
 #define SESSION_BASELINE_TIMEOUT_S 300.0   /* before anything is known about the probe */
 #define SESSION_MIN_TIMEOUT_S 30.0
 #define SESSION_TIMEOUT_FACTOR 5.0         /* x the baseline's wall time */
@@ -106,6 +114,16 @@ struct session_state {
 	struct reaper reaper; /* ends what a probe's run leaves behind (runner.h) */
 	cJSON *result;               /* the results.json written at the end, or NULL */
 	char plugin[PATH_MAX];       /* nccltune's tuner plugin when the space has rules */
+
+	/* The two-level search (issue 17), when the probe sweeps and the space has rules. */
+	unsigned caps;               /* the probe's PROTO_CAP_* (journal header) */
+	bool two_level;              /* the journal header's "two_level" */
+	twolevel *tl;                /* the split of sp; NULL: one level */
+	prune *pr_outer;             /* the outer strategy's pruner (process-level failures) */
+	/* Every inner result, in run order: those of the runs so far (run < nruns), then
+	 * while resuming those the journal holds for the runs still to replay. */
+	struct twolevel_inner *inner;
+	size_t ninner, inner_cap;
 };
 
 struct nccltune_session {
@@ -116,6 +134,12 @@ struct nccltune_session {
 	struct session_state run;
 	struct session_output out;
 };
+
+/* ---- runs.c (with the handle) ---- */
+/* Is the strategy's ranked point `ranked` the candidate `full` (two-level: its outer
+ * point)? Can't fail. */
+bool session_rank_match(const nccltune_session *s, const struct point *full,
+                        const struct point *ranked);
 
 /* ---- server.c ---- */
 /* Append "--nccl PATH" to s->run.probe_argv when --nccl (or --python) was given.
@@ -142,6 +166,19 @@ cJSON *session_server_json(const nccltune_session *s, bool *ok);
 /* Read a journal header's "server" back (absent: nothing). Returns 0, or -1 with a
  * message (a variable outside NCCL_* / CUDA_DEVICE_MAX_CONNECTIONS). */
 int session_server_from_json(nccltune_session *s, const cJSON *obj, char *err, size_t errlen);
+
+/* ---- sweep_record.c ---- */
+/* Add an inner result to s->run.inner. Returns an nccltune_status. */
+int session_inner_push(nccltune_session *s, const struct twolevel_inner *in);
+/* Add sweep run r's "sweep" and "inner" (the inner results of run `index`) to its
+ * journal record j. False when out of memory. */
+bool session_sweep_json(const nccltune_session *s, const struct session_run *r, size_t index,
+                        cJSON *j);
+/* Read sweep run r's "sweep" and "inner" from its record rec (origin "FILE:LINE" starts
+ * every message) into r and s->run.inner (as run `run`, 0-based). Returns 0, or -1 with
+ * the message in s->err. */
+int session_sweep_read(nccltune_session *s, const cJSON *rec, struct session_run *r,
+                       size_t run, const char *origin);
 
 /* ---- session_record.c ---- */
 /* Make every string and key of the JSON value `item` and its siblings (and their
@@ -185,8 +222,46 @@ int session_execute(nccltune_session *s, enum session_phase phase, const struct 
  * dimension has no unset level); journalled with "unset", never learned from. */
 int session_execute_unset(nccltune_session *s, enum session_phase phase, const struct point *p,
                           uint32_t unset, struct outcome *o);
-/* Tell the pruner and the strategy what p gave. Can't fail. */
+/* Tell the pruner and the strategy what p gave (two-level: the pruner only; the outer
+ * strategy learns from sweep runs). Can't fail. */
 void session_observe(nccltune_session *s, const struct point *p, const struct outcome *o);
+/* Learn what sweep run `run` (0-based) gave: every inner result as a full point (the
+ * pruner) and, when its outer point is done with (an ok sweep or a failure of the
+ * process itself), the outer observation (the outer strategy and pruner). Can't fail. */
+void session_sweep_observe(nccltune_session *s, size_t run);
+/* Tell the outer strategy and its pruner what the outer point of `full` came to (with no
+ * outer space: the strategy, of the full point). Can't fail. */
+void session_outer_observe(nccltune_session *s, const struct point *full,
+                           const struct outcome *o);
+/* While replaying, the journal's next run when it is a sweep of the outer point of
+ * `outer_full`: 1 (taken, with *o), 0 (not: the journal and the loop parted ways), -1
+ * (an error of the tuner, message in s->err). */
+int session_replay_sweep(nccltune_session *s, const struct point *outer_full,
+                         struct outcome *o);
+/* What a finished run came to (runner_classify, then the objective of a good report).
+ * Can't fail. */
+void session_take_outcome(nccltune_session *s, const struct runner_result *res,
+                          struct outcome *o);
+/* Journal run r with the probe's output, add it to the runs and show it. Returns 0, or
+ * NCCLTUNE_ERROR with a message in s->err. */
+int session_record_run(nccltune_session *s, const struct session_run *r,
+                       const struct runner_result *res);
+/* Before the first live run of a resumed session, check its probe can start. Returns 0
+ * or NCCLTUNE_ERROR. */
+int session_check_probe(nccltune_session *s);
+
+/* ---- sweep_run.c ---- */
+/* Seconds one inner choice is expected to take (from the sweeps so far, else a guess
+ * from the plain runs), with the plain runs' mean wall time in *plain_s (0: none).
+ * Can't fail. */
+double session_sweep_choice_s(const nccltune_session *s, double *plain_s);
+/* One sweep run of the outer point of `outer_full`: its n planned choices c in one probe
+ * process (or, while replaying, the journal's record of it); the inner results are
+ * journalled with the run and added to s->run.inner, and learned. Returns 0 with *o
+ * (the run's outcome: ok with the best combination's objective, or the failure),
+ * NCCLTUNE_INTERRUPTED, or NCCLTUNE_ERROR (message in s->err). */
+int session_sweep_execute(nccltune_session *s, const struct point *outer_full,
+                          const struct twolevel_choice *c, size_t n, struct outcome *o);
 /* The journal's runs no longer match what the loop asks for: take the rest as they
  * are, learning from each, and run live from here on. Returns an nccltune_status. */
 int session_diverge(nccltune_session *s);
@@ -199,6 +274,16 @@ int session_prepare_new(nccltune_session *s);
 /* What new and resumed sessions both need: the rng, the pruner, the strategy. Returns
  * an nccltune_status. */
 int session_prepare_common(nccltune_session *s);
+
+/* ---- twolevel.c ---- */
+/* Should the search stop before the next suggestion? While replaying, the journal says
+ * what happened next; live, the budget and the time limit decide (setting
+ * s->run.stop). */
+bool session_search_done(nccltune_session *s);
+/* The two-level search (issue 17): the outer strategy's suggestions, each swept in
+ * probe processes (session_sweep_execute) until a stop rule says enough. Returns an
+ * nccltune_status (NCCLTUNE_INTERRUPTED when interrupted). */
+int session_twolevel_search(nccltune_session *s, struct outcome *o);
 
 /* ---- sizes.c ---- */
 struct finalist;

@@ -36,6 +36,22 @@ static cJSON *space_json_object(const space *sp)
 	return o;
 }
 
+/* The probe's capability words, in the protocol's order. */
+static cJSON *caps_json(unsigned caps)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (unsigned bit = 1; a && bit && bit <= caps; bit <<= 1) {
+		const char *w = (caps & bit) ? proto_capability_name(bit) : NULL;
+
+		if (w && !cJSON_AddItemToArray(a, cJSON_CreateString(w))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 cJSON *session_header_json(const nccltune_session *s)
 {
 	cJSON *h = cJSON_CreateObject(), *argv;
@@ -47,7 +63,8 @@ cJSON *session_header_json(const nccltune_session *s)
 	 * ride next to it. */
 	cJSON_DeleteItemFromObjectCaseSensitive(wl, "iters");
 	cJSON_DeleteItemFromObjectCaseSensitive(wl, "warmup");
-	if (!cJSON_AddStringToObject(h, "schema", SESSION_JOURNAL_SCHEMA) ||
+	if (!cJSON_AddStringToObject(h, "schema", s->run.two_level ? SESSION_JOURNAL_SCHEMA_2
+	                                                             : SESSION_JOURNAL_SCHEMA) ||
 	    !cJSON_AddStringToObject(h, "type", "session") ||
 	    !cJSON_AddStringToObject(h, "version", NCCLTUNE_VERSION) ||
 	    !cJSON_AddStringToObject(h, "created", s->run.created) ||
@@ -75,7 +92,9 @@ cJSON *session_header_json(const nccltune_session *s)
 	                                              : cJSON_CreateNull()) ||
 	    !add(h, "warm_start", s->run.warm ? cJSON_Duplicate(s->run.warm, true)
 	                                      : cJSON_CreateNull()) ||
-	    !cJSON_AddBoolToObject(h, "auto_model", s->run.auto_model))
+	    !cJSON_AddBoolToObject(h, "auto_model", s->run.auto_model) ||
+	    !add(h, "capabilities", caps_json(s->run.caps)) ||
+	    !cJSON_AddBoolToObject(h, "two_level", s->run.two_level))
 		goto fail;
 	if (s->run.like[0]) {
 		bool ok;
@@ -207,6 +226,8 @@ cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, 
 		goto fail;
 	}
 	if (!add(j, "report", report ? report : cJSON_CreateNull()))
+		goto fail;
+	if (r->phase == PHASE_SWEEP && !session_sweep_json(s, r, index, j))
 		goto fail;
 	if (o->cls == OUTCOME_GARBAGE && raw_stdout &&
 	    !add(j, "stdout_head", raw_head(raw_stdout, raw_len, 400)))
@@ -342,6 +363,8 @@ static int load_outcome(struct loader *L, const cJSON *rec, struct outcome *o, s
 			return lfail(L, line, "report: %s", perr);
 		}
 		free(text);
+		/* a sweep's entries are the record's "inner", read with it */
+		proto_report_clear(&o->report);
 	} else if (o->cls == OUTCOME_OK) {
 		return lfail(L, line, "report: an ok run needs the probe's report");
 	}
@@ -407,6 +430,20 @@ static int load_run(struct loader *L, const cJSON *rec, size_t line)
 		return -1;
 	if (load_outcome(L, rec, &r->o, line) != 0)
 		return -1;
+	if (r->phase == PHASE_SWEEP) {
+		char origin[PATH_MAX + 64];
+
+		snprintf(origin, sizeof origin, "%s:%zu", L->path, line);
+		if (!s->run.two_level)
+			return lfail(L, line, "phase: a sweep run in a journal whose header says "
+			             "two_level false");
+		if (!r->has_point)
+			return lfail(L, line, "point: a sweep run has a point");
+		if (session_sweep_read(s, rec, r, s->run.nqueue, origin) != 0) {
+			L->status = NCCLTUNE_USAGE;
+			return -1;
+		}
+	}
 	it = cJSON_GetObjectItemCaseSensitive(rec, "t_s");
 	r->t_s = cJSON_IsNumber(it) ? it->valuedouble : 0;
 	s->run.nqueue++;

@@ -82,9 +82,38 @@ static struct proto_decision baseline_decision(const nccltune_session *s, size_t
 	return none;
 }
 
-/* A rule's choice that equals what NCCL ran in the baseline at that size is written as
- * null (NCCL's), with a note; a rule left with no choice is dropped. Can't fail (out of
- * memory leaves a choice as it is). */
+/* Does every choice rule r sets equal what NCCL ran in the baseline at its size (so
+ * that forcing it changes nothing there)? */
+static bool rule_is_baseline(nccltune_session *s, const cJSON *r)
+{
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "bytes");
+	struct proto_decision d = baseline_decision(s, cJSON_IsNumber(b) ? (size_t)b->valuedouble : 0);
+	const char *keys[] = {"algo", "proto", "ctas"};
+
+	if (!d.known || d.symmetric || d.mixed)
+		return false;
+	for (size_t k = 0; k < 3; k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, keys[k]);
+		int want = k == 0 ? d.algo : k == 1 ? d.proto : d.ctas, got = -2;
+
+		if (cJSON_IsNull(v))
+			continue;
+		if (cJSON_IsString(v))
+			got = ncclvars_word_find(k == 0 ? NCCLVARS_ALGOS : NCCLVARS_PROTOS,
+			                         v->valuestring, strlen(v->valuestring));
+		else if (cJSON_IsNumber(v))
+			got = (int)v->valuedouble;
+		if (got != want)
+			return false;
+	}
+	return true;
+}
+
+/* A rule all of whose choices equal what NCCL ran in the baseline at that size forces
+ * nothing NCCL would not do: dropped, with a note. A rule that differs in any choice is
+ * kept whole, as measured: its choices act together (forcing Simple while leaving the
+ * algorithm to NCCL can make NCCL's cost model pick another algorithm than the Ring the
+ * rule measured with), so none of them is left to NCCL on its own. Can't fail. */
 static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 {
 	cJSON *r = rules ? rules->child : NULL;
@@ -92,38 +121,12 @@ static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 	while (r) {
 		cJSON *next = r->next;
 		const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "bytes");
-		struct proto_decision d = baseline_decision(s, cJSON_IsNumber(b) ? (size_t)b->valuedouble : 0);
-		const char *keys[] = {"algo", "proto", "ctas"};
-		size_t left = 0;
 
-		for (size_t k = 0; k < 3; k++) {
-			cJSON *v = cJSON_GetObjectItemCaseSensitive(r, keys[k]);
-			int want = k == 0 ? d.algo : k == 1 ? d.proto : d.ctas;
-			int got = -2;
-			cJSON *null;
-
-			if (cJSON_IsString(v))
-				got = ncclvars_word_find(k == 0 ? NCCLVARS_ALGOS : NCCLVARS_PROTOS,
-				                         v->valuestring, strlen(v->valuestring));
-			else if (cJSON_IsNumber(v))
-				got = (int)v->valuedouble;
-			if (cJSON_IsNull(v))
-				continue;
-			if (!d.known || d.symmetric || d.mixed || got != want) {
-				left++;
-				continue;
-			}
-			null = cJSON_CreateNull();
-			if (!null || !cJSON_ReplaceItemInObjectCaseSensitive(r, keys[k], null)) {
-				cJSON_Delete(null);   /* out of memory: the rule keeps its choice */
-				left++;
-				continue;
-			}
-			session_note(&s->out, "best.rules %.0f B: %s is what NCCL already ran there in the "
-			             "baseline: left to NCCL (null)", b->valuedouble, keys[k]);
-		}
-		if (left == 0)
+		if (rule_is_baseline(s, r)) {
+			session_note(&s->out, "best.rules %.0f B: what NCCL already ran there in the "
+			             "baseline: left to NCCL", cJSON_IsNumber(b) ? b->valuedouble : 0);
 			cJSON_Delete(cJSON_DetachItemViaPointer(rules, r));
+		}
 		r = next;
 	}
 }

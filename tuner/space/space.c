@@ -51,6 +51,20 @@ static const char default_space_json[] =
 	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
 	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
 
+/* The default space of a session whose probe sweeps (docs/formats.md): algorithm,
+ * protocol and CTAs per tuned size through nccltune's tuner plugin, never NCCL_ALGO or
+ * NCCL_PROTO; the channel pool, buffer size and threads for the process. */
+static const char default_per_size_json[] =
+	"{\"schema\": \"nccltune-space/1\", \"per_size\": {"
+	"\"algo\": {\"values\": [\"Ring\", \"Tree\", null]},"
+	"\"proto\": {\"values\": [\"LL\", \"LL128\", \"Simple\", null]},"
+	"\"ctas\": {\"values\": [1, 2, 4, 8, 16, null]}}, \"params\": {"
+	"\"NCCL_MIN_NCHANNELS\": {\"int\": [1, 32]},"
+	"\"NCCL_MAX_NCHANNELS\": {\"int\": [1, 32]},"
+	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
+	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
+	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
+
 /* ---- parsing ---- */
 
 static void param_free(struct param *p)
@@ -656,3 +670,14 @@ space *space_default(void)
 	return sp;
 }
 
+
+space *space_default_per_size(void)
+{
+	space *sp = NULL;
+	char err[256];
+
+	if (space_parse(default_per_size_json, sizeof default_per_size_json - 1,
+	                "default per-size space", &sp, err, sizeof err) < 0)
+		return NULL;
+	return sp;
+}

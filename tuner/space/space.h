@@ -27,9 +27,15 @@ typedef struct space space;
 int space_parse(const char *text, size_t len, const char *origin, space **out,
                 char *err, size_t errlen);
 
-/* The default space of docs/formats.md (protocol, algorithm, channels, buffer size,
- * threads; no fixed variables). Returns NULL only when out of memory. */
+/* The global default space of docs/formats.md (NCCL_PROTO, NCCL_ALGO, channels, buffer
+ * size, threads; no fixed variables): a session's default when its probe cannot sweep.
+ * Returns NULL only when out of memory. */
 space *space_default(void);
+/* The per-size default space (docs/formats.md): algorithm, protocol and CTAs as per_size
+ * rules (Ring/Tree/NCCL's, LL/LL128/Simple/NCCL's, 1..16 CTAs/NCCL's), channels, buffer
+ * size and threads as variables: a session's default when its probe sweeps. Returns
+ * NULL only when out of memory. */
+space *space_default_per_size(void);
 
 /* Free a space; accepts NULL. */
 void space_destroy(space *sp);

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""sweep_wrapper.py - a --probe for the two-level tests: logs every invocation, then
+runs nccltune-model-probe with the same arguments (exec, so the tuner's deadline and
+process group apply to it). Knobs, from the environment:
+  WRAP_PROBE=PATH         the model probe (required)
+  WRAP_LOG=FILE           append one JSON line per invocation: {"pid", "args", "kind"},
+                          kind "capabilities", "fingerprint", "sweep" or "run"
+  WRAP_NO_CAPS=1          answer --capabilities with an error (exit 2): a plain probe
+  WRAP_SWEEP_ADD=ARGS     append these words to every sweep run ("--test-corrupt-choice 0")
+  WRAP_ONCE_ADD=ARGS      ... to the first sweep run only (WRAP_STATE keeps the count)
+  WRAP_SLEEP_AT=N         sleep WRAP_SLEEP_S (default 30) before the N-th sweep run
+  WRAP_STATE=FILE         counts sweep runs across invocations"""
+import json
+import os
+import sys
+import time
+
+args = sys.argv[1:]
+kind = ("capabilities" if "--capabilities" in args else "fingerprint" if "--fingerprint" in args
+        else "sweep" if "--sweep" in args else "run")
+log = os.environ.get("WRAP_LOG")
+if log:
+    with open(log, "a") as f:
+        f.write(json.dumps({"pid": os.getpid(), "args": args, "kind": kind}) + "\n")
+if kind == "capabilities" and os.environ.get("WRAP_NO_CAPS"):
+    sys.stderr.write("sweep_wrapper: --capabilities: unknown option\n")
+    sys.exit(2)
+extra = []
+if kind == "sweep":
+    n = 0
+    state = os.environ.get("WRAP_STATE")
+    if state:
+        try:
+            with open(state) as f:
+                n = int(f.read() or 0)
+        except FileNotFoundError:
+            n = 0
+        with open(state, "w") as f:
+            f.write(str(n + 1))
+    extra += os.environ.get("WRAP_SWEEP_ADD", "").split()
+    if n == 0:
+        extra += os.environ.get("WRAP_ONCE_ADD", "").split()
+    if os.environ.get("WRAP_SLEEP_AT") and n + 1 == int(os.environ["WRAP_SLEEP_AT"]):
+        time.sleep(float(os.environ.get("WRAP_SLEEP_S", "30")))
+probe = os.environ["WRAP_PROBE"]
+os.execv(probe, [probe] + args + extra)

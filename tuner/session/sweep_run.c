@@ -1,0 +1,220 @@
+/* sweep_run.c - one sweep run of a two-level session (issue 17): an outer point's inner
+ * choices in one probe process (`--sweep FILE`, nccltune's tuner plugin loaded, no table:
+ * the sizes' own cases are NCCL's), its inner results journalled with the run record and
+ * learned by the pruner as full points; or, while a resumed session replays its journal,
+ * the recorded run and its recorded inner results instead. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "run/ruletable.h"
+#include "run/runner.h"
+#include "run/sweepfile.h"
+#include "session/session_priv.h"
+
+/* Seconds one inner choice is expected to take: from the sweeps so far (their wall
+ * time beyond a plain run's, per choice), else a twentieth of the baseline's wall time
+ * (a guess: capture, check and replays of one size, without the process start). */
+double session_sweep_choice_s(const nccltune_session *s, double *plain_s)
+{
+	double sweep = 0, plain = 0, choices = 0;
+	size_t nsweep = 0, nplain = 0;
+
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (r->o.cls != OUTCOME_OK)
+			continue;
+		if (r->phase == PHASE_SWEEP) {
+			sweep += r->o.wall_s;
+			choices += (double)r->nchoices;
+			nsweep++;
+		} else {
+			plain += r->o.wall_s;
+			nplain++;
+		}
+	}
+	*plain_s = nplain ? plain / (double)nplain : 0;
+	if (nsweep && choices > 0)
+		return fmax(1e-4, (sweep - (double)nsweep * *plain_s) / choices);
+	return fmax(1e-4, *plain_s / 20);
+}
+
+/* The probe's deadline for a sweep of n choices: --timeout when given; else the plain
+ * runs' deadline, at least past the probe's own watchdog (so that a hang is reported
+ * with the choice in flight), plus five times the expected time of the choices. */
+static double sweep_timeout(const nccltune_session *s, size_t n)
+{
+	double plain_s, per = session_sweep_choice_s(s, &plain_s);
+
+	if (s->cfg.timeout_opt_s > 0)
+		return s->cfg.timeout_opt_s;
+	return fmax(s->run.timeout_s, SESSION_SWEEP_MIN_TIMEOUT_S) + 5 * per * (double)n;
+}
+
+/* The sweep file of the n choices, written into the session folder (path). Returns an
+ * nccltune_status. */
+static int write_file(nccltune_session *s, const struct twolevel_choice *c, size_t n,
+                      char *path, size_t pathlen)
+{
+	struct sweepfile_choice *f = calloc(n, sizeof *f);
+	char *text = NULL, e[PATH_MAX + 256];
+	int rounds = s->cfg.wl.iters < SESSION_SWEEP_ROUNDS ? s->cfg.wl.iters : SESSION_SWEEP_ROUNDS;
+	/* a seed per run: the replay order differs from run to run, a resume gets the same */
+	uint64_t seed = ((uint64_t)s->cfg.seed * 1000003u + s->run.nruns) & ((1ull << 53) - 1);
+	int status = NCCLTUNE_OK;
+
+	if (!f)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		f[i].bytes = c[i].bytes;
+		f[i].algo = c[i].algo;
+		f[i].proto = c[i].proto;
+		f[i].ctas = c[i].ctas;
+	}
+	if (sweepfile_text(f, n, rounds < 1 ? 1 : rounds, seed, &text, e, sizeof e) != 0 ||
+	    ruletable_write_in(s->run.dir, "sweeps", ".json", text, path, pathlen, e,
+	                       sizeof e) != 0)
+		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	free(text);
+	free(f);
+	return status;
+}
+
+/* Start the probe on the sweep file `file` for the outer point of `outer_full`. Returns
+ * 0 with *res, or NCCLTUNE_ERROR with a message in s->err. */
+static int run_probe(nccltune_session *s, const struct point *outer_full, const char *file,
+                     size_t n, struct runner_result *res)
+{
+	struct runner_request req;
+	char **base = session_probe_argv(s, NULL), **argv = NULL, **env, e[1024];
+	size_t k = 0;
+	int status = 0;
+
+	env = env_build(s->run.user_env, s->run.sp, &s->run.pins, outer_full, e, sizeof e);
+	while (base && base[k])
+		k++;
+	argv = base ? calloc(k + 3, sizeof *argv) : NULL;
+	if (argv) {
+		memcpy(argv, base, k * sizeof *argv);
+		argv[k] = strdup("--sweep");
+		argv[k + 1] = argv[k] ? strdup(file) : NULL;
+	}
+	if (!argv || !argv[k + 1] || !env || env_add_run(&env, s->run.nruns) != 0 ||
+	    session_server_env(s, &env) != 0 ||
+	    env_set(&env, "NCCL_TUNER_PLUGIN", s->run.plugin) != 0) {
+		status = session_fail(s, NCCLTUNE_ERROR, "out of memory building a sweep run");
+		goto out;
+	}
+	memset(&req, 0, sizeof req);
+	req.argv = argv;
+	req.envp = env;
+	req.timeout_s = sweep_timeout(s, n);
+	req.cancel = s->run.cancel;
+	req.reaper = &s->run.reaper;
+	if (runner_run(&req, res, e, sizeof e) != 0)
+		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+out:
+	if (argv) {
+		runner_free_argv(argv);   /* base's strings are argv's */
+		free(base);
+	} else {
+		runner_free_argv(base);
+	}
+	env_free(env);
+	return status;
+}
+
+/* Is p a wrong sum's point (the pruner bans it)? For twolevel_best. */
+static bool rejected(void *ctx, const struct point *p)
+{
+	return prune_rejects(ctx, p);
+}
+
+/* What the run came to: its inner results into s->run.inner, and into *run the point
+ * (the best combination, the choice in flight, or the outer point itself) and the
+ * outcome. Returns an nccltune_status. */
+static int take_inner(nccltune_session *s, const struct point *outer_full,
+                      const struct twolevel_choice *c, size_t n, struct session_run *run)
+{
+	struct twolevel_inner *in = calloc(n + WORKLOAD_MAX_ENTRIES, sizeof *in);
+	struct proto_report *rep = &run->o.report;
+	size_t k = 0, flight = TWOLEVEL_OWN, first = s->run.ninner;
+	double obj;
+
+	if (!in)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	/* an ok report the session refused (another number of ranks) teaches nothing */
+	if (run->o.cls == OUTCOME_OK || !rep->ok)
+		k = twolevel_learn(s->run.tl, &s->cfg.wl, c, n, rep, run->o.cls, in, &flight);
+	for (size_t i = 0; i < k; i++) {
+		in[i].run = s->run.nruns;
+		if (session_inner_push(s, &in[i]) != NCCLTUNE_OK) {
+			free(in);
+			return NCCLTUNE_ERROR;
+		}
+	}
+	free(in);
+	run->p = *outer_full;
+	if (run->o.cls == OUTCOME_OK &&
+	    twolevel_best(s->run.tl, &s->cfg.wl, s->run.inner + first, s->run.ninner - first,
+	                  rejected, s->run.pr, &run->p, &obj) == 0)
+		run->o.objective_us = obj;
+	else if (run->o.cls != OUTCOME_OK && flight != TWOLEVEL_OWN) {
+		run->p = c[flight].p;
+		run->in_flight = true;
+	}
+	proto_report_clear(rep);   /* the entries live on as inner results */
+	return NCCLTUNE_OK;
+}
+
+int session_sweep_execute(nccltune_session *s, const struct point *outer_full,
+                          const struct twolevel_choice *c, size_t n, struct outcome *o)
+{
+	struct runner_result res;
+	struct session_run run;
+	char file[PATH_MAX + 64];
+	int status;
+
+	if (session_replaying(s)) {
+		status = session_replay_sweep(s, outer_full, o);
+		if (status > 0)
+			session_sweep_observe(s, s->run.nruns - 1);
+		if (status != 0)
+			return status > 0 ? 0 : NCCLTUNE_ERROR;
+	}
+	if (s->run.cancel && *s->run.cancel) {
+		s->run.interrupted = true;
+		return NCCLTUNE_INTERRUPTED;
+	}
+	status = session_check_probe(s);
+	if (status == 0)
+		status = write_file(s, c, n, file, sizeof file);
+	if (status)
+		return status;
+	memset(&res, 0, sizeof res);
+	memset(&run, 0, sizeof run);
+	status = run_probe(s, outer_full, file, n, &res);
+	if (status == 0 && res.cancelled) {
+		s->run.interrupted = true;   /* never recorded: a resume sweeps it again */
+		status = NCCLTUNE_INTERRUPTED;
+	}
+	if (status == 0) {
+		session_take_outcome(s, &res, &run.o);
+		run.phase = PHASE_SWEEP;
+		run.has_point = true;
+		run.nchoices = n;
+		status = take_inner(s, outer_full, c, n, &run);
+	}
+	if (status == 0) {
+		run.t_s = session_elapsed(s);
+		*o = run.o;
+		status = session_record_run(s, &run, &res);
+	}
+	if (status == 0)
+		session_sweep_observe(s, s->run.nruns - 1);
+	runner_result_free(&res);
+	return status;
+}
