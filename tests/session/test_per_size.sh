@@ -256,7 +256,14 @@ cat > "$tmp/same.json" <<'JEOF'
 {"schema": "nccltune-space/1", "per_size": {"proto": {"values": ["LL", "LL128", null]}},
  "params": {"NCCL_NTHREADS": {"values": [128, 256]}}}
 JEOF
-out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/same.json" --budget 30 --seed 1 \
+# (one point per process: a probe that cannot sweep, so the session is not two-level)
+cat > "$tmp/plain.sh" <<WEOF
+#!/bin/sh
+for a in "\$@"; do [ "\$a" = --capabilities ] && { echo "plain: no --capabilities" >&2; exit 2; }; done
+exec "$(cd "$(dirname "$probe")" && pwd)/$(basename "$probe")" --model pcie-gen5-8gpu --seed 1 "\$@"
+WEOF
+chmod +x "$tmp/plain.sh"
+out=$("$NT" run --probe "$tmp/plain.sh" --space "$tmp/same.json" --budget 30 --seed 1 \
 	--out "$tmp/same1" 2>&1)
 [ $? -eq 0 ] || fail "same-point session: $out"
 case "$out" in *"is the same point as"*"not a finalist of its own"*) ;;

@@ -1,12 +1,13 @@
 /* ablate.c - after the final rounds: the winner picked (final.h), and each of its
  * variables kept only when it does something. A decision-only variable (NCCL_ALGO,
- * NCCL_PROTO, channel and CTA bounds, per-size rules) is judged by what NCCL ran: when
+ * NCCL_PROTO, channel and CTA bounds) is judged by what NCCL ran: when
  * the winner's decisions equal the baseline's where it acts, or one run without it shows
  * the same decisions at every size, it is dropped. A process-level variable (threads,
  * buffer sizes, P2P level, ...) is judged by measurement: the winner and the winner less
  * that variable, interleaved over rounds; not slower beyond the measured noise (tuned
  * and guard sizes), it is dropped. The runs are phase "ablate", counted and journalled
- * like the final rounds (docs/formats.md). */
+ * like the final rounds (docs/formats.md). Per-size rules are not ablated: best.rules
+ * keeps each rule whole, or drops it whole where it equals the baseline's decision. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -272,7 +273,11 @@ static void list_vars(nccltune_session *s, struct final_state *f)
 		unsigned bits;
 		struct proto_decision bd;
 
-		if (!space_level_text(s->run.sp, d, w->p.lv[d]))
+		/* A rule's choices act together (Simple with the algorithm left to NCCL can
+		 * make NCCL pick Tree): a rule is kept or dropped whole by best.rules against
+		 * the baseline's decision, never one choice at a time here. */
+		if (!space_level_text(s->run.sp, d, w->p.lv[d]) ||
+		    space_rule_of(s->run.sp, d, NULL) != SPACE_RULE_NONE)
 			continue;
 		a = &f->ab[f->nab++];
 		memset(a, 0, sizeof *a);
