@@ -3,8 +3,9 @@
 a serving workload (decode: 122 all-reduces of 43,008 B per step; prefill guard: one
 all-reduce of 117,440,512 B), on every built-in model. MODEL numbers, not measurements.
 
-For each model two sessions are tuned: "global", today's way (the default global space,
---bytes 43008, no guard: what nccltune recommended before per-size deployment), and
+For each model two sessions are tuned: "global", the way nccltune tuned before per-size
+deployment (examples/space-pcie.json: NCCL_ALGO/NCCL_PROTO as process-wide variables
+next to the same process-level ones, --bytes 43008, no guard), and
 "per-size" (examples/space-pcie-per-size.json: per-size rules through nccltune's plugin
 plus process-level variables, --guard 117440512: guards checked, no-effect variables
 dropped). Their recommendations (exports/env.json, the per-size one with the plugin and
@@ -46,6 +47,8 @@ def tune(nt, src, model, out, budget, per_size):
     if per_size:
         args += ["--space", os.path.join(src, "examples", "space-pcie-per-size.json"),
                  "--guard", str(GUARD)]
+    else:   # the default space is per-size now (the model probe sweeps): name the global one
+        args += ["--space", os.path.join(src, "examples", "space-pcie.json")]
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != 0:
         die("%s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr[-400:]))
@@ -125,8 +128,8 @@ def main():
              "root)." % (build, outmd, rounds, budget), "",
              "Serving workload: decode %d all-reduces of %d B per step (step time = %d x its "
              "latency), prefill guard one all-reduce of %d B. `global best`: a session of "
-             "the default global space at `--bytes %d` without guards (today's "
-             "recommendation); `per-size`: `examples/space-pcie-per-size.json` with `--guard "
+             "`examples/space-pcie.json` (NCCL_ALGO/NCCL_PROTO process-wide) at `--bytes %d` "
+             "without guards (how nccltune tuned before per-size deployment); `per-size`: `examples/space-pcie-per-size.json` with `--guard "
              "%d` (rules through the plugin, guards checked, no-effect variables dropped). "
              "Both budget %d, seed 1; then NCCL's defaults and both recommendations are run "
              "side by side, %d interleaved rounds (rotating order, the model's noise, a new "
