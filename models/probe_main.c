@@ -353,7 +353,11 @@ static int measure(const struct args *a, const struct model *m, struct sweep_plu
 		}
 		seed = model_noise_seed(m, &env, &a->w, a->have_seed ? run_seed(a->seed) : clock_seed());
 		if (plugin) {   /* the plugin and its table are part of the configuration */
-			seed = model_noise_seed_mix(seed, plugin);
+			/* its file name, not its path: the same session from two checkouts (CI's
+			 * clone, an installed tree) must see the same noise */
+			const char *slash = strrchr(plugin, '/');
+
+			seed = model_noise_seed_mix(seed, slash ? slash + 1 : plugin);
 			seed = table_seed(seed, getenv("NCCLTUNE_TUNER_TABLE"));
 		}
 		if (a->sweep.nchoices > 0)

@@ -12,15 +12,29 @@
 
 static const uint64_t sizes[2] = {43008, 1048576};
 
-/* The per-size default space expanded for both sizes: dims 0..3 the variables
- * (MIN/MAX_NCHANNELS, BUFFSIZE, NTHREADS), then per size algo {Ring, Tree, null}, proto
- * {LL, LL128, Simple, null}, ctas {1, 2, 4, 8, 16, null}. */
+/* A per-size space with a channel pool (not the default's variables, which may change),
+ * expanded for both sizes: dims 0..3 the variables (MIN/MAX_NCHANNELS, BUFFSIZE,
+ * NTHREADS), then per size algo {Ring, Tree, null}, proto {LL, LL128, Simple, null}, ctas
+ * {1, 2, 4, 8, 16, null}. */
+static const char pool_space[] =
+	"{\"schema\": \"nccltune-space/1\", \"per_size\": {"
+	"\"algo\": {\"values\": [\"Ring\", \"Tree\", null]},"
+	"\"proto\": {\"values\": [\"LL\", \"LL128\", \"Simple\", null]},"
+	"\"ctas\": {\"values\": [1, 2, 4, 8, 16, null]}}, \"params\": {"
+	"\"NCCL_MIN_NCHANNELS\": {\"int\": [1, 32]},"
+	"\"NCCL_MAX_NCHANNELS\": {\"int\": [1, 32]},"
+	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
+	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
+	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
+
 static space *expanded(void)
 {
-	space *base = space_default_per_size(), *sp = NULL;
+	space *base = NULL, *sp = NULL;
 	char err[512];
 
-	if (!base || space_expand_per_size(base, sizes, 2, &sp, err, sizeof err) != 0)
+	if (space_parse(pool_space, sizeof pool_space - 1, "test space", &base, err,
+	                sizeof err) < 0 ||
+	    space_expand_per_size(base, sizes, 2, &sp, err, sizeof err) != 0)
 		sp = NULL;
 	space_destroy(base);
 	return sp;

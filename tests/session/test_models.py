@@ -248,18 +248,18 @@ def run_all(tmp):
         if not (ratio is not None and ratio > 1.2 and ci[0] is not None and ci[0] > 1.0):
             fail("pcie-gen5-8gpu: did not beat the default (gain %r, 95%% %r)" % (ratio, ci))
 
-    # NCCL's defaults are optimal on pcie-4gpu-switch: this session's best candidate
-    # measures 1.02x [95% 0.96x .. 1.08x], and every view must say it is not shown faster.
-    # Which seed gives an unproven gain depends on the build's floating point (bo's
-    # fits): every view must agree in each session, and one of five seeds must caution.
+    # An unproven gain: on pcie-2x4-islands (seed 2 here) the best sets NCCL_NTHREADS=256
+    # and measures about 1.12x [95% 0.95x .. 1.33x] in the final rounds, so every view
+    # must say it is not shown faster. Which seed gives one depends on the build's floating
+    # point (bo's fits): every view must agree in each session, and one of five must caution.
     cautioned = False
     for seed in range(2, 7):
-        d, res = session(tmp, "pcie-4gpu-switch", "bo", 60, seed=seed, name="switch-60-%d" % seed)
+        d, res = session(tmp, "pcie-2x4-islands", "bo", 60, seed=seed, name="islands-60-%d" % seed)
         cautioned = bool(d and check_unproven(d, res)) or cautioned
         if cautioned:
             break
     if not cautioned:
-        fail("pcie-4gpu-switch seeds 2-6: no unproven gain to caution")
+        fail("pcie-2x4-islands seeds 2-6: no unproven gain to caution")
 
     # Regression: with the old rule, the first failures of this random session pruned
     # NCCL_ALGO=Ring and unset (blamed for LL128's wrong sums and Simple's capture

@@ -136,7 +136,9 @@ def check_hang(tmp):
                    WRAP_STATE=os.path.join(tmp, "stall.state"))
     if not d:
         return
-    _, runs = records(d)
+    head, runs = records(d)
+    # the outer variables come first in the space, the rule.* dimensions after them
+    n_outer = sum(1 for k in head["space"]["params"] if not k.startswith("rule."))
     sweeps = [r for r in runs if r["phase"] == "sweep"]
     first, again = sweeps[0], sweeps[1] if len(sweeps) > 1 else None
     hung = [i for i in first["inner"] if i["choice"] == 2]
@@ -149,7 +151,7 @@ def check_hang(tmp):
         fail("stall: the failed run's point is not the choice in flight")
     if not again or again["outcome"] != "ok" or \
             again["sweep"]["choices"] >= first["sweep"]["choices"] or \
-            again["point"][:4] != first["point"][:4]:
+            again["point"][:n_outer] != first["point"][:n_outer]:
         fail("stall: the outer point was not swept again without the choice: %r" %
              (again and again["sweep"]))
     if any(i["point"] == hung[0]["point"] for i in again["inner"]):

@@ -53,17 +53,16 @@ static const char default_space_json[] =
 
 /* The default space of a session whose probe sweeps (docs/formats.md): algorithm,
  * protocol and CTAs per tuned size through nccltune's tuner plugin, never NCCL_ALGO or
- * NCCL_PROTO; the channel pool, buffer size and threads for the process. */
+ * NCCL_PROTO; buffer size and threads for the process. No channel pool: the rules'
+ * CTAs choose channels per size, and a pool cut for the tuned size is process-wide (it
+ * slowed the guard sizes on the PCIe model, so its default session recommended nothing). */
 static const char default_per_size_json[] =
 	"{\"schema\": \"nccltune-space/1\", \"per_size\": {"
 	"\"algo\": {\"values\": [\"Ring\", \"Tree\", null]},"
 	"\"proto\": {\"values\": [\"LL\", \"LL128\", \"Simple\", null]},"
 	"\"ctas\": {\"values\": [1, 2, 4, 8, 16, null]}}, \"params\": {"
-	"\"NCCL_MIN_NCHANNELS\": {\"int\": [1, 32]},"
-	"\"NCCL_MAX_NCHANNELS\": {\"int\": [1, 32]},"
 	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
-	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}},"
-	"\"constraints\": [\"NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS\"]}";
+	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}}}";
 
 /* ---- parsing ---- */
 
