@@ -247,6 +247,19 @@ def run_all(tmp):
         ratio, ci = g.get("ratio"), g.get("ci95") or [None, None]
         if not (ratio is not None and ratio > 1.2 and ci[0] is not None and ci[0] > 1.0):
             fail("pcie-gen5-8gpu: did not beat the default (gain %r, 95%% %r)" % (ratio, ci))
+        # a gain carried by the rules alone is not "NCCL's defaults" in any view
+        b = res.get("best") or {}
+        if not env_of(b):
+            if not b.get("rules"):
+                fail("pcie-gen5-8gpu: a gain with neither variables nor rules: %r" % b)
+            # the summary wraps at 100 columns
+            if "per-size rule(s) through nccltune's tuner plugin" not in \
+                    summary(d).replace("\n          ", " "):
+                fail("pcie-gen5-8gpu: the summary's best line hides the rules")
+            for v, text in (("show", nt("show", d)[1]),
+                            ("report", open(os.path.join(d, "report.html")).read())):
+                if "nothing to set" in text:
+                    fail("pcie-gen5-8gpu: %s says nothing to set for a rules-only best" % v)
 
     # An unproven gain: on pcie-2x4-islands (seed 2 here) the best sets NCCL_NTHREADS=256
     # and measures about 1.12x [95% 0.95x .. 1.33x] in the final rounds, so every view

@@ -520,11 +520,19 @@ static void print_summary(FILE *f, const struct session_ending *end, const cJSON
 	else
 		fprintf(f, "baseline: failed (NCCL's defaults did not run; see the journal)\n");
 	if (cJSON_IsObject(best)) {
+		const cJSON *benv = cJSON_GetObjectItemCaseSensitive(best, "env");
+		int nrules = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "rules"));
+
+		/* a rules-only best is not NCCL's defaults: the plugin carries it */
+		if (cJSON_GetArraySize(benv) == 0 && nrules > 0)
+			snprintf(env, sizeof env, "(no variables: %d per-size rule(s) through "
+			         "nccltune's tuner plugin)", nrules);
+		else
+			env_text(benv, env, sizeof env);
 		fprintf(f, "best:     %s per step%s  %s\n",
 		        summary_format_us(num(best, "objective_us"), a, sizeof a),
 		        num(best, "repeats") > 1 ? ci_text(best, "ci95_us", true, ci, sizeof ci)
-		                                 : " (measured once)",
-		        env_text(cJSON_GetObjectItemCaseSensitive(best, "env"), env, sizeof env));
+		                                 : " (measured once)", env);
 		if (unmeasured(doc, verdict, sizeof verdict))
 			fprintf(f, "verdict:  %s\n", verdict);
 		else if (cJSON_IsObject(gain))

@@ -632,6 +632,8 @@ static void section_headline(FILE *o, const struct summary *s)
 	fputs("<h2 style=\"margin-top:18px\">Tuned environment</h2>", o);
 	if (!s->best.present)
 		fputs("<p>No configuration worked: nothing to export.</p>", o);
+	else if (s->best.env.n == 0 && s->nrules > 0)
+		fputs("<p>No variables: the per-size rules, through nccltune's tuner plugin.</p>", o);
 	else if (s->best.env.n == 0)
 		fputs("<p>NCCL's defaults were the best configuration found: nothing to set.</p>", o);
 	else {

@@ -112,7 +112,10 @@ static void tuned_env(FILE *o, const struct summary *s)
 		fprintf(o, "  (%s: nothing is exported; measured once:)\n",
 		        summary_describe_unmeasured(s, why, sizeof(why)));
 	}
-	if (s->best.env.n == 0)
+	if (s->best.env.n == 0 && s->nrules > 0)
+		fputs("  (no variables: the per-size rules below, through nccltune's tuner plugin)\n",
+		      o);
+	else if (s->best.env.n == 0)
 		fputs("  (NCCL's defaults were best: nothing to set)\n", o);
 	for (size_t i = 0; i < s->best.env.n; i++)
 		fprintf(o, "  %-*s  %s\n", w, CLEAN(s->best.env.v[i].name, a),
