@@ -54,15 +54,12 @@ char **session_probe_argv(const nccltune_session *s, const char *extra)
 /* Append r to the session's runs. Returns an nccltune_status. */
 static int push_run(nccltune_session *s, const struct session_run *r)
 {
-	if (s->run.nruns == s->run.runs_cap) {
-		size_t ncap = s->run.runs_cap ? s->run.runs_cap * 2 : 64;
-		struct session_run *nr = realloc(s->run.runs, ncap * sizeof *nr);
+	struct session_run *runs = session_array_grow(s->run.runs, &s->run.runs_cap, s->run.nruns,
+	                                              sizeof *runs, 64);
 
-		if (!nr)
-			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-		s->run.runs = nr;
-		s->run.runs_cap = ncap;
-	}
+	if (!runs)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	s->run.runs = runs;
 	s->run.runs[s->run.nruns++] = *r;
 	return NCCLTUNE_OK;
 }

@@ -3,6 +3,7 @@
  * point or a try, wrong sums, the baseline). At the bottom of session/: it calls no other
  * file of it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -199,4 +200,18 @@ const struct outcome *session_baseline_outcome(const nccltune_session *s)
 		    (s->run.runs[i].phase == PHASE_BASELINE || s->run.runs[i].phase == PHASE_RETRY))
 			o = &s->run.runs[i].o;
 	return o;
+}
+
+void *session_array_grow(void *arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+	size_t ncap;
+	void *moved;
+
+	if (n < *cap)
+		return arr;
+	ncap = *cap ? *cap * 2 : first;
+	moved = realloc(arr, ncap * size);
+	if (moved)
+		*cap = ncap;
+	return moved;
 }

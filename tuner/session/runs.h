@@ -39,6 +39,10 @@ struct session_run {
 /* Why the search ended. */
 enum session_stop { STOP_NONE, STOP_BUDGET, STOP_TIME, STOP_EXHAUSTED, STOP_STUCK };
 
+/* Room for one more element in arr (n used of *cap, each `size` bytes): arr itself, or
+ * arr moved by realloc to twice its capacity (`first` when empty, *cap updated). NULL
+ * when out of memory; arr and *cap are then unchanged. */
+void *session_array_grow(void *arr, size_t *cap, size_t n, size_t size, size_t first);
 /* "baseline", "search", "retry", "warm", "final", "try"; can't fail. */
 const char *session_phase_name(enum session_phase ph);
 /* Returns 0 with *out, or -1 for an unknown name. */

@@ -28,15 +28,12 @@ static bool add(cJSON *o, const char *key, cJSON *item)
 
 int session_inner_push(nccltune_session *s, const struct twolevel_inner *in)
 {
-	if (s->run.ninner == s->run.inner_cap) {
-		size_t ncap = s->run.inner_cap ? s->run.inner_cap * 2 : 256;
-		struct twolevel_inner *ni = realloc(s->run.inner, ncap * sizeof *ni);
+	struct twolevel_inner *inner = session_array_grow(s->run.inner, &s->run.inner_cap,
+	                                                  s->run.ninner, sizeof *inner, 256);
 
-		if (!ni)
-			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-		s->run.inner = ni;
-		s->run.inner_cap = ncap;
-	}
+	if (!inner)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	s->run.inner = inner;
 	s->run.inner[s->run.ninner++] = *in;
 	return NCCLTUNE_OK;
 }
