@@ -71,6 +71,7 @@ def session(tmp, model, strategy, budget, seed=1, name=None):
         fail("%s: results.json model is %r" % (model, res.get("model")))
     if not isinstance(res.get("best"), dict):
         fail("%s: no best configuration: %r" % (model, res.get("best")))
+    check_sets_nothing(model, res)
     runs = journal_runs(d)
     if not runs or len(runs) > budget:
         fail("%s: %d runs for a budget of %d" % (model, len(runs), budget))
@@ -80,6 +81,21 @@ def session(tmp, model, strategy, budget, seed=1, name=None):
     if rc != 0:
         fail("%s: show failed on the session: %s" % (model, out[-400:]))
     return d, res
+
+
+def check_sets_nothing(model, res):
+    """A best that sets nothing (no variable, no rule) is NCCL's defaults: its gain is 1
+    (or none, when measured too little to state one) and its time the baseline's,
+    whatever the winner it came from measured."""
+    b = res.get("best") or {}
+    if not isinstance(b, dict) or env_of(b) or b.get("rules"):
+        return False
+    g = (res.get("gain") or {}).get("ratio")
+    base = (res.get("baseline") or {}).get("objective_us")
+    if g not in (1.0, None) or b.get("objective_us") != base:   # None: measured too little
+        fail("%s: the best sets nothing, yet gain %r and %r us against the baseline's %r us"
+             % (model, g, b.get("objective_us"), base))
+    return True
 
 
 def summary(d):
@@ -273,6 +289,14 @@ def run_all(tmp):
             break
     if not cautioned:
         fail("pcie-2x4-islands seeds 2-6: no unproven gain to caution")
+
+    # Regression: on pcie-4gpu-switch (seed 1) the ablation drops both variables of the
+    # winner and its rule forces what NCCL already runs; the result said 1.03x for the
+    # defaults it recommends.
+    d, res = session(tmp, "pcie-4gpu-switch", "bo", 60, name="switch-60")
+    if d and not check_sets_nothing("pcie-4gpu-switch seed 1", res):
+        fail("pcie-4gpu-switch seed 1: the best sets %r: the regression case is gone"
+             % res.get("best"))
 
     # Regression: with the old rule, the first failures of this random session pruned
     # NCCL_ALGO=Ring and unset (blamed for LL128's wrong sums and Simple's capture

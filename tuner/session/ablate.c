@@ -636,11 +636,3 @@ cJSON *session_final_rec_env(const nccltune_session *s, const struct final_state
 			cJSON_DeleteItemFromObjectCaseSensitive(env, space_name(s->run.sp, d));
 	return env;
 }
-
-bool session_final_rec_empty(const nccltune_session *s, const struct final_state *f)
-{
-	for (size_t d = 0; d < space_dims(s->run.sp); d++)
-		if (space_level_text(s->run.sp, d, f->rec.lv[d]) && !(f->rec_unset >> d & 1u))
-			return false;
-	return true;
-}

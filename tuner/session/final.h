@@ -120,9 +120,6 @@ int session_final_ablate(nccltune_session *s, struct final_state *f);
  * out of memory. */
 cJSON *session_final_rec_env(const nccltune_session *s, const struct final_state *f);
 
-/* Does the recommendation set nothing (every variable of the winner dropped)? */
-bool session_final_rec_empty(const nccltune_session *s, const struct final_state *f);
-
 /* The finalist or try slot at rotation position j (j < f->k + f->nt). */
 struct finalist *session_final_entry(struct final_state *f, size_t j);
 /* Free what f holds and zero it; accepts a zeroed f. */

@@ -424,11 +424,14 @@ static int input_best(nccltune_session *s, const struct final_state *f,
                       struct result_size *sizes, struct parts *pt)
 {
 	struct finalist *w = *win;
-	bool all_dropped = w && f->has_rec && nb && session_final_rec_empty(s, f);
+	bool all_dropped = w && w->has_point && nb &&
+	                   session_point_sets_nothing(s, f->has_rec ? &f->rec : &w->p,
+	                                              f->has_rec ? f->rec_unset : 0);
 
 	if (all_dropped)
-		session_note(&s->out, "every variable of the best changed nothing: NCCL's defaults "
-		             "are the recommendation");
+		session_note(&s->out, "the best sets nothing NCCL does not already do (its "
+		             "variables dropped, its rules what NCCL ran in the baseline): NCCL's "
+		             "defaults are the recommendation");
 	if (w && !all_dropped && (!nb || isnan(w->gain) || w->gain > 1.0)) {
 		pt->best_env = f->has_rec ? session_final_rec_env(s, f)
 		             : w->has_point ? env_point_to_json(s->run.sp, &w->p)

@@ -292,9 +292,15 @@ struct final_state;
  * configurations the final rounds re-measured, with how many and the degrees of
  * freedom. False when there are fewer than 2 degrees of freedom. */
 bool session_final_noise(const nccltune_session *s, double *sd, int *configs, int *dof);
-/* Add best.rules of the recommended point p (NULL: none) to doc, each choice equal to
- * what NCCL ran in the baseline made null (with a note). False when out of memory. */
+/* Add best.rules of the recommended point p (NULL: none) to doc, less each rule whose
+ * every choice equals what NCCL ran in the baseline at its size (dropped whole, with a
+ * note). False when out of memory. */
 bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p);
+/* Does deploying point p (less the dimensions set in `unset`) set nothing: no
+ * process-level variable, and every per-size rule forcing only what NCCL ran in the
+ * baseline at its size (so best.rules drops it)? Out of memory says false. */
+bool session_point_sets_nothing(const nccltune_session *s, const struct point *p,
+                                uint32_t unset);
 /* Take out of the final state every finalist that slows a guard size beyond the
  * measured noise, with a note naming the size and the ratio. */
 void session_guards_disqualify(nccltune_session *s, struct final_state *f);

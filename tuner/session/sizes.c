@@ -84,7 +84,7 @@ static struct proto_decision baseline_decision(const nccltune_session *s, size_t
 
 /* Does every choice rule r sets equal what NCCL ran in the baseline at its size (so
  * that forcing it changes nothing there)? */
-static bool rule_is_baseline(nccltune_session *s, const cJSON *r)
+static bool rule_is_baseline(const nccltune_session *s, const cJSON *r)
 {
 	const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "bytes");
 	struct proto_decision d = baseline_decision(s, cJSON_IsNumber(b) ? (size_t)b->valuedouble : 0);
@@ -129,6 +129,26 @@ static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 		}
 		r = next;
 	}
+}
+
+bool session_point_sets_nothing(const nccltune_session *s, const struct point *p,
+                                uint32_t unset)
+{
+	cJSON *rules;
+	bool nothing = true;
+
+	for (size_t d = 0; nothing && d < space_dims(s->run.sp); d++)
+		if (space_rule_of(s->run.sp, d, NULL) == SPACE_RULE_NONE &&
+		    space_level_text(s->run.sp, d, p->lv[d]) && !(unset >> d & 1u))
+			nothing = false;
+	if (!nothing || !space_has_rules(s->run.sp))
+		return nothing;
+	rules = ruletable_rules_json(s->run.sp, p);
+	nothing = rules != NULL;   /* out of memory: say it sets something, keep the winner */
+	for (const cJSON *r = rules ? rules->child : NULL; nothing && r; r = r->next)
+		nothing = rule_is_baseline(s, r);
+	cJSON_Delete(rules);
+	return nothing;
 }
 
 /* best.rules (docs/formats.md) of a session whose space has per-size choices: the rules
