@@ -263,24 +263,27 @@ out:
 	return rc;
 }
 
-static int setup_nccl(struct measure *m)
+int measure_group_each(struct measure *m, bool set_device, const char *call,
+                       measure_rank_fn fn, void *ctx)
 {
 	int rc = -1;
-	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 
-	/* Non-blocking: init and every call return at once, so the probe can poll, time out
-	 * and abort instead of hanging inside NCCL. */
-	config.blocking = 0;
 	NCCLCHECK(&m->chk, NULL, ncclGroupStart());
 	for (int k = 0; k < m->s->nlocal; k++) {
 		struct rank_state *r = &m->rs[k];
+		cudaError_t ce = set_device ? cudaSetDevice(r->device) : cudaSuccess;
 		ncclResult_t res;
 
-		CUDACHECK(&m->chk, cudaSetDevice(r->device));
-		res = ncclCommInitRankConfig(&r->comm, m->s->nranks, m->s->id, r->rank, &config);
+		if (ce != cudaSuccess) {
+			ncclGroupEnd();
+			check_cuda_failed(&m->chk, "cudaSetDevice", ce, __FILE__, __LINE__);
+			goto out;
+		}
+		res = fn(m, r, ctx);
 		if (res != ncclSuccess && res != ncclInProgress) {
 			ncclGroupEnd();
-			NCCLCHECK(&m->chk, r->comm, res);
+			if (check_nccl_result(&m->chk, r->comm, res, call, __FILE__, __LINE__) != 0)
+				goto out;
 		}
 	}
 	NCCLCHECK(&m->chk, NULL, ncclGroupEnd());
@@ -291,41 +294,51 @@ out:
 	return rc;
 }
 
+static ncclResult_t init_rank(struct measure *m, struct rank_state *r, void *ctx)
+{
+	return ncclCommInitRankConfig(&r->comm, m->s->nranks, m->s->id, r->rank, ctx);
+}
+
+static int setup_nccl(struct measure *m)
+{
+	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+
+	/* Non-blocking: init and every call return at once, so the probe can poll, time out
+	 * and abort instead of hanging inside NCCL. */
+	config.blocking = 0;
+	return measure_group_each(m, true, "ncclCommInitRankConfig", init_rank, &config);
+}
+
 /* One all-reduce per local rank, as one group: of slice `slice` of `bytes`, or of the
  * one-element barrier (SLICE_BARRIER) or vote (SLICE_VOTE) buffer. */
+/* What allreduce_rank enqueues: a slice of `bytes` (count elements), or a one-element
+ * buffer (SLICE_BARRIER, SLICE_VOTE). */
+struct allreduce_args {
+	size_t bytes;
+	long slice;
+	size_t count;
+};
+
+static ncclResult_t allreduce_rank(struct measure *m, struct rank_state *r, void *ctx)
+{
+	const struct allreduce_args *a = ctx;
+	size_t off;
+
+	if (a->slice == SLICE_BARRIER)
+		return ncclAllReduce(r->barrier, r->barrier, 1, ncclFloat32, ncclSum, r->comm,
+		                     r->stream);
+	if (a->slice == SLICE_VOTE)
+		return ncclAllReduce(r->vote, r->vote, 1, ncclFloat32, ncclSum, r->comm, r->stream);
+	off = (size_t)a->slice * probe_slice_stride(a->bytes);
+	return ncclAllReduce((char *)r->send + off, (char *)r->recv + off, a->count,
+	                     nccl_types[m->w->dtype], ncclSum, r->comm, r->stream);
+}
+
 int measure_enqueue_allreduce(struct measure *m, size_t bytes, long slice)
 {
-	ncclDataType_t dt = nccl_types[m->w->dtype];
-	size_t esize = proto_dtype_size(m->w->dtype);
-	int rc = -1;
+	struct allreduce_args a = {bytes, slice, bytes / proto_dtype_size(m->w->dtype)};
 
-	NCCLCHECK(&m->chk, NULL, ncclGroupStart());
-	for (int k = 0; k < m->s->nlocal; k++) {
-		struct rank_state *r = &m->rs[k];
-		ncclResult_t res;
-
-		if (slice == SLICE_BARRIER) {
-			res = ncclAllReduce(r->barrier, r->barrier, 1, ncclFloat32, ncclSum, r->comm,
-			                    r->stream);
-		} else if (slice == SLICE_VOTE) {
-			res = ncclAllReduce(r->vote, r->vote, 1, ncclFloat32, ncclSum, r->comm, r->stream);
-		} else {
-			size_t off = (size_t)slice * probe_slice_stride(bytes);
-
-			res = ncclAllReduce((char *)r->send + off, (char *)r->recv + off,
-			                    bytes / esize, dt, ncclSum, r->comm, r->stream);
-		}
-		if (res != ncclSuccess && res != ncclInProgress) {
-			ncclGroupEnd();
-			NCCLCHECK(&m->chk, r->comm, res);
-		}
-	}
-	NCCLCHECK(&m->chk, NULL, ncclGroupEnd());
-	if (measure_wait_comms(m) != 0)
-		goto out;
-	rc = 0;
-out:
-	return rc;
+	return measure_group_each(m, false, "ncclAllReduce", allreduce_rank, &a);
 }
 
 /* Write the inputs of size `size`'s slices on every local rank; out of place also poison

@@ -107,6 +107,15 @@ void measure_drop_case(struct measure *m, size_t c);
 /* Wait for every local communicator to leave ncclInProgress. 0, or -1 recorded. */
 int measure_wait_comms(struct measure *m);
 
+/* One NCCL call per local rank, `fn(m, r, ctx)`, inside one NCCL group (as NCCL asks of a
+ * process that drives several ranks), each on its rank's device first when set_device.
+ * The group is closed on every path; the first call that fails is recorded under the
+ * name `call` against its rank's communicator; then every communicator is waited for.
+ * 0, or -1 with the failure recorded. */
+typedef ncclResult_t (*measure_rank_fn)(struct measure *m, struct rank_state *r, void *ctx);
+int measure_group_each(struct measure *m, bool set_device, const char *call,
+                       measure_rank_fn fn, void *ctx);
+
 /* ---- measure_server.c: --compute-us and --window symmetric ---- */
 /* Load the compute kernel on every local rank and resolve its CTAs (one per SM unless
  * given). Nothing to do (0) without --compute-us. 0, or -1 with the failure recorded. */

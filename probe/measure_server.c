@@ -283,64 +283,46 @@ void measure_buffers_free(struct rank_state *r)
 	r->send = r->recv = NULL;
 }
 
+static ncclResult_t register_rank(struct measure *m, struct rank_state *r, void *ctx)
+{
+	ncclResult_t res;
+
+	(void)ctx;
+	res = ncclCommWindowRegister(r->comm, r->send, m->buf_bytes, &r->win_send,
+	                             NCCL_WIN_COLL_SYMMETRIC);
+	if (res == ncclSuccess && r->recv != r->send)
+		res = ncclCommWindowRegister(r->comm, r->recv, m->buf_bytes, &r->win_recv,
+		                             NCCL_WIN_COLL_SYMMETRIC);
+	return res;
+}
+
 int measure_window_register(struct measure *m)
 {
-	int rc = -1;
-
 	if (!m->w->window_symmetric)
 		return 0;
 	/* collective: every rank registers its buffers, in one group per process */
-	NCCLCHECK(&m->chk, NULL, ncclGroupStart());
-	for (int k = 0; k < m->s->nlocal; k++) {
-		struct rank_state *r = &m->rs[k];
-		ncclResult_t res;
+	return measure_group_each(m, true, "ncclCommWindowRegister", register_rank, NULL);
+}
 
-		CUDACHECK(&m->chk, cudaSetDevice(r->device));
-		res = ncclCommWindowRegister(r->comm, r->send, m->buf_bytes, &r->win_send,
-		                             NCCL_WIN_COLL_SYMMETRIC);
-		if (res == ncclSuccess && r->recv != r->send)
-			res = ncclCommWindowRegister(r->comm, r->recv, m->buf_bytes, &r->win_recv,
-			                             NCCL_WIN_COLL_SYMMETRIC);
-		if (res != ncclSuccess && res != ncclInProgress) {
-			ncclGroupEnd();
-			NCCLCHECK(&m->chk, r->comm, res);
-		}
-	}
-	NCCLCHECK(&m->chk, NULL, ncclGroupEnd());
-	if (measure_wait_comms(m) != 0)
-		goto out;
-	rc = 0;
-out:
-	return rc;
+static ncclResult_t release_rank(struct measure *m, struct rank_state *r, void *ctx)
+{
+	ncclResult_t res = ncclSuccess;
+
+	(void)m;
+	(void)ctx;
+	if (r->win_recv)
+		res = ncclCommWindowDeregister(r->comm, r->win_recv);
+	if (r->win_send && (res == ncclSuccess || res == ncclInProgress))
+		res = ncclCommWindowDeregister(r->comm, r->win_send);
+	r->win_recv = r->win_send = NULL;
+	return res;
 }
 
 int measure_window_release(struct measure *m)
 {
-	int rc = -1;
-
 	if (!m->w->window_symmetric)
 		return 0;
-	NCCLCHECK(&m->chk, NULL, ncclGroupStart());
-	for (int k = 0; k < m->s->nlocal; k++) {
-		struct rank_state *r = &m->rs[k];
-		ncclResult_t res = ncclSuccess;
-
-		if (r->win_recv)
-			res = ncclCommWindowDeregister(r->comm, r->win_recv);
-		if (r->win_send && (res == ncclSuccess || res == ncclInProgress))
-			res = ncclCommWindowDeregister(r->comm, r->win_send);
-		r->win_recv = r->win_send = NULL;
-		if (res != ncclSuccess && res != ncclInProgress) {
-			ncclGroupEnd();
-			NCCLCHECK(&m->chk, r->comm, res);
-		}
-	}
-	NCCLCHECK(&m->chk, NULL, ncclGroupEnd());
-	if (measure_wait_comms(m) != 0)
-		goto out;
-	rc = 0;
-out:
-	return rc;
+	return measure_group_each(m, false, "ncclCommWindowDeregister", release_rank, NULL);
 }
 
 #else /* !MEASURE_HAVE_WINDOW: NCCL headers older than 2.27 */
