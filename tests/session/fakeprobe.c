@@ -21,6 +21,9 @@
  *   FAKEPROBE_GPU=NAME        GPU name in the fingerprint (default "Fake GPU")
  *   FAKEPROBE_FP_FAIL=1       --fingerprint fails
  *   FAKEPROBE_NCCL_PATH=P     the fingerprint's nccl_path (default: --nccl's value, if any)
+ *   FAKEPROBE_EITHER=A,B:US   add US microseconds when neither variable A nor B is set
+ *                             (two variables that stand in for each other: removing one
+ *                             of them changes nothing, removing both costs US)
  * `--model NAME` is accepted (and makes it say "source": "model"), so it can stand in
  * for nccltune-model-probe. */
 #include <math.h>
@@ -115,6 +118,23 @@ static double num_env(const char *name, double dflt)
 	const char *v = getenv(name);
 
 	return v ? atof(v) : dflt;
+}
+
+/* FAKEPROBE_EITHER's cost for this environment: "A,B:US" -> US when neither A nor B
+ * is set, else 0; 0 when the knob is absent or malformed. */
+static double either_cost(void)
+{
+	const char *k = getenv("FAKEPROBE_EITHER"), *comma, *colon;
+	char a[128], b[128];
+
+	if (!k || !(comma = strchr(k, ',')) || !(colon = strchr(comma, ':')) ||
+	    (size_t)(comma - k) >= sizeof a || (size_t)(colon - comma - 1) >= sizeof b)
+		return 0;
+	memcpy(a, k, (size_t)(comma - k));
+	a[comma - k] = '\0';
+	memcpy(b, comma + 1, (size_t)(colon - comma - 1));
+	b[colon - comma - 1] = '\0';
+	return getenv(a) || getenv(b) ? 0 : atof(colon + 1);
 }
 
 static int fingerprint(const char *nccl)
@@ -269,6 +289,7 @@ int main(int argc, char **argv)
 	base += algo ? 0 : 3;
 	base += 0.7 * fabs(maxch - 2) + 0.2 * fabs(minch - 1) + 0.3 * fabs(bufl2 - 17);
 	base += thr == 64 ? 0 : thr == 128 ? 0.5 : thr == 256 ? 1 : thr == 512 ? 2 : 1.5;
+	base += either_cost();
 	if (strcmp(mode, "nan") == 0) {
 		printf("{\"schema\": \"%s\", \"ok\": true, \"nranks\": 2, \"nccl_version\": \"2.28.3\", "
 		       "\"source\": \"measured\", \"results\": [{\"bytes\": %zu, \"ops\": %d, "

@@ -398,12 +398,23 @@ static double run_size_us(const nccltune_session *s, size_t i, size_t bytes)
 struct rounds {
 	size_t e[SPACE_MAX_DIMS];     /* entry j + 1: f->ab[e[j]] left out */
 	size_t ne;                    /* entries after the reference (entry 0) */
+	bool all;                     /* entry ne + 1: the reference less all of them */
 	size_t n;                     /* rounds */
-	size_t run[SPACE_MAX_DIMS + 1][ABLATE_ROUNDS_MAX];   /* SIZE_MAX: none */
+	size_t run[SPACE_MAX_DIMS + 2][ABLATE_ROUNDS_MAX];   /* SIZE_MAX: none */
 };
 
+/* Entries per round: the reference, each variable left out, and all of them left out. */
+static size_t round_entries(const struct rounds *R)
+{
+	return R->ne + 1 + (R->all ? 1 : 0);
+}
+
 /* The process-level variables that fit into the runs left, in two or more rounds of
- * the reference and each of them. Can't fail. */
+ * the reference, the reference less each of them and, with two or more, the reference
+ * less all of them (what dropping several deploys: removals that are harmless one at a
+ * time can be harmful together, when the variables stand in for each other). That last
+ * entry goes first when runs are short; without it at most one variable is dropped.
+ * Can't fail. */
 static void plan_rounds(const nccltune_session *s, struct final_state *f, struct rounds *R)
 {
 	size_t left = s->run.nruns < (size_t)s->cfg.budget ? (size_t)s->cfg.budget - s->run.nruns : 0;
@@ -413,33 +424,58 @@ static void plan_rounds(const nccltune_session *s, struct final_state *f, struct
 	for (size_t i = 0; i < f->nab; i++)
 		if (!f->ab[i].decision)
 			R->e[R->ne++] = i;
-	while (R->ne > 0 && left / (R->ne + 1) < 2) {
-		struct ablation *a = &f->ab[R->e[--R->ne]];
+	R->all = R->ne >= 2;
+	while (R->ne > 0 && left / round_entries(R) < 2) {
+		struct ablation *a;
 
+		if (R->all) {
+			R->all = false;
+			continue;
+		}
+		a = &f->ab[R->e[--R->ne]];
 		set_why(a, "%s: kept (not ablated: no runs left for two "
 		         "rounds)", var_text(s, f->win, a->dim, v, sizeof v));
 	}
-	R->n = R->ne ? left / (R->ne + 1) : 0;
+	R->n = R->ne ? left / round_entries(R) : 0;
 	if (R->n > ABLATE_ROUNDS_MAX)
 		R->n = ABLATE_ROUNDS_MAX;
-	for (size_t j = 0; j <= SPACE_MAX_DIMS; j++)
+	for (size_t j = 0; j < SPACE_MAX_DIMS + 2; j++)
 		for (size_t r = 0; r < ABLATE_ROUNDS_MAX; r++)
 			R->run[j][r] = SIZE_MAX;
 }
 
-/* Rounds of the reference (the recommendation so far) and the reference less each
- * process-level variable, rotating the order. Returns a session_execute status. */
+/* Round entry e's configuration into (q, qu): the reference (0), less variable e - 1
+ * (1..ne), less all of them (ne + 1). False when it leaves nothing out. */
+static bool round_point(const space *sp, const struct final_state *f, const struct rounds *R,
+                        size_t e, struct point *q, uint32_t *qu)
+{
+	bool any = false;
+
+	*q = f->rec;
+	*qu = f->rec_unset;
+	if (e == 0)
+		return true;
+	if (e <= R->ne)
+		return leave_out(sp, f->ab[R->e[e - 1]].dim, q, qu);
+	for (size_t j = 0; j < R->ne; j++)
+		any |= leave_out(sp, f->ab[R->e[j]].dim, q, qu);
+	return any;
+}
+
+/* Rounds of the reference (the recommendation so far), the reference less each
+ * process-level variable and less all of them, rotating the order. Returns a
+ * session_execute status. */
 static int run_rounds(nccltune_session *s, struct final_state *f, struct rounds *R,
                       struct outcome *o)
 {
 	for (size_t r = 0; r < R->n; r++) {
-		for (size_t j = 0; j <= R->ne; j++) {
-			size_t e = (j + r) % (R->ne + 1);
-			struct point q = f->rec;
-			uint32_t qu = f->rec_unset;
+		for (size_t j = 0; j < round_entries(R); j++) {
+			size_t e = (j + r) % round_entries(R);
+			struct point q;
+			uint32_t qu;
 			int rc;
 
-			if (e > 0 && !leave_out(s->run.sp, f->ab[R->e[e - 1]].dim, &q, &qu))
+			if (!round_point(s->run.sp, f, R, e, &q, &qu))
 				continue;
 			rc = ablate_run(s, &q, qu, o, &R->run[e][r]);
 			if (rc)
@@ -471,12 +507,89 @@ static size_t pair_ratio(const nccltune_session *s, const struct rounds *R, size
 	return session_paired_ratio(a, b, R->n, ratio, lo, hi);
 }
 
+/* Is removal j of the rounds (j < ne: one variable; j == ne: all of them) slower than
+ * the reference beyond the threshold, in the objective or at a guard size? *slow_at
+ * gets the guard size (0: the objective) and *gr its ratio there. */
+static bool removal_slower(const nccltune_session *s, const struct rounds *R, size_t j,
+                           double ratio, double thr, size_t *slow_at, double *gr)
+{
+	double glo, ghi;
+	size_t fails;
+
+	*slow_at = 0;
+	if (ratio > thr)
+		return true;
+	for (size_t g = 0; g < s->cfg.wl.nguard; g++)
+		if (pair_ratio(s, R, j, s->cfg.wl.guard[g], gr, &glo, &ghi, &fails) >= 2 &&
+		    *gr > thr) {
+			*slow_at = s->cfg.wl.guard[g];
+			return true;
+		}
+	return false;
+}
+
+/* Two or more variables dropped one at a time: dropping them together is what deploys.
+ * Measured (the rounds' last entry, when all of them were dropped) and not slower, they
+ * all go; otherwise only the one whose own removal measured fastest goes, and the others
+ * stay with the reason. Can't fail. */
+static void judge_together(nccltune_session *s, struct final_state *f, const struct rounds *R,
+                           double sd)
+{
+	size_t nd = 0, keep = SIZE_MAX, fails, slow_at = 0, pairs = 0;
+	double ratio = NAN, lo, hi, gr = NAN;
+	char v[256], k[256];
+
+	for (size_t j = 0; j < R->ne; j++) {
+		const struct ablation *a = &f->ab[R->e[j]];
+
+		if (!a->dropped)
+			continue;
+		nd++;
+		if (keep == SIZE_MAX || a->ratio < f->ab[R->e[keep]].ratio)
+			keep = j;
+	}
+	if (nd < 2)
+		return;
+	if (R->all && nd == R->ne) {
+		pairs = pair_ratio(s, R, R->ne, 0, &ratio, &lo, &hi, &fails);
+		if (!fails && pairs >= 2 &&
+		    !removal_slower(s, R, R->ne, ratio,
+		                    exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)pairs)), &slow_at,
+		                    &gr)) {
+			session_note(&s->out, "ablation: all %zu dropped together is not slower "
+			             "either (%.3fx [95%% %.3fx .. %.3fx] over %zu rounds)", nd, ratio,
+			             lo, hi, pairs);
+			return;
+		}
+	}
+	var_text(s, f->win, f->ab[R->e[keep]].dim, k, sizeof k);
+	for (size_t j = 0; j < R->ne; j++) {
+		struct ablation *a = &f->ab[R->e[j]];
+
+		if (!a->dropped || j == keep)
+			continue;
+		a->dropped = false;
+		var_text(s, f->win, a->dim, v, sizeof v);
+		if (pairs < 2 || fails)
+			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
+			         "the others not measured in two rounds; %s goes)", v, a->ratio, k);
+		else if (slow_at)
+			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
+			         "the others, the guard size %zu B is %.2fx slower; %s goes)", v,
+			         a->ratio, slow_at, gr, k);
+		else
+			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
+			         "the others %.2fx slower [95%% %.2fx .. %.2fx] over %zu rounds; %s "
+			         "goes)", v, a->ratio, ratio, lo, hi, pairs, k);
+	}
+}
+
 /* Judge each process-level variable of the rounds: dropped when removing it is slower
  * neither in the objective nor at a guard size beyond z paired standard deviations of
- * one run's noise. */
+ * one run's noise, and when dropping it with the others is not either (judge_together). */
 static void judge_rounds(nccltune_session *s, struct final_state *f, const struct rounds *R)
 {
-	double sd = NAN;
+	double sd = NAN, thr = NAN, gr = NAN;
 	int cfg, dof;
 	char v[256];
 	bool noise = session_final_noise(s, &sd, &cfg, &dof);
@@ -484,8 +597,6 @@ static void judge_rounds(nccltune_session *s, struct final_state *f, const struc
 	for (size_t j = 0; j < R->ne; j++) {
 		struct ablation *a = &f->ab[R->e[j]];
 		size_t fails, slow_at = 0;
-		double thr, gr, glo, ghi;
-		bool slower;
 
 		var_text(s, f->win, a->dim, v, sizeof v);
 		a->measured = true;
@@ -497,27 +608,22 @@ static void judge_rounds(nccltune_session *s, struct final_state *f, const struc
 			continue;
 		}
 		thr = exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)a->pairs));
-		slower = a->ratio > thr;
-		for (size_t g = 0; !slower && g < s->cfg.wl.nguard; g++) {
-			if (pair_ratio(s, R, j, s->cfg.wl.guard[g], &gr, &glo, &ghi, &fails) >= 2 &&
-			    gr > thr)
-				slow_at = s->cfg.wl.guard[g];
-			slower = slow_at != 0;
-		}
-		if (slower && slow_at) {
-			set_why(a, "%s: kept (without it the guard size %zu B is "
-			         "%.2fx slower)", v, slow_at, gr);
-		} else if (slower) {
-			set_why(a, "%s: kept (without it %.2fx slower [95%% "
-			         "%.2fx .. %.2fx] over %zu rounds, beyond the noise's %.2fx)", v,
-			         a->ratio, a->lo, a->hi, a->pairs, thr);
-		} else {
+		if (!removal_slower(s, R, j, a->ratio, thr, &slow_at, &gr)) {
 			a->dropped = true;
 			set_why(a, "%s: dropped, removing it is not slower beyond "
 			         "the noise (%.3fx [95%% %.3fx .. %.3fx] over %zu rounds, noise %.3fx)",
 			         v, a->ratio, a->lo, a->hi, a->pairs, thr);
+		} else if (slow_at) {
+			set_why(a, "%s: kept (without it the guard size %zu B is "
+			         "%.2fx slower)", v, slow_at, gr);
+		} else {
+			set_why(a, "%s: kept (without it %.2fx slower [95%% "
+			         "%.2fx .. %.2fx] over %zu rounds, beyond the noise's %.2fx)", v,
+			         a->ratio, a->lo, a->hi, a->pairs, thr);
 		}
 	}
+	if (noise)
+		judge_together(s, f, R, sd);
 	for (size_t j = 0; j < R->ne; j++)
 		if (f->ab[R->e[j]].dropped)
 			leave_out(s->run.sp, f->ab[R->e[j]].dim, &f->rec, &f->rec_unset);
@@ -615,7 +721,8 @@ int session_final_ablate(nccltune_session *s, struct final_state *f)
 	plan_rounds(s, f, &R);
 	if (rc == 0 && R.n && !session_replaying(s))
 		session_note(&s->out, "ablation: the best and the best less each of %zu "
-		             "process-level variable(s), %zu round(s), interleaved", R.ne, R.n);
+		             "process-level variable(s)%s, %zu round(s), interleaved", R.ne,
+		             R.all ? " and less all of them" : "", R.n);
 	if (rc == 0)
 		rc = run_rounds(s, f, &R, o);
 	if (rc == 0)
