@@ -253,7 +253,7 @@ static const struct jr_field run_fields[] = {
 	{"run", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 0, 1e9, NULL, JR_LONG, R(run), 0, NULL},
 	{"phase", JR_STRING, JR_REQUIRED, 0, 15, NULL, JR_KEEP, 0, 0, read_phase},
 	{"try", JR_NUMBER, 0, 0, 0, NULL, JR_KEEP, 0, 0, read_try},
-	{"point", JR_ARRAY | JR_NULL, 0, 0, SPACE_MAX_DIMS, NULL, JR_KEEP, 0, 0, NULL},
+	{"point", JR_ARRAY | JR_NULL, 0, 0, SPACE_MAX_DIMS, NULL, JR_ITEM, R(point), 0, NULL},
 	{"env", JR_OBJECT, JR_REQUIRED, 0, SUMMARY_ENV_MAX, NULL, JR_ITEM, R(env), 0, check_env},
 	{"unset", JR_ARRAY, 0, 0, SPACE_MAX_DIMS, NULL, JR_ITEM, R(unset), 0, NULL},
 	{"outcome", JR_STRING, JR_REQUIRED, 0, 15, NULL, JR_KEEP, 0, 0, read_class},
@@ -274,33 +274,16 @@ static const struct jr_field run_fields[] = {
 	JR_END,
 };
 
-/* The phase, the try and the point say together which configuration ran. */
-static int run_config_check(struct jr *r, struct record_run *run)
+/* What ties a run's keys together, whatever the reader: a try run says which try, an
+ * ok run its time, "unset" only in an ablate run of a point. Which phase may have a
+ * point is resume's to say (it rebuilds them); show describes what is there. */
+static int run_keys_check(struct jr *r, struct record_run *run, bool has_objective)
 {
-	/* type-checked by the table; absent is not null: only the baseline may omit it */
-	const cJSON *pt = cJSON_GetObjectItemCaseSensitive(run->doc, "point");
-	bool null_point = cJSON_IsNull(pt);
-
 	if (run->phase == RECORD_TRY && !run->try_no)
 		return keyed_fail(r, "try", "missing (a run of phase try says which try)");
-	if (run->try_no && null_point) {
-		/* an off-space try: its variables are in the header */
-		if (run->phase == RECORD_SEARCH || run->phase == RECORD_WARM ||
-		    run->phase == RECORD_BASELINE)
-			return keyed_fail(r, "try", "a %s run is not a try's", phase_words[run->phase]);
-	} else if (run->try_no && run->phase == RECORD_BASELINE) {
-		return keyed_fail(r, "try", "a baseline run is not a try's");
-	} else if (run->phase == RECORD_BASELINE ||
-	           ((run->phase == RECORD_RETRY || run->phase == RECORD_FINAL) && null_point)) {
-		/* the baseline: its own phase, its retry, its final repeats */
-		if (pt && !null_point)
-			return keyed_fail(r, "point", "the baseline has no point");
-	} else {
-		if (!cJSON_IsArray(pt))
-			return keyed_fail(r, "point", "not a point of the session's space");
-		run->has_point = true;
-	}
-	run->point = run->has_point ? pt : NULL;
+	run->has_point = cJSON_IsArray(run->point);
+	if (!run->has_point)
+		run->point = NULL;
 	if (run->unset && (run->phase != RECORD_ABLATE || !run->has_point))
 		return keyed_fail(r, "unset", "only an ablate run of a point leaves dimensions unset, "
 		                  "as an array of their names");
@@ -310,34 +293,10 @@ static int run_config_check(struct jr *r, struct record_run *run)
 		if (!cJSON_IsString(u))
 			return keyed_fail(r, "unset", "not a dimension of the session's space, or named "
 			                  "twice");
-	return 0;
-}
-
-/* The outcome's checks across keys, and the report parsed. */
-static int run_outcome_check(struct jr *r, struct record_run *run, bool has_objective)
-{
-	char perr[256], *text;
-	int rc;
-
-	if (run->cls != OUTCOME_OK) {
+	if (run->cls != OUTCOME_OK)
 		run->objective_us = NAN;
-	} else if (!has_objective) {
+	else if (!has_objective)
 		return keyed_fail(r, "objective_us", "an ok run needs a number >= 0");
-	}
-	if (!run->report || cJSON_IsNull(run->report)) {
-		run->report = NULL;
-		return 0;
-	}
-	text = cJSON_PrintUnformatted(run->report);
-	if (!text)
-		return jr_fail(r, "out of memory");
-	rc = proto_report_parse(text, strlen(text), &run->rep, perr, sizeof perr);
-	free(text);
-	if (rc != 0)
-		return keyed_fail(r, "report", "%s", perr);
-	/* a sweep's entries are the record's "inner", read with it */
-	proto_report_clear(&run->rep);
-	run->has_report = true;
 	return 0;
 }
 
@@ -450,7 +409,7 @@ static int run_read(struct jr *r, const struct reader *rd, const cJSON *rec, str
 	run->error = run->stderr_tail = "";
 	run->objective_us = NAN;
 	if (jr_dispatch(r, rec, run_fields, true, d, NULL) < 0 ||
-	    run_config_check(r, run) < 0 || run_outcome_check(r, run, d->has_objective) < 0)
+	    run_keys_check(r, run, d->has_objective) < 0)
 		return -1;
 	if (run->phase == RECORD_SWEEP)
 		return run_sweep_read(r, d, run);

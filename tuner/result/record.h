@@ -73,9 +73,9 @@ struct record_run {
 	long run;                          /* its number, from 1 */
 	enum record_phase phase;
 	size_t try_no;                     /* the header's try it ran (from 1); 0: none */
-	bool has_point;                    /* a point's run; false: the baseline, an off-space try */
-	const cJSON *point;                /* has_point: its levels (an array of at most
-	                                    * SPACE_MAX_DIMS; the space maps them) */
+	bool has_point;                    /* "point" is an array (not null, not absent) */
+	const cJSON *point;                /* has_point: its levels (at most SPACE_MAX_DIMS;
+	                                    * the space maps them); else NULL */
 	const cJSON *env;                  /* what it set: names NCCL_*, printable values */
 	const cJSON *unset;                /* an ablate run of a point: names of the dimensions
 	                                    * it left unset (strings, at least one); or NULL */
@@ -84,9 +84,8 @@ struct record_run {
 	double wall_s, t_s;                /* 0 when absent */
 	int exit_status, signal;
 	const char *error, *stderr_tail;   /* "" when absent */
-	const cJSON *report;               /* the probe's report object, or NULL */
-	struct proto_report rep;           /* report parsed (has_report), sweep entries left out */
-	bool has_report;
+	const cJSON *report;               /* the probe's report object (its reader is
+	                                    * proto_report_parse: resume's), or NULL */
 	size_t nchoices;                   /* RECORD_SWEEP: the inner choices swept */
 	bool in_flight;                    /* RECORD_SWEEP: failed with a choice in flight */
 	size_t ninner;                     /* RECORD_SWEEP: its inner results, as learned */

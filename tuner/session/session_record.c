@@ -274,8 +274,72 @@ static int load_unset(struct loader *L, struct jr *jr, const cJSON *names,
 	return 0;
 }
 
-/* Resume's policy for a run: no more runs than the budget, the point one of the space's,
- * an ok run's report present; the outcome rebuilt. */
+/* Which configuration a run ran, as resume rebuilds it: the phase, the try and the point
+ * together (a baseline has no point, a search run one of the space's). */
+static int load_config(struct loader *L, struct jr *jr, const struct record_run *rec,
+                       struct session_run *r)
+{
+	const cJSON *pt = cJSON_GetObjectItemCaseSensitive(rec->doc, "point");
+	enum record_phase ph = rec->phase;
+
+	if (rec->try_no && cJSON_IsNull(pt)) {
+		/* an off-space try: its variables are in the header */
+		if (ph == RECORD_SEARCH || ph == RECORD_WARM || ph == RECORD_BASELINE)
+			return fs_errf(jr->err, jr->errlen, "%s: try: a %s run is not a try's",
+			               jr->origin, record_phase_name((int)ph));
+	} else if (rec->try_no && ph == RECORD_BASELINE) {
+		return fs_errf(jr->err, jr->errlen, "%s: try: a baseline run is not a try's",
+		               jr->origin);
+	} else if (ph == RECORD_BASELINE ||
+	           ((ph == RECORD_RETRY || ph == RECORD_FINAL) && cJSON_IsNull(pt))) {
+		/* the baseline: its own phase, its retry, its final repeats */
+		if (rec->has_point)
+			return fs_errf(jr->err, jr->errlen, "%s: point: the baseline has no point",
+			               jr->origin);
+	} else {
+		if (!rec->has_point ||
+		    env_point_levels_from_json(L->s->run.sp, rec->point, &r->p) != 0)
+			return fs_errf(jr->err, jr->errlen, "%s: point: not a point of the session's "
+			               "space", jr->origin);
+		r->has_point = true;
+	}
+	return rec->unset ? load_unset(L, jr, rec->unset, r) : 0;
+}
+
+/* The outcome rebuilt; resume needs an ok run's report, read strictly (the probe's
+ * protocol), its sweep entries left to the record's "inner". */
+static int load_outcome(struct jr *jr, const struct record_run *rec, struct outcome *o)
+{
+	char perr[256], *text;
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	o->cls = rec->cls;
+	o->objective_us = rec->objective_us;
+	o->wall_s = rec->wall_s;
+	o->exit_status = rec->exit_status;
+	o->signal = rec->signal;
+	snprintf(o->error, sizeof o->error, "%s", rec->error);
+	snprintf(o->stderr_tail, sizeof o->stderr_tail, "%s", rec->stderr_tail);
+	if (!rec->report) {
+		if (rec->cls != OUTCOME_OK)
+			return 0;
+		return fs_errf(jr->err, jr->errlen, "%s: report: an ok run needs the probe's report",
+		               jr->origin);
+	}
+	text = cJSON_PrintUnformatted(rec->report);
+	if (!text)
+		return jr_fail(jr, "out of memory");
+	rc = proto_report_parse(text, strlen(text), &o->report, perr, sizeof perr);
+	free(text);
+	if (rc != 0)
+		return fs_errf(jr->err, jr->errlen, "%s: report: %s", jr->origin, perr);
+	proto_report_clear(&o->report);
+	return 0;
+}
+
+/* Resume's policy for a run: no more runs than the budget, its configuration one of the
+ * session's, an ok run's report present; the outcome rebuilt. */
 static int load_run(void *ctx, struct jr *jr, const struct record_run *rec)
 {
 	struct loader *L = ctx;
@@ -298,27 +362,8 @@ static int load_run(void *ctx, struct jr *jr, const struct record_run *rec)
 	memset(r, 0, sizeof *r);
 	r->phase = (enum session_phase)rec->phase;
 	r->try_no = rec->try_no;
-	if (rec->has_point) {
-		if (env_point_levels_from_json(s->run.sp, rec->point, &r->p) != 0)
-			return fs_errf(jr->err, jr->errlen, "%s: point: not a point of the session's "
-			               "space", jr->origin);
-		r->has_point = true;
-	}
-	if (rec->unset && load_unset(L, jr, rec->unset, r) != 0)
+	if (load_config(L, jr, rec, r) != 0 || load_outcome(jr, rec, &r->o) != 0)
 		return -1;
-	if (rec->cls == OUTCOME_OK && !rec->has_report)
-		return fs_errf(jr->err, jr->errlen, "%s: report: an ok run needs the probe's report",
-		               jr->origin);
-	memset(&r->o, 0, sizeof r->o);
-	r->o.cls = rec->cls;
-	r->o.objective_us = rec->objective_us;
-	r->o.wall_s = rec->wall_s;
-	r->o.exit_status = rec->exit_status;
-	r->o.signal = rec->signal;
-	snprintf(r->o.error, sizeof r->o.error, "%s", rec->error);
-	snprintf(r->o.stderr_tail, sizeof r->o.stderr_tail, "%s", rec->stderr_tail);
-	if (rec->has_report)
-		r->o.report = rec->rep;   /* its sweep entries were left out: nothing shared */
 	if (rec->phase == RECORD_SWEEP &&
 	    session_sweep_apply(s, jr, rec, r, s->run.nqueue) != 0)
 		return -1;
