@@ -122,6 +122,7 @@ def corpus(recs):
         ("run-env-not-object", dumps(at(ok_i, run(lambda x: x.update(env=["NCCL_ALGO"]))))),
         ("run-env-not-nccl", dumps(at(ok_i, run(lambda x: x["env"].update(LD_PRELOAD="x.so"))))),
         ("run-env-missing", dumps(at(ok_i, run(lambda x: x.pop("env"))))),
+        ("run-outcome-missing", dumps(at(ok_i, run(lambda x: x.pop("outcome"))))),
         ("run-point-string", dumps(at(ok_i, run(lambda x: x.update(point="0,1"))))),
         ("run-try-not-in-header", dumps(at(ok_i, run(lambda x: x.update({"phase": "try", "try": 1}))))),
         ("run-try-missing", dumps(at(ok_i, run(lambda x: x.update(phase="try"))))),
