@@ -314,7 +314,7 @@ static void test_partial(void)
 	         "'%s/journal.jsonl'", fixture("measured/journal.jsonl"), dir, dir);
 	CHECK_INT(system(cmd), 0);
 	CHECK_INT(summary_load(dir, SUMMARY_PARTIAL, &s, err, sizeof(err)), -1);
-	CHECK_CONTAINS(err, "journal.jsonl: line 5.run: expected a number");
+	CHECK_CONTAINS(err, "journal.jsonl:5: run: expected a number");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	CHECK_INT(system(cmd), 0);
 }

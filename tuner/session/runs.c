@@ -9,27 +9,26 @@
 
 #include "session/session_priv.h"
 
-static const char *const phase_names[] = {
-	[PHASE_BASELINE] = "baseline", [PHASE_SEARCH] = "search", [PHASE_RETRY] = "retry",
-	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final", [PHASE_TRY] = "try",
-	[PHASE_SWEEP] = "sweep",
-	[PHASE_ABLATE] = "ablate",
-};
+/* One vocabulary of phases, the journal reader's (result/record.h), in the same order. */
+_Static_assert(PHASE_BASELINE == (int)RECORD_BASELINE && PHASE_SEARCH == (int)RECORD_SEARCH &&
+               PHASE_RETRY == (int)RECORD_RETRY && PHASE_WARM == (int)RECORD_WARM &&
+               PHASE_FINAL == (int)RECORD_FINAL && PHASE_TRY == (int)RECORD_TRY &&
+               PHASE_SWEEP == (int)RECORD_SWEEP && PHASE_ABLATE == (int)RECORD_ABLATE,
+               "enum session_phase follows enum record_phase");
 
 const char *session_phase_name(enum session_phase ph)
 {
-	return (unsigned)ph <= PHASE_ABLATE ? phase_names[ph] : "?";
+	return record_phase_name((int)ph);
 }
 
 int session_phase_parse(const char *s, enum session_phase *out)
 {
-	for (int i = 0; i <= PHASE_ABLATE; i++) {
-		if (strcmp(s, phase_names[i]) == 0) {
-			*out = (enum session_phase)i;
-			return 0;
-		}
-	}
-	return -1;
+	int ph = record_phase_parse(s);
+
+	if (ph < 0)
+		return -1;
+	*out = (enum session_phase)ph;
+	return 0;
 }
 
 double session_clock(void)

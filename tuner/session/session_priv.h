@@ -25,6 +25,7 @@
 #include "run/outcome.h"
 #include "run/profile.h"
 #include "search/prune.h"
+#include "result/record.h"
 #include "space/space.h"
 #include "search/strategy.h"
 #include "search/twolevel.h"
@@ -33,10 +34,10 @@
 #include "session/notes.h"
 #include "session/runs.h"
 
-#define SESSION_JOURNAL_SCHEMA "nccltune-journal/1"
+#define SESSION_JOURNAL_SCHEMA RECORD_SCHEMA
 /* A two-level session's journal (it holds sweep runs, phase "sweep"): readers of /1
  * would not know them. */
-#define SESSION_JOURNAL_SCHEMA_2 "nccltune-journal/2"
+#define SESSION_JOURNAL_SCHEMA_2 RECORD_SCHEMA_2
 #define SESSION_SWEEP_ATTEMPTS 8           /* sweep processes per outer point at most */
 #define SESSION_SWEEP_ROUNDS 5             /* interleaved rounds of one sweep */
 #define SESSION_SWEEP_MIN_TIMEOUT_S 90.0   /* past the probe's own watchdog (60 s + grace) */
@@ -174,11 +175,11 @@ int session_inner_push(nccltune_session *s, const struct twolevel_inner *in);
  * journal record j. False when out of memory. */
 bool session_sweep_json(const nccltune_session *s, const struct session_run *r, size_t index,
                         cJSON *j);
-/* Read sweep run r's "sweep" and "inner" from its record rec (origin "FILE:LINE" starts
- * every message) into r and s->run.inner (as run `run`, 0-based). Returns 0, or -1 with
- * the message in s->err. */
-int session_sweep_read(nccltune_session *s, const cJSON *rec, struct session_run *r,
-                       size_t run, const char *origin);
+/* Resume's part of a sweep run: rec's inner results (as the one reader, result/record.c,
+ * read them) into s->run.inner as run `run` (0-based), each point mapped into the
+ * session's space, and rec's choices into r. Returns 0, or -1 after jr_fail on `jr`. */
+int session_sweep_apply(nccltune_session *s, struct jr *jr, const struct record_run *rec,
+                        struct session_run *r, size_t run);
 
 /* ---- session_record.c ---- */
 /* Make every string and key of the JSON value `item` and its siblings (and their
@@ -192,9 +193,11 @@ cJSON *session_header_json(const nccltune_session *s);
 cJSON *session_run_json(const nccltune_session *s, const struct session_run *r, size_t index,
                         const char *raw_stdout, size_t raw_len);
 /* ---- header_read.c, session_record.c: reading the journal back ---- */
-/* Read the journal's session header h into s (origin starts every message: "FILE:LINE").
- * Returns 0, or -1 with "ORIGIN: key: why" in s->err; what was set up is freed with s. */
-int session_header_read(nccltune_session *s, const cJSON *h, const char *origin);
+/* Rebuild s from the journal's header h as the one reader (result/record.c) read it:
+ * the settings, the probe, and the space, workload, pins, tries and server each through
+ * its own reader (a null space refused: resume needs it). Returns 0, or -1 after a
+ * message "FILE:LINE: key: why" on r; what was set up is freed with s. */
+int session_header_apply(nccltune_session *s, struct jr *r, const struct record_header *h);
 
 /* Load dir/journal.jsonl into s: the settings from the header, the runs into
  * s->run.queue. Returns an nccltune_status with a message naming file:line in s->err. */

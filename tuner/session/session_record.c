@@ -238,247 +238,150 @@ fail:
 	return NULL;
 }
 
-/* ---- reading a journal back ---- */
+/* ---- resume: the journal read back (result/record.c), rebuilt into the session ---- */
 
 struct loader {
 	nccltune_session *s;
-	const char *path;
-	bool have_header;
 	size_t cap;
-	int status;
+	int status;       /* NCCLTUNE_ERROR: out of memory; else a refused journal */
 };
 
-static int lfail(struct loader *L, size_t line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int lfail(struct loader *L, size_t line, const char *fmt, ...)
+static int load_header(void *ctx, struct jr *r, const struct record_header *h)
 {
-	char msg[1024];
-	va_list ap;
+	struct loader *L = ctx;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	snprintf(L->s->err, sizeof L->s->err, "%s:%zu: %s", L->path, line, msg);
-	L->status = NCCLTUNE_USAGE;
-	return -1;
+	return session_header_apply(L->s, r, h);
 }
 
-static const cJSON *need(struct loader *L, const cJSON *o, const char *key, int type_mask,
-                         const char *what, size_t line)
+/* An ablation run's "unset" (names the reader checked) into r->unset: dimensions of the
+ * session's space, each once. */
+static int load_unset(struct loader *L, struct jr *jr, const cJSON *names,
+                      struct session_run *r)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+	const space *sp = L->s->run.sp;
+	const cJSON *v;
 
-	if (!it) {
-		lfail(L, line, "%s: missing", key);
-		return NULL;
-	}
-	if (!(it->type & type_mask)) {
-		lfail(L, line, "%s: must be %s", key, what);
-		return NULL;
-	}
-	return it;
-}
-
-/* The session header (the journal's first record), read by header_read.c. */
-static int load_header(struct loader *L, const cJSON *h, size_t line)
-{
-	char origin[PATH_MAX + 64];
-
-	snprintf(origin, sizeof origin, "%s:%zu", L->path, line);
-	if (session_header_read(L->s, h, origin) != 0) {
-		L->status = NCCLTUNE_USAGE;
-		return -1;
-	}
-	return 0;
-}
-
-/* Rebuild an outcome from a run record. */
-/* An ablation run's "unset" (names of dimensions of its point, each once) into r->unset;
- * only a run of phase ablate with a point may have it. */
-static int load_unset(struct loader *L, const cJSON *rec, struct session_run *r, size_t line)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(rec, "unset"), *v;
-
-	if (!it)
-		return 0;
-	if (!cJSON_IsArray(it) || r->phase != PHASE_ABLATE || !r->has_point)
-		return lfail(L, line, "unset: only an ablate run of a point leaves dimensions unset, "
-		             "as an array of their names");
-	cJSON_ArrayForEach(v, it) {
+	cJSON_ArrayForEach(v, names) {
 		size_t d = 0;
 
-		while (d < space_dims(L->s->run.sp) &&
-		       !(cJSON_IsString(v) && strcmp(v->valuestring, space_name(L->s->run.sp, d)) == 0))
+		while (d < space_dims(sp) && strcmp(v->valuestring, space_name(sp, d)) != 0)
 			d++;
-		if (d == space_dims(L->s->run.sp) || (r->unset >> d & 1u))
-			return lfail(L, line, "unset: not a dimension of the session's space, or named "
-			             "twice");
+		if (d == space_dims(sp) || (r->unset >> d & 1u))
+			return fs_errf(jr->err, jr->errlen, "%s: unset: not a dimension of the "
+			               "session's space, or named twice", jr->origin);
 		r->unset |= 1u << d;
-	}
-	return r->unset ? 0 : lfail(L, line, "unset: empty");
-}
-
-static int load_outcome(struct loader *L, const cJSON *rec, struct outcome *o, size_t line)
-{
-	const cJSON *it;
-	char perr[256];
-
-	memset(o, 0, sizeof *o);
-	o->objective_us = NAN;
-	it = need(L, rec, "outcome", cJSON_String, "a string", line);
-	if (!it)
-		return -1;
-	if (outcome_class_parse(it->valuestring, &o->cls) != 0)
-		return lfail(L, line, "outcome: unknown class '%s'", it->valuestring);
-	it = cJSON_GetObjectItemCaseSensitive(rec, "objective_us");
-	if (o->cls == OUTCOME_OK) {
-		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0)
-			return lfail(L, line, "objective_us: an ok run needs a number >= 0");
-		o->objective_us = it->valuedouble;
-	}
-	it = cJSON_GetObjectItemCaseSensitive(rec, "wall_s");
-	if (cJSON_IsNumber(it))
-		o->wall_s = it->valuedouble;
-	it = cJSON_GetObjectItemCaseSensitive(rec, "exit_status");
-	if (cJSON_IsNumber(it))
-		o->exit_status = (int)it->valuedouble;
-	it = cJSON_GetObjectItemCaseSensitive(rec, "signal");
-	if (cJSON_IsNumber(it))
-		o->signal = (int)it->valuedouble;
-	it = cJSON_GetObjectItemCaseSensitive(rec, "error");
-	if (cJSON_IsString(it))
-		snprintf(o->error, sizeof o->error, "%s", it->valuestring);
-	it = cJSON_GetObjectItemCaseSensitive(rec, "stderr_tail");
-	if (cJSON_IsString(it))
-		snprintf(o->stderr_tail, sizeof o->stderr_tail, "%s", it->valuestring);
-	it = cJSON_GetObjectItemCaseSensitive(rec, "report");
-	if (cJSON_IsObject(it)) {
-		char *text = cJSON_PrintUnformatted(it);
-
-		if (!text)
-			return lfail(L, line, "out of memory");
-		if (proto_report_parse(text, strlen(text), &o->report, perr, sizeof perr) != 0) {
-			free(text);
-			return lfail(L, line, "report: %s", perr);
-		}
-		free(text);
-		/* a sweep's entries are the record's "inner", read with it */
-		proto_report_clear(&o->report);
-	} else if (o->cls == OUTCOME_OK) {
-		return lfail(L, line, "report: an ok run needs the probe's report");
 	}
 	return 0;
 }
 
-static int load_run(struct loader *L, const cJSON *rec, size_t line)
+/* Which configuration a run ran, as resume rebuilds it: the phase, the try and the point
+ * together (a baseline has no point, a search run one of the space's). */
+static int load_config(struct loader *L, struct jr *jr, const struct record_run *rec,
+                       struct session_run *r)
 {
+	const cJSON *pt = cJSON_GetObjectItemCaseSensitive(rec->doc, "point");
+	enum record_phase ph = rec->phase;
+
+	if (rec->try_no && cJSON_IsNull(pt)) {
+		/* an off-space try: its variables are in the header */
+		if (ph == RECORD_SEARCH || ph == RECORD_WARM || ph == RECORD_BASELINE)
+			return fs_errf(jr->err, jr->errlen, "%s: try: a %s run is not a try's",
+			               jr->origin, record_phase_name((int)ph));
+	} else if (rec->try_no && ph == RECORD_BASELINE) {
+		return fs_errf(jr->err, jr->errlen, "%s: try: a baseline run is not a try's",
+		               jr->origin);
+	} else if (ph == RECORD_BASELINE ||
+	           ((ph == RECORD_RETRY || ph == RECORD_FINAL) && cJSON_IsNull(pt))) {
+		/* the baseline: its own phase, its retry, its final repeats */
+		if (rec->has_point)
+			return fs_errf(jr->err, jr->errlen, "%s: point: the baseline has no point",
+			               jr->origin);
+	} else {
+		if (!rec->has_point ||
+		    env_point_levels_from_json(L->s->run.sp, rec->point, &r->p) != 0)
+			return fs_errf(jr->err, jr->errlen, "%s: point: not a point of the session's "
+			               "space", jr->origin);
+		r->has_point = true;
+	}
+	return rec->unset ? load_unset(L, jr, rec->unset, r) : 0;
+}
+
+/* The outcome rebuilt; resume needs an ok run's report, read strictly (the probe's
+ * protocol), its sweep entries left to the record's "inner". */
+static int load_outcome(struct jr *jr, const struct record_run *rec, struct outcome *o)
+{
+	char perr[256], *text;
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	o->cls = rec->cls;
+	o->objective_us = rec->objective_us;
+	o->wall_s = rec->wall_s;
+	o->exit_status = rec->exit_status;
+	o->signal = rec->signal;
+	snprintf(o->error, sizeof o->error, "%s", rec->error);
+	snprintf(o->stderr_tail, sizeof o->stderr_tail, "%s", rec->stderr_tail);
+	if (!rec->report) {
+		if (rec->cls != OUTCOME_OK)
+			return 0;
+		return fs_errf(jr->err, jr->errlen, "%s: report: an ok run needs the probe's report",
+		               jr->origin);
+	}
+	text = cJSON_PrintUnformatted(rec->report);
+	if (!text)
+		return jr_fail(jr, "out of memory");
+	rc = proto_report_parse(text, strlen(text), &o->report, perr, sizeof perr);
+	free(text);
+	if (rc != 0)
+		return fs_errf(jr->err, jr->errlen, "%s: report: %s", jr->origin, perr);
+	proto_report_clear(&o->report);
+	return 0;
+}
+
+/* Resume's policy for a run: no more runs than the budget, its configuration one of the
+ * session's, an ok run's report present; the outcome rebuilt. */
+static int load_run(void *ctx, struct jr *jr, const struct record_run *rec)
+{
+	struct loader *L = ctx;
 	nccltune_session *s = L->s;
 	struct session_run *r;
-	const cJSON *it;
 
 	/* A session never runs past its budget, so a journal that holds more runs was
 	 * edited: which of its runs count is anyone's guess. */
 	if (s->run.nqueue >= (size_t)s->cfg.budget)
-		return lfail(L, line, "run %zu: more runs than the header's budget of %d (a session "
-		             "never records more; the journal was edited)", s->run.nqueue + 1,
-		             s->cfg.budget);
-	if (s->run.nqueue == L->cap) {
-		size_t ncap = L->cap ? L->cap * 2 : 64;
-		struct session_run *nq = realloc(s->run.queue, ncap * sizeof *nq);
-
-		if (!nq)
-			return lfail(L, line, "out of memory");
-		s->run.queue = nq;
-		L->cap = ncap;
+		return jr_fail(jr, "run %zu: more runs than the header's budget of %d (a session "
+		               "never records more; the journal was edited)", s->run.nqueue + 1,
+		               s->cfg.budget);
+	r = session_array_grow(s->run.queue, &L->cap, s->run.nqueue, sizeof *r, 64);
+	if (!r) {
+		L->status = NCCLTUNE_ERROR;
+		return jr_fail(jr, "out of memory");
 	}
+	s->run.queue = r;
 	r = &s->run.queue[s->run.nqueue];
 	memset(r, 0, sizeof *r);
-	it = need(L, rec, "phase", cJSON_String, "a string", line);
-	if (!it)
+	r->phase = (enum session_phase)rec->phase;
+	r->try_no = rec->try_no;
+	if (load_config(L, jr, rec, r) != 0 || load_outcome(jr, rec, &r->o) != 0)
 		return -1;
-	if (session_phase_parse(it->valuestring, &r->phase) != 0)
-		return lfail(L, line, "phase: unknown phase '%s'", it->valuestring);
-	it = cJSON_GetObjectItemCaseSensitive(rec, "try");
-	if (it) {
-		if (!cJSON_IsNumber(it) || it->valuedouble < 1 || it->valuedouble > (double)s->cfg.ntries ||
-		    it->valuedouble != (double)(size_t)it->valuedouble)
-			return lfail(L, line, "try: not the number of one of the header's %zu tries",
-			             s->cfg.ntries);
-		r->try_no = (size_t)it->valuedouble;
-	} else if (r->phase == PHASE_TRY) {
-		return lfail(L, line, "try: missing (a run of phase try says which try)");
-	}
-	it = cJSON_GetObjectItemCaseSensitive(rec, "point");
-	if (r->try_no && cJSON_IsNull(it)) {
-		/* an off-space try: its variables are in the header */
-		if (r->phase == PHASE_SEARCH || r->phase == PHASE_WARM || r->phase == PHASE_BASELINE)
-			return lfail(L, line, "try: a %s run is not a try's", session_phase_name(r->phase));
-	} else if (r->try_no && r->phase == PHASE_BASELINE) {
-		return lfail(L, line, "try: a baseline run is not a try's");
-	} else if (r->phase == PHASE_BASELINE ||
-	    ((r->phase == PHASE_RETRY || r->phase == PHASE_FINAL) && cJSON_IsNull(it))) {
-		/* the baseline: its own phase, its retry, its final repeats */
-		if (it && !cJSON_IsNull(it))
-			return lfail(L, line, "point: the baseline has no point");
-	} else {
-		if (env_point_levels_from_json(s->run.sp, it, &r->p) != 0)
-			return lfail(L, line, "point: not a point of the session's space");
-		r->has_point = true;
-	}
-	if (load_unset(L, rec, r, line) != 0)
+	if (rec->phase == RECORD_SWEEP &&
+	    session_sweep_apply(s, jr, rec, r, s->run.nqueue) != 0)
 		return -1;
-	if (load_outcome(L, rec, &r->o, line) != 0)
-		return -1;
-	if (r->phase == PHASE_SWEEP) {
-		char origin[PATH_MAX + 64];
-
-		snprintf(origin, sizeof origin, "%s:%zu", L->path, line);
-		if (!s->run.two_level)
-			return lfail(L, line, "phase: a sweep run in a journal whose header says "
-			             "two_level false");
-		if (!r->has_point)
-			return lfail(L, line, "point: a sweep run has a point");
-		if (session_sweep_read(s, rec, r, s->run.nqueue, origin) != 0) {
-			L->status = NCCLTUNE_USAGE;
-			return -1;
-		}
-	}
-	it = cJSON_GetObjectItemCaseSensitive(rec, "t_s");
-	r->t_s = cJSON_IsNumber(it) ? it->valuedouble : 0;
+	r->t_s = rec->t_s;
 	s->run.nqueue++;
 	return 0;
 }
 
-static int load_visit(void *ctx, const cJSON *rec, size_t line)
-{
-	struct loader *L = ctx;
-	const cJSON *type = cJSON_GetObjectItemCaseSensitive(rec, "type");
-
-	if (!cJSON_IsString(type))
-		return lfail(L, line, "type: missing or not a string");
-	if (!L->have_header) {
-		if (strcmp(type->valuestring, "session") != 0)
-			return lfail(L, line, "the first record must be the session header");
-		L->have_header = true;
-		return load_header(L, rec, line);
-	}
-	if (strcmp(type->valuestring, "run") == 0)
-		return load_run(L, rec, line);
-	if (strcmp(type->valuestring, "session") == 0)
-		return lfail(L, line, "a second session header");
-	return 0;   /* a record type added later: nothing to replay */
-}
-
 int session_load_journal(nccltune_session *s, const char *dir)
 {
-	char path[PATH_MAX + 32], warn[1024], jerr[1024];
+	static const struct record_visitor resume = {load_header, load_run};
+	char path[PATH_MAX + 32], warn[1024];
 	struct loader L;
-	int torn = 0, rc;
+	int torn = 0;
 
 	memset(&L, 0, sizeof L);
 	L.s = s;
-	L.path = path;
+	L.status = NCCLTUNE_USAGE;
 	if (snprintf(path, sizeof path, "%s/journal.jsonl", dir) >= (int)sizeof path) {
 		fs_errf(s->err, sizeof s->err, "%s: path too long", dir);
 		return NCCLTUNE_USAGE;
@@ -488,16 +391,9 @@ int session_load_journal(nccltune_session *s, const char *dir)
 		         dir, strerror(errno));
 		return NCCLTUNE_USAGE;
 	}
-	rc = journal_replay(path, load_visit, &L, &torn, warn, sizeof warn, jerr, sizeof jerr);
-	if (rc != 0) {
-		if (L.status == 0)
-			fs_errf(s->err, sizeof s->err, "%s", jerr);
-		return L.status ? L.status : NCCLTUNE_USAGE;
-	}
-	if (!L.have_header) {
-		fs_errf(s->err, sizeof s->err, "%s: empty journal (no session header)", path);
-		return NCCLTUNE_USAGE;
-	}
+	if (record_journal_read(path, &resume, &L, &torn, warn, sizeof warn, s->err,
+	                        sizeof s->err) != 0)
+		return L.status;
 	if (torn)
 		session_warn(&s->out, "%s", warn);
 	return NCCLTUNE_OK;
@@ -532,59 +428,47 @@ static struct old_config *old_find(struct warm_loader *W, const char *key)
 	return NULL;
 }
 
-static int warm_visit(void *ctx, const cJSON *rec, size_t line)
+static int warm_header(void *ctx, struct jr *r, const struct record_header *h)
 {
 	struct warm_loader *W = ctx;
-	const cJSON *type = cJSON_GetObjectItemCaseSensitive(rec, "type"), *env, *oc, *obj, *ph;
+
+	if (h->fingerprint) {
+		W->fingerprint = cJSON_Duplicate(h->fingerprint, true);
+		if (!W->fingerprint)
+			goto oom;
+	}
+	return 0;
+oom:
+	W->status = NCCLTUNE_ERROR;
+	return jr_fail(r, "out of memory");
+}
+
+/* The warm start's policy for a run: what its configuration measured, when it is a
+ * point of this session's space (others are counted, not refused). */
+static int warm_run(void *ctx, struct jr *r, const struct record_run *rec)
+{
+	struct warm_loader *W = ctx;
 	struct old_config *c;
-	enum outcome_class cls;
 	struct point p;
 	char *key;
 
-	if (!cJSON_IsString(type))
+	if (rec->phase == RECORD_BASELINE)
 		return 0;
-	if (strcmp(type->valuestring, "session") == 0) {
-		const cJSON *fp = cJSON_GetObjectItemCaseSensitive(rec, "fingerprint");
-
-		if (cJSON_IsObject(fp) && !W->fingerprint)
-			W->fingerprint = cJSON_Duplicate(fp, true);
-		return 0;
-	}
-	if (strcmp(type->valuestring, "run") != 0)
-		return 0;
-	ph = cJSON_GetObjectItemCaseSensitive(rec, "phase");
-	env = cJSON_GetObjectItemCaseSensitive(rec, "env");
-	oc = cJSON_GetObjectItemCaseSensitive(rec, "outcome");
-	obj = cJSON_GetObjectItemCaseSensitive(rec, "objective_us");
-	if (!cJSON_IsString(ph) || !cJSON_IsObject(env) || !cJSON_IsString(oc) ||
-	    outcome_class_parse(oc->valuestring, &cls) != 0) {
-		fs_errf(W->s->err, sizeof W->s->err, "%s:%zu: not a run record of nccltune "
-		        "(phase, env and outcome expected)", W->path, line);
-		W->status = NCCLTUNE_USAGE;
-		return -1;
-	}
-	if (strcmp(ph->valuestring, "baseline") == 0)
-		return 0;
-	if (env_point_from_json(W->s->run.sp, env, &p) != 0 || !space_allows(W->s->run.sp, &p)) {
+	if (env_point_from_json(W->s->run.sp, rec->env, &p) != 0 || !space_allows(W->s->run.sp, &p)) {
 		W->unmapped++;
 		return 0;
 	}
-	key = cJSON_PrintUnformatted(env);
+	key = cJSON_PrintUnformatted(rec->env);
 	if (!key)
 		goto oom;
 	c = old_find(W, key);
 	if (!c) {
-		if (W->n == W->cap) {
-			size_t ncap = W->cap ? W->cap * 2 : 32;
-			struct old_config *nc = realloc(W->c, ncap * sizeof *nc);
-
-			if (!nc) {
-				free(key);
-				goto oom;
-			}
-			W->c = nc;
-			W->cap = ncap;
+		c = session_array_grow(W->c, &W->cap, W->n, sizeof *c, 32);
+		if (!c) {
+			free(key);
+			goto oom;
 		}
+		W->c = c;
 		c = &W->c[W->n++];
 		memset(c, 0, sizeof *c);
 		c->key = key;
@@ -592,20 +476,19 @@ static int warm_visit(void *ctx, const cJSON *rec, size_t line)
 	} else {
 		free(key);
 	}
-	if (cls == OUTCOME_OK && cJSON_IsNumber(obj) && isfinite(obj->valuedouble)) {
-		c->sum += obj->valuedouble;
+	if (rec->cls == OUTCOME_OK) {
+		c->sum += rec->objective_us;
 		c->ok++;
-	} else if (cls == OUTCOME_VERIFY) {
+	} else if (rec->cls == OUTCOME_VERIFY) {
 		c->failed_verify++;
-	} else if (cls != OUTCOME_OK && !outcome_class_flaky(cls) && cls != OUTCOME_SPAWN) {
-		c->fail_cls = cls;
+	} else if (!outcome_class_flaky(rec->cls) && rec->cls != OUTCOME_SPAWN) {
+		c->fail_cls = rec->cls;
 		c->fails++;
 	}
 	return 0;
 oom:
-	fs_errf(W->s->err, sizeof W->s->err, "out of memory reading %s", W->path);
 	W->status = NCCLTUNE_ERROR;
-	return -1;
+	return jr_fail(r, "out of memory");
 }
 
 /* Same GPUs (count and names, in order)? Both fingerprints must be present. */
@@ -645,6 +528,7 @@ static int cmp_old(const void *a, const void *b)
 
 int session_warm_prepare(nccltune_session *s)
 {
+	static const struct record_visitor warm_visitor = {warm_header, warm_run};
 	struct warm_loader W;
 	char jerr[1024];
 	cJSON *warm = NULL, *configs, *fails;
@@ -655,13 +539,10 @@ int session_warm_prepare(nccltune_session *s)
 	memset(&W, 0, sizeof W);
 	W.s = s;
 	snprintf(W.path, sizeof W.path, "%s/journal.jsonl", s->cfg.warm_dir);
-	rc = journal_replay(W.path, warm_visit, &W, NULL, NULL, 0, jerr, sizeof jerr);
+	rc = record_journal_read(W.path, &warm_visitor, &W, NULL, NULL, 0, jerr, sizeof jerr);
 	if (rc != 0) {
-		if (W.status == 0) {
-			fs_errf(s->err, sizeof s->err, "--warm-start: %s", jerr);
-			W.status = NCCLTUNE_USAGE;
-		}
-		status = W.status;
+		fs_errf(s->err, sizeof s->err, "--warm-start: %s", jerr);
+		status = W.status ? W.status : NCCLTUNE_USAGE;
 		goto out;
 	}
 	comparable = fingerprints_comparable(W.fingerprint, s->run.fingerprint);

@@ -1,0 +1,111 @@
+/* record.h - the one reader of journal.jsonl (docs/formats.md, "Journal"): the session
+ * header, the run records (configuration, outcome, env, unset, report) and a sweep
+ * run's "sweep" and "inner" results, each read through one common/jsonread table into
+ * the plain structs below. What a valid record is lives here and only here; resume
+ * (tuner/session) and show / report / check (tuner/result/runs.c, for tuner/workflows)
+ * both read a journal through record_journal_read and keep only their own policy in
+ * their visitor (resume rebuilds points in its space; show describes).
+ *
+ * Every message has one format, the line reader's: "FILE:LINE: a.b[2].c: why". Adding
+ * a key to a record is one row of its table in record.c. */
+#ifndef NCCLTUNE_RESULT_RECORD_H
+#define NCCLTUNE_RESULT_RECORD_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jsonread.h"
+#include "proto.h"
+#include "run/outcome.h"
+
+#define RECORD_SCHEMA "nccltune-journal/1"
+#define RECORD_SCHEMA_2 "nccltune-journal/2"   /* a two-level session: sweep runs */
+#define RECORD_CREATED_MAX 32                  /* bytes of "created", NUL included */
+#define RECORD_STRATEGY_MAX 32                 /* bytes of "strategy", NUL included */
+#define RECORD_PROBE_MAX 256                   /* words of the probe command */
+
+/* A run's phase, in the order of enum session_phase (tuner/session/runs.h). */
+enum record_phase { RECORD_BASELINE, RECORD_SEARCH, RECORD_RETRY, RECORD_WARM, RECORD_FINAL,
+                    RECORD_TRY, RECORD_SWEEP, RECORD_ABLATE };
+
+/* "baseline", "search", ...; "?" for a value out of range. Can't fail. */
+const char *record_phase_name(int phase);
+/* The phase named s, or -1. */
+int record_phase_parse(const char *s);
+
+/* The header (the first record). Items borrow from the record, alive during the visit
+ * only: a visitor that keeps one copies it. */
+struct record_header {
+	const cJSON *doc;                  /* the whole record */
+	bool two_level;                    /* schema nccltune-journal/2 (they go together) */
+	char created[RECORD_CREATED_MAX], strategy[RECORD_STRATEGY_MAX];
+	double seed, time_limit_s, timeout_s;
+	int budget;
+	bool has_iters, has_warmup;        /* the probe's timing options, when recorded */
+	int iters, warmup;
+	bool auto_model;
+	unsigned caps;                     /* PROTO_CAP_* of the words this version knows */
+	const cJSON *probe;                /* 1..RECORD_PROBE_MAX strings, no control characters */
+	const cJSON *space;                /* an object; NULL when null (not recorded) */
+	const cJSON *workload, *pinned;    /* objects, read by their own readers (run/) */
+	const cJSON *fingerprint;          /* one results.json's readers accept; NULL: none */
+	const cJSON *warm_start;           /* NULL: none */
+	const cJSON *tries;                /* array of at most TRYCONF_MAX; NULL: none */
+	size_t ntries;
+	const cJSON *server;               /* the --like server profile; NULL: none */
+};
+
+/* One inner result of a sweep run ("inner"). */
+struct record_inner {
+	size_t choice;                     /* TWOLEVEL_OWN: the size's own case (null) */
+	uint64_t bytes;
+	const cJSON *point;                /* the full point's levels (an array) */
+	enum outcome_class cls;
+	double us, objective_us;           /* NAN unless cls is ok */
+	char error[256];
+};
+
+/* One run record. */
+struct record_run {
+	const cJSON *doc;                  /* the whole record */
+	long run;                          /* its number, from 1 */
+	enum record_phase phase;
+	size_t try_no;                     /* the header's try it ran (from 1); 0: none */
+	bool has_point;                    /* "point" is an array (not null, not absent) */
+	const cJSON *point;                /* has_point: its levels (at most SPACE_MAX_DIMS;
+	                                    * the space maps them); else NULL */
+	const cJSON *env;                  /* what it set: names NCCL_*, printable values */
+	const cJSON *unset;                /* an ablate run of a point: names of the dimensions
+	                                    * it left unset (strings, at least one); or NULL */
+	enum outcome_class cls;
+	double objective_us;               /* a number >= 0 when ok; NAN otherwise */
+	double wall_s, t_s;                /* 0 when absent */
+	int exit_status, signal;
+	const char *error, *stderr_tail;   /* "" when absent */
+	const cJSON *report;               /* the probe's report object (its reader is
+	                                    * proto_report_parse: resume's), or NULL */
+	size_t nchoices;                   /* RECORD_SWEEP: the inner choices swept */
+	bool in_flight;                    /* RECORD_SWEEP: failed with a choice in flight */
+	size_t ninner;                     /* RECORD_SWEEP: its inner results, as learned */
+	struct record_inner *inner;
+};
+
+/* What a user of the reader does with each valid record, in the journal's order. Each
+ * is called with the reader `r` (origin "FILE:LINE") for its own policy's messages
+ * (jr_fail), and returns 0 or -1 after writing one. */
+struct record_visitor {
+	int (*header)(void *ctx, struct jr *r, const struct record_header *h);
+	int (*run)(void *ctx, struct jr *r, const struct record_run *run);
+};
+
+/* Read journal `path` (journal_replay: a regular file, a torn last line skipped and
+ * counted in *torn (may be NULL) with a warning in warn (may be NULL)): the first record
+ * must be the header and the only one, run records are read strictly, a record of a
+ * type added later is skipped. Returns 0, or -1 with "FILE:LINE: path: why" (or "FILE:
+ * empty journal (no session header)") in err, a visitor's message included. */
+int record_journal_read(const char *path, const struct record_visitor *v, void *ctx,
+                        int *torn, char *warn, size_t warnlen, char *err, size_t errlen);
+
+#endif
