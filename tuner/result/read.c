@@ -49,10 +49,14 @@ static int take_var(struct jr *r, const char *name, const cJSON *v, void *ctx)
 	uint64_t bytes;
 	enum space_rule_kind kind;
 
-	/* a pruned rule may name a per-size choice (the space's rule.<bytes>.<kind>) */
+	/* a pruned rule may name a per-size choice (the space's rule.<bytes>.<kind>) or a
+	 * server option (null or "on"), never exported */
 	if (e->mode == SUMMARY_ENV_WHEN && space_rule_named(name)) {
 		if (space_rule_name_parse(name, &bytes, &kind, why, sizeof(why)) < 0)
 			return jr_fail(r, "%s", why);
+	} else if (e->mode == SUMMARY_ENV_WHEN && space_server_named(name)) {
+		if (!cJSON_IsNull(v) && !(cJSON_IsString(v) && strcmp(v->valuestring, SPACE_SYMMETRIC_ON) == 0))
+			return jr_fail(r, "%s is null or \"%s\"", SPACE_SYMMETRIC, SPACE_SYMMETRIC_ON);
 	} else if (e->mode != SUMMARY_ENV_SERVER && ncclvars_name_check(name, why, sizeof(why)) < 0) {
 		return jr_fail(r, "%s", why);
 	}
