@@ -483,6 +483,7 @@ static void input_top(const nccltune_session *s, const struct final_state *f,
 		top[ntop].ci_lo = x->lo;
 		top[ntop].ci_hi = x->hi;
 		top[ntop].repeats = x->ok;
+		top[ntop].symmetric = space_point_symmetric(s->run.sp, &x->p, 0);
 		ntop++;
 	}
 	for (size_t a = 1; a < ntop; a++)
@@ -498,6 +499,7 @@ static void input_top(const nccltune_session *s, const struct final_state *f,
 		top[ntop].objective_us = f->c[j].search_us;
 		top[ntop].ci_lo = top[ntop].ci_hi = NAN;
 		top[ntop].repeats = 1;
+		top[ntop].symmetric = space_point_symmetric(s->run.sp, &f->c[j].p, 0);
 		ntop++;
 	}
 	pt->ntop = ntop;

@@ -437,6 +437,7 @@ bool session_server_results_add(const nccltune_session *s, cJSON *doc, bool best
 		return false;
 	if (!cJSON_IsObject(best) || !win || !space_point_symmetric(s->run.sp, rec ? rec : win, 0))
 		return true;
+	cJSON_DeleteItemFromObjectCaseSensitive(best, "server");
 	o = cJSON_AddObjectToObject(best, "server");
 	return o && cJSON_AddBoolToObject(o, "symmetric", true) &&
 	       cJSON_AddStringToObject(o, "kernel", kernel_word(s, win));
