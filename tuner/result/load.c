@@ -12,8 +12,6 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,8 +183,7 @@ struct mdoc {
 	{"ci95_us", JR_ARRAY | JR_NULL, 0, 0, 0, NULL, JR_ITEM, M(ci), 0, NULL}, \
 	{"repeats", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1000000, NULL, JR_INT, M(repeats), 0, NULL}
 
-/* per_size and rules are read for best only (step for baseline and best; server for
- * all); elsewhere they are allowed and not looked at. */
+/* per_size and rules are read for best only; elsewhere they are allowed, not looked at. */
 static const struct jr_field measure_fields[] = {
 	MEASURE_FIELDS(JR_REQUIRED),
 	{"per_size", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, M(per_size), 0, NULL},
@@ -207,9 +204,7 @@ static int parse_measure(struct jr *r, const cJSON *o, enum summary_env_check mo
 	if (parse_ci(r, "ci95_us", d->ci, false, &m->has_ci, &m->ci_lo, &m->ci_hi) < 0 ||
 	    summary_read_under(r, "env", mode == SUMMARY_ENV_STRICT ? summary_read_env_strict : summary_read_env_lenient, d->env,
 	          &m->env) < 0 ||
-	    (d->step && summary_read_under(r, "step", summary_read_step, d->step, m) < 0) ||
-	    (d->server && summary_read_under(r, "server", summary_read_server_options, d->server,
-	                                     m) < 0))
+	    summary_read_extras(r, d->step, d->server, m) < 0)
 		return -1;
 	m->present = true;
 	return 0;

@@ -147,7 +147,7 @@ static const struct jr_field step_fields[] = {
 	JR_END,
 };
 
-int summary_read_step(struct jr *r, const cJSON *v, void *dst)
+static int read_step(struct jr *r, const cJSON *v, void *dst)
 {
 	struct summary_measure *m = dst;
 	struct step_read in = {0, 0};
@@ -178,9 +178,17 @@ static const struct jr_field best_server_fields[] = {
 	JR_END,
 };
 
-int summary_read_server_options(struct jr *r, const cJSON *v, void *dst)
+static int read_server_options(struct jr *r, const cJSON *v, void *dst)
 {
 	return jr_dispatch(r, v, best_server_fields, false, dst, NULL);
+}
+
+int summary_read_extras(struct jr *r, const cJSON *step, const cJSON *server,
+                        struct summary_measure *m)
+{
+	if (step && summary_read_under(r, "step", read_step, step, m) < 0)
+		return -1;
+	return server ? summary_read_under(r, "server", read_server_options, server, m) : 0;
 }
 
 /* ---- fingerprint ---- */

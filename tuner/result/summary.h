@@ -220,6 +220,13 @@ char *summary_describe_gain(const struct summary *s, char *buf, size_t len);
  * by the next call) and returns how many. */
 #define SUMMARY_SYMMETRIC_LINES_MAX 4
 size_t summary_symmetric_lines(const char *like, const char **lines, size_t max);
+/* The step of m and its all-reduce part, in words, when the session measured with
+ * compute between the all-reduces (results.json workload.compute): "step 7.25 ms,
+ * all-reduces 2.37 ms (the step less 122 x 40.2 us, the kernel as measured alone)" from
+ * m's "step", else from the kernel as asked, labelled so. Returns buf, or NULL when the
+ * workload has no compute or m was not measured. */
+char *summary_describe_step(const struct summary *s, const struct summary_measure *m,
+                            char *buf, size_t len);
 /* Whether NCCL ran a symmetric kernel, in words, for m.kernel (NULL: "unknown"). */
 const char *summary_kernel_words(const char *kernel);
 
