@@ -3,7 +3,8 @@
 arguments and the NCCL_CUMEM_ENABLE it got), runs nccltune-model-probe with the same
 arguments and passes its report on, optionally changed. Knobs, from the environment:
   WRAP_PROBE=PATH        the model probe (required)
-  WRAP_LOG=FILE          append {"args": [...], "cumem": value or null} per invocation
+  WRAP_LOG=FILE          append {"args": [...], "cumem": value or null, "odd": [names
+                         with a '.' or 'symm' in the environment]} per invocation
   WRAP_KERNEL_US=US      report the kernel alone as measured at US (compute.us), each
                          result's allreduce_us as its us.median less US: a probe whose
                          measured kernel differs from the one asked
@@ -17,7 +18,10 @@ args = sys.argv[1:]
 log = os.environ.get("WRAP_LOG")
 if log:
     with open(log, "a") as f:
-        f.write(json.dumps({"args": args, "cumem": os.environ.get("NCCL_CUMEM_ENABLE")}) + "\n")
+        # "odd": names no NCCL or CUDA variable has (a server option leaked as a variable)
+        odd = sorted(k for k in os.environ if "." in k or "symm" in k.lower())
+        f.write(json.dumps({"args": args, "cumem": os.environ.get("NCCL_CUMEM_ENABLE"),
+                            "odd": odd}) + "\n")
 p = subprocess.run([os.environ["WRAP_PROBE"]] + args, stdout=subprocess.PIPE)
 out = p.stdout.decode()
 k, nodec = os.environ.get("WRAP_KERNEL_US"), os.environ.get("WRAP_NO_DECISIONS")
