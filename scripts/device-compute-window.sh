@@ -93,7 +93,7 @@ say "== 4. nccltune run: the server option as a search dimension (torch's NCCL, 
 printf '{"schema": "nccltune-space/1", "params": {"NCCL_PROTO": {"values": ["LL", "Simple", null]}}, "server": {"symmetric": [false, true]}}' >"$out/symm-space.json"
 py=/opt/torch/.venv/bin/python3
 NCCL_NVLS_ENABLE=0 timeout 300 "$bin/nccltune" run --python "$py" --like sglang \
-	--space "$out/symm-space.json" --budget 14 --seed 1 --iters 50 --out "$out/symm" \
+	--space "$out/symm-space.json" --budget 14 --seed 1 --out "$out/symm" \
 	>"$out/symm.txt" 2>&1
 say "  exit $?"
 sed -n '/^session:/,$p' "$out/symm.txt" | tee -a "$log"
