@@ -7,7 +7,11 @@
 #   2. --window symmetric: runs on the system's NCCL and on torch's (one rank: NCCL may
 #      run no symmetric kernel; NCCL_DEBUG=INFO lines say what it did), and
 #      NCCL_CUMEM_ENABLE=0 is refused at stage env;
-#   3. tests/probe/test_gpu.py (the GPU suite, the new checks included).
+#   3. tests/probe/test_gpu.py (the GPU suite, the new checks included);
+#   4. a session searching the server option ("server": {"symmetric": [false, true]}) on
+#      torch's NCCL under --like sglang: symmetric runs get --window symmetric and
+#      NCCL_CUMEM_ENABLE=1, the summary says what to turn on and "unknown" for the kernel
+#      (one rank: no TUNING line), no export sets cuMem or symmetric memory.
 # Build first: scripts/device-build.sh (here), then carry .carry/probe:
 #   run(command="scripts/device-compute-window.sh", carry=[".carry/probe"], timeout_s=400)
 # Writes $OUT/compute-window.txt (everything), $OUT/cw-test-gpu.txt and the reports in
@@ -85,5 +89,17 @@ timeout 200 python3 tests/probe/test_gpu.py "$P" "$bin/probe_parse_report" "$PLU
 	>"$dest/cw-test-gpu.txt" 2>&1
 say "  exit $?"
 tail -15 "$dest/cw-test-gpu.txt" | tee -a "$log"
+say "== 4. nccltune run: the server option as a search dimension (torch's NCCL, --like sglang)"
+printf '{"schema": "nccltune-space/1", "params": {"NCCL_PROTO": {"values": ["LL", "Simple", null]}}, "server": {"symmetric": [false, true]}}' >"$out/symm-space.json"
+py=/opt/torch/.venv/bin/python3
+NCCL_NVLS_ENABLE=0 timeout 300 "$bin/nccltune" run --python "$py" --like sglang \
+	--space "$out/symm-space.json" --budget 14 --seed 1 --out "$out/symm" \
+	>"$out/symm.txt" 2>&1
+say "  exit $?"
+sed -n '/^session:/,$p' "$out/symm.txt" | tee -a "$log"
+grep -c '"window":"symmetric"' "$out/symm/journal.jsonl" | sed 's/^/  runs reporting a symmetric window: /' | tee -a "$log"
+"$bin/nccltune" export --format shell "$out/symm" >"$out/symm.sh" 2>&1
+grep -E "^export .*(CUMEM|SYMM)" "$out/symm.sh" && say "  FAIL: the export sets cuMem or symmetric memory"
+grep -E "symm|server option" "$out/symm.sh" | tee -a "$log"
 rm -f "$out/cw.err"
 tar -czf "$dest/cw-reports.tar.gz" -C "$out" .

@@ -21,7 +21,7 @@ static void test_errors(void)
 	          "t.json: schema: expected \"nccltune-space/1\"");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}}, "
 	                      "\"budget\": 3}"),
-	          "t.json: budget: unknown key (expected schema, params, fixed, constraints, per_size)");
+	          "t.json: budget: unknown key (expected schema, params, fixed, constraints, per_size, server)");
 	CHECK_STR(parse_error(HEAD "\"fixed\": {}}"), "t.json: params: missing");
 	CHECK_STR(parse_error(HEAD "\"params\": {}}"), "t.json: params: empty (nothing to search)");
 	CHECK_STR(parse_error(HEAD "\"params\": {\"NCCL_ALGO\": {\"values\": [\"Ring\"]}, "

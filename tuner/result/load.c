@@ -12,8 +12,6 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,7 +168,7 @@ static int parse_ci(struct jr *r, const char *key, const cJSON *v, bool ratio, b
 
 /* baseline, best, top[i], and (with more keys) tries[i]. */
 struct mdoc {
-	const cJSON *env, *ci, *per_size, *rules, *ratio, *tuned;
+	const cJSON *env, *ci, *per_size, *rules, *ratio, *tuned, *step, *server;
 	double objective;
 	int repeats;
 	bool in_space;
@@ -185,12 +183,13 @@ struct mdoc {
 	{"ci95_us", JR_ARRAY | JR_NULL, 0, 0, 0, NULL, JR_ITEM, M(ci), 0, NULL}, \
 	{"repeats", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1000000, NULL, JR_INT, M(repeats), 0, NULL}
 
-/* per_size and rules are read for best only; elsewhere they are allowed and not looked
- * at. */
+/* per_size and rules are read for best only; elsewhere they are allowed, not looked at. */
 static const struct jr_field measure_fields[] = {
 	MEASURE_FIELDS(JR_REQUIRED),
 	{"per_size", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, M(per_size), 0, NULL},
 	{"rules", JR_ANY, JR_CONTROL, 0, 1e9, NULL, JR_ITEM, M(rules), 0, NULL},
+	{"step", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, M(step), 0, NULL},
+	{"server", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, M(server), 0, NULL},
 	JR_END,
 };
 
@@ -204,7 +203,8 @@ static int parse_measure(struct jr *r, const cJSON *o, enum summary_env_check mo
 	m->repeats = d->repeats;
 	if (parse_ci(r, "ci95_us", d->ci, false, &m->has_ci, &m->ci_lo, &m->ci_hi) < 0 ||
 	    summary_read_under(r, "env", mode == SUMMARY_ENV_STRICT ? summary_read_env_strict : summary_read_env_lenient, d->env,
-	          &m->env) < 0)
+	          &m->env) < 0 ||
+	    summary_read_extras(r, d->step, d->server, m) < 0)
 		return -1;
 	m->present = true;
 	return 0;

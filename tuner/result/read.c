@@ -49,10 +49,14 @@ static int take_var(struct jr *r, const char *name, const cJSON *v, void *ctx)
 	uint64_t bytes;
 	enum space_rule_kind kind;
 
-	/* a pruned rule may name a per-size choice (the space's rule.<bytes>.<kind>) */
+	/* a pruned rule may name a per-size choice (the space's rule.<bytes>.<kind>) or a
+	 * server option (null or "on"), never exported */
 	if (e->mode == SUMMARY_ENV_WHEN && space_rule_named(name)) {
 		if (space_rule_name_parse(name, &bytes, &kind, why, sizeof(why)) < 0)
 			return jr_fail(r, "%s", why);
+	} else if (e->mode == SUMMARY_ENV_WHEN && space_server_named(name)) {
+		if (!cJSON_IsNull(v) && !(cJSON_IsString(v) && strcmp(v->valuestring, SPACE_SYMMETRIC_ON) == 0))
+			return jr_fail(r, "%s is null or \"%s\"", SPACE_SYMMETRIC, SPACE_SYMMETRIC_ON);
 	} else if (e->mode != SUMMARY_ENV_SERVER && ncclvars_name_check(name, why, sizeof(why)) < 0) {
 		return jr_fail(r, "%s", why);
 	}
@@ -127,6 +131,64 @@ static const struct jr_field server_fields[] = {
 int summary_read_server(struct jr *r, const cJSON *v, void *dst)
 {
 	return jr_dispatch(r, v, server_fields, false, dst, NULL);
+}
+
+/* ---- a measure's step, the best's server options ---- */
+
+struct step_read { double allreduce, kernel; };
+
+static const char *const step_kernels[] = {"measured", NULL};
+static const struct jr_field step_fields[] = {
+	{"allreduce_us", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE,
+	 offsetof(struct step_read, allreduce), 0, NULL},
+	{"kernel_us", JR_NUMBER, JR_REQUIRED, 0, 1e12, NULL, JR_DOUBLE,
+	 offsetof(struct step_read, kernel), 0, NULL},
+	{"kernel", JR_STRING, JR_REQUIRED, 0, 16, step_kernels, JR_KEEP, 0, 0, NULL},
+	JR_END,
+};
+
+static int read_step(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary_measure *m = dst;
+	struct step_read in = {0, 0};
+
+	if (jr_dispatch(r, v, step_fields, false, &in, NULL) < 0)
+		return -1;
+	m->has_step = true;
+	m->step_allreduce_us = in.allreduce;
+	m->step_kernel_us = in.kernel;
+	return 0;
+}
+
+static const char *const kernel_words[] = {"symmetric", "not symmetric", "unknown", NULL};
+
+static int take_symmetric(struct jr *r, const cJSON *v, void *dst)
+{
+	if (!cJSON_IsTrue(v))
+		return jr_fail(r, "must be true (a configuration without symmetric memory has no "
+		               "server)");
+	((struct summary_measure *)dst)->symmetric = true;
+	return 0;
+}
+
+static const struct jr_field best_server_fields[] = {
+	{"symmetric", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_symmetric},
+	{"kernel", JR_STRING, 0, 0, 16, kernel_words, JR_STR,
+	 offsetof(struct summary_measure, kernel), 0, NULL},
+	JR_END,
+};
+
+static int read_server_options(struct jr *r, const cJSON *v, void *dst)
+{
+	return jr_dispatch(r, v, best_server_fields, false, dst, NULL);
+}
+
+int summary_read_extras(struct jr *r, const cJSON *step, const cJSON *server,
+                        struct summary_measure *m)
+{
+	if (step && summary_read_under(r, "step", read_step, step, m) < 0)
+		return -1;
+	return server ? summary_read_under(r, "server", read_server_options, server, m) : 0;
 }
 
 /* ---- fingerprint ---- */

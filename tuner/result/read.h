@@ -31,6 +31,11 @@ int summary_read_env_when(struct jr *r, const cJSON *v, void *dst);
 /* results.json "server" into the struct summary dst (server_like, server_env). Returns 0
  * or -1 after jr_fail. */
 int summary_read_server(struct jr *r, const cJSON *v, void *dst);
+/* A measure's "step" ({"allreduce_us", "kernel_us", "kernel": "measured"}) and "server"
+ * ({"symmetric": true, "kernel" (optional): "symmetric"|"not symmetric"|"unknown"}),
+ * each NULL when absent, into m. Returns 0, or -1 after jr_fail. */
+int summary_read_extras(struct jr *r, const cJSON *step, const cJSON *server,
+                        struct summary_measure *m);
 
 /* The fingerprint object o (its path already on r) into fp, strings borrowed from o;
  * on failure fp is cleared. Returns 0 or -1 after jr_fail. */

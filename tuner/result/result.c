@@ -79,6 +79,12 @@ static cJSON *config_json(const struct result_config *c)
 	}
 	if (c->repeats > 0 && !cJSON_AddNumberToObject(o, "repeats", c->repeats))
 		goto fail;
+	if (c->symmetric) {
+		cJSON *srv = cJSON_AddObjectToObject(o, "server");
+
+		if (!srv || !cJSON_AddBoolToObject(srv, "symmetric", true))
+			goto fail;
+	}
 	return o;
 fail:
 	cJSON_Delete(o);

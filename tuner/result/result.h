@@ -31,6 +31,7 @@ struct result_config {
 	double objective_us;
 	double ci_lo, ci_hi;    /* NAN: no interval */
 	int repeats;            /* 0: leave out */
+	bool symmetric;         /* "server": {"symmetric": true}: a server option, not env */
 };
 
 struct result_size { size_t bytes; double us; };

@@ -62,6 +62,15 @@ struct summary_measure {
 	bool has_ci;
 	double ci_lo, ci_hi;
 	int repeats;                      /* 0 when absent */
+	/* "step" (with compute between the all-reduces; baseline and best): the step's
+	 * all-reduce part and the kernel alone, as the probe measured them */
+	bool has_step;
+	double step_allreduce_us, step_kernel_us;
+	/* "server" (baseline, best, top): symmetric memory on in the server (a server option,
+	 * never exported); kernel (best): "symmetric", "not symmetric" or "unknown" (NCCL
+	 * logged no TUNING line: one rank), NULL when absent */
+	bool symmetric;
+	const char *kernel;
 };
 
 /* One of the user's own configurations (results.json "tries", from --try). */
@@ -201,6 +210,25 @@ char *summary_format_us(double us, char *buf, size_t len);            /* "2.85 m
 char *summary_describe_machine(const struct summary_fingerprint *fp, char *buf, size_t len);
 char *summary_describe_workload(const struct summary_workload *w, char *buf, size_t len);
 char *summary_describe_gain(const struct summary *s, char *buf, size_t len);
+
+/* What to turn on in the server for a configuration with symmetric memory (the space's
+ * server.symmetric; never an NCCL variable): one line per server, from the built-in
+ * profiles' "symmetric" blocks (profiles/NAME.json): only the one `like` names when it is a
+ * built-in profile's name (results.json server.like), else every built-in's. Fixed text,
+ * nothing from a results file, so an export may print it. Writes at most `max` lines
+ * ("SGLang: --enable-symm-mem; needs NCCL_CUMEM_ENABLE=1"; static storage, overwritten
+ * by the next call) and returns how many. */
+#define SUMMARY_SYMMETRIC_LINES_MAX 4
+size_t summary_symmetric_lines(const char *like, const char **lines, size_t max);
+/* The step of m and its all-reduce part, in words, when the session measured with
+ * compute between the all-reduces (results.json workload.compute): "step 7.25 ms,
+ * all-reduces 2.37 ms (the step less 122 x 40.2 us, the kernel as measured alone)" from
+ * m's "step", else from the kernel as asked, labelled so. Returns buf, or NULL when the
+ * workload has no compute or m was not measured. */
+char *summary_describe_step(const struct summary *s, const struct summary_measure *m,
+                            char *buf, size_t len);
+/* Whether NCCL ran a symmetric kernel, in words, for m.kernel (NULL: "unknown"). */
+const char *summary_kernel_words(const char *kernel);
 
 /* Is a gain faster on its point estimate (>= 1.005) but not shown to be: its 95%
  * interval reaches down to 1.00x or below? A session whose recommended settings have

@@ -2,6 +2,7 @@
  * machine, the workload, the gain and whether it is shown, environments, and the runs
  * grouped by protocol / algorithm. Nothing here reads a file. */
 #include "result/summary.h"
+#include "run/profile.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -323,4 +324,62 @@ out:
 	free(f);
 	free(vals);
 	return rc;
+}
+
+size_t summary_symmetric_lines(const char *like, const char **lines, size_t max)
+{
+	static char text[SUMMARY_SYMMETRIC_LINES_MAX][2 * PROFILE_TEXT_MAX + 16];
+	static struct profile p;
+	size_t n = 0;
+	bool named = false;
+	char e[256];
+
+	for (size_t i = 0; like && i < profiles_builtin_count; i++)
+		named = named || strcmp(like, profiles_builtin[i].name) == 0;
+	for (size_t i = 0; i < profiles_builtin_count && n < max && n < SUMMARY_SYMMETRIC_LINES_MAX;
+	     i++) {
+		const struct profile_builtin *b = &profiles_builtin[i];
+
+		if ((named && strcmp(like, b->name) != 0) ||
+		    profile_parse(b->text, b->len, b->name, &p, e, sizeof e) != 0 || !p.has_symmetric)
+			continue;
+		snprintf(text[n], sizeof text[n], "%s; needs %s", p.symm_switch, p.symm_needs);
+		lines[n] = text[n];
+		n++;
+	}
+	return n;
+}
+
+const char *summary_kernel_words(const char *kernel)
+{
+	if (kernel && strcmp(kernel, "symmetric") == 0)
+		return "NCCL ran a symmetric kernel (its TUNING line said AllReduce [Symmetric])";
+	if (kernel && strcmp(kernel, "not symmetric") == 0)
+		return "NCCL ran no symmetric kernel (its TUNING lines named other kernels): the "
+		       "gain is not from one";
+	return "whether NCCL ran a symmetric kernel is unknown (no TUNING line: one rank, or a "
+	       "probe that reports no decisions)";
+}
+
+char *summary_describe_step(const struct summary *s, const struct summary_measure *m,
+                            char *buf, size_t len)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(s->doc, "workload"), "compute");
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "kernel_us");
+	double ops = 0, kernel, ar;
+	char a[32], b[32], t[32];
+
+	if (!cJSON_IsNumber(k) || !(k->valuedouble > 0) || !m->present || !(m->objective_us > 0))
+		return NULL;
+	for (size_t i = 0; i < s->workload.n; i++)
+		ops += (double)s->workload.c[i].count;
+	kernel = m->has_step ? m->step_kernel_us : k->valuedouble;
+	ar = m->has_step ? m->step_allreduce_us : m->objective_us - ops * kernel;
+	snprintf(buf, len, "step %s, all-reduces %s (the step less %.0f x %s, the kernel as %s)",
+	         summary_format_us(m->objective_us, a, sizeof a),
+	         summary_format_us(ar > 0 ? ar : 0, b, sizeof b), ops,
+	         summary_format_us(kernel, t, sizeof t),
+	         m->has_step ? "measured alone" : "asked: this probe reported no measured kernel");
+	return buf;
 }

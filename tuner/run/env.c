@@ -370,8 +370,9 @@ char **env_build(char *const *user_env, const space *sp, const struct env_pins *
 	for (size_t d = 0; p && d < space_dims(sp); d++) {
 		const char *v = space_level_text(sp, d, p->lv[d]);
 
-		/* per-size choices reach NCCL through the plugin's table, never the environment */
-		if (!v || space_rule_of(sp, d, NULL) != SPACE_RULE_NONE ||
+		/* per-size choices reach NCCL through the plugin's table, a server option
+		 * through the probe's options (the session), never the environment */
+		if (!v || space_rule_of(sp, d, NULL) != SPACE_RULE_NONE || space_is_server(sp, d) ||
 		    env_pins_get(pins, space_name(sp, d)))
 			continue;
 		if (env_push(env, &n, space_name(sp, d), v) != 0)
@@ -441,8 +442,8 @@ cJSON *env_point_to_json(const space *sp, const struct point *p)
 	for (size_t d = 0; p && d < space_dims(sp); d++) {
 		const char *v = space_level_text(sp, d, p->lv[d]);
 
-		if (space_rule_of(sp, d, NULL) != SPACE_RULE_NONE)
-			continue;   /* best.rules, not the environment */
+		if (space_rule_of(sp, d, NULL) != SPACE_RULE_NONE || space_is_server(sp, d))
+			continue;   /* best.rules and best.server, not the environment */
 		if (v && !cJSON_AddStringToObject(o, space_name(sp, d), v)) {
 			cJSON_Delete(o);
 			return NULL;
@@ -465,8 +466,10 @@ int env_point_from_json(const space *sp, const cJSON *env, struct point *p)
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(env, space_name(sp, d));
 		bool found = false;
 
-		if (space_rule_of(sp, d, NULL) != SPACE_RULE_NONE)
-			v = NULL;   /* an environment never names a per-size choice: NCCL's */
+		/* an environment never names a per-size choice (NCCL's) nor a server option
+		 * (off) */
+		if (space_rule_of(sp, d, NULL) != SPACE_RULE_NONE || space_is_server(sp, d))
+			v = NULL;
 
 		for (size_t l = 0; l < space_levels(sp, d) && !found; l++) {
 			const char *t = space_level_text(sp, d, l);

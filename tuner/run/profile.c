@@ -70,6 +70,10 @@ static int take_var(struct jr *r, const cJSON *elem, size_t i, void *ctx)
 	snprintf(v->name, sizeof v->name, "%s", in.name);
 	snprintf(v->value, sizeof v->value, "%s", in.value);
 	snprintf(v->source, sizeof v->source, "%s", in.source);
+	/* the session leaves exactly this one out of a symmetric run (session/server.c) */
+	if (in.unless && strcmp(in.name, "NCCL_CUMEM_ENABLE") != 0)
+		return jr_fail(r, "unless: only NCCL_CUMEM_ENABLE may be left unset when symmetric "
+		               "memory is on (symmetric windows need cuMem), not %s", in.name);
 	v->unless_symmetric = in.unless != NULL;
 	p->n = i + 1;
 	return 0;

@@ -14,9 +14,12 @@
 #include "session/session_priv.h"
 
 /* session_probe_argv, with the guard sizes appended when `guards` (the baseline's and
- * the final rounds' runs: guards are never tuned, only checked). */
-static char **probe_argv(const nccltune_session *s, const char *extra, bool guards)
+ * the final rounds' runs: guards are never tuned, only checked) and --window symmetric
+ * when `symmetric` (a candidate that turns the server option on). */
+static char **probe_argv(const nccltune_session *s, const char *extra, bool guards,
+                         bool symmetric)
 {
+	struct workload wl = s->cfg.wl;
 	size_t n = 0;
 	char **argv;
 	int k;
@@ -37,7 +40,8 @@ static char **probe_argv(const nccltune_session *s, const char *extra, bool guar
 			goto fail;
 		return argv;
 	}
-	k = workload_probe_args(&s->cfg.wl, guards, argv + n, WORKLOAD_PROBE_ARGS + 1);
+	wl.window_symmetric = wl.window_symmetric || symmetric;
+	k = workload_probe_args(&wl, guards, argv + n, WORKLOAD_PROBE_ARGS + 1);
 	if (k < 0)
 		goto fail;
 	return argv;
@@ -48,7 +52,12 @@ fail:
 
 char **session_probe_argv(const nccltune_session *s, const char *extra)
 {
-	return probe_argv(s, extra, false);
+	return probe_argv(s, extra, false, false);
+}
+
+char **session_probe_argv_symmetric(const nccltune_session *s, bool symmetric)
+{
+	return probe_argv(s, NULL, false, symmetric);
 }
 
 /* Append r to the session's runs. Returns an nccltune_status. */
@@ -210,14 +219,15 @@ static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, 
                      uint32_t unset, struct runner_result *res)
 {
 	struct runner_request req;
-	char **argv = probe_argv(s, NULL, guards), **env, e[1024];
+	bool symm = !try_no && space_point_symmetric(s->run.sp, p, unset);
+	char **argv = probe_argv(s, NULL, guards, symm), **env, e[1024];
 	int status = 0;
 
 	env = try_no ? tryconf_env_build(&s->cfg.tries[try_no - 1], s->run.user_env, s->run.sp,
 	                                 &s->run.pins, e, sizeof e)
 	             : env_build(s->run.user_env, s->run.sp, &s->run.pins, p, e, sizeof e);
 	if (!argv || !env || env_add_run(&env, s->run.nruns) != 0 ||
-	    session_server_env(s, &env) != 0) {
+	    session_server_env(s, &env, symm) != 0) {
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory building a probe run");
 		goto out;
 	}
@@ -291,7 +301,7 @@ static int expected_ranks(const nccltune_session *s, const char **what)
  * number of ranks than the baseline, is garbage); a report also says whether its
  * figures are measured or modelled. */
 void session_take_outcome(nccltune_session *s, const struct runner_result *res,
-                          struct outcome *o)
+                          bool symmetric, struct outcome *o)
 {
 	char e[1024];
 	double obj;
@@ -308,6 +318,14 @@ void session_take_outcome(nccltune_session *s, const struct runner_result *res,
 		o->cls = OUTCOME_GARBAGE;
 		fs_errf(o->error, sizeof o->error, "report: nranks %d differs from %s %d: not "
 		        "comparable with the other runs", o->report.nranks, what, want);
+		return;
+	}
+	/* a candidate that asked for symmetric windows must have had them (as --window) */
+	if (symmetric && !o->report.window_symmetric) {
+		o->cls = OUTCOME_GARBAGE;
+		fs_errf(o->error, sizeof o->error, "report: no \"window\": \"symmetric\" for a "
+		        "candidate with %s on: the probe did not register symmetric windows (does "
+		        "it speak --window?)", SPACE_SYMMETRIC);
 		return;
 	}
 	if (workload_objective(&s->cfg.wl, &o->report, &obj, e, sizeof e) != 0) {
@@ -426,7 +444,8 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		status = NCCLTUNE_INTERRUPTED;
 	}
 	if (status == 0) {
-		session_take_outcome(s, &res, o);
+		session_take_outcome(s, &res, !try_no && space_point_symmetric(s->run.sp, p, unset),
+		                     o);
 		memset(&run, 0, sizeof run);
 		run.phase = phase;
 		run.try_no = try_no;

@@ -266,7 +266,7 @@ static int take_fingerprint(nccltune_session *s)
 
 	memset(&res, 0, sizeof res);
 	env = env_build(s->run.user_env, s->run.sp, &s->run.pins, NULL, e, sizeof e);
-	if (!argv || !env || session_server_env(s, &env) != 0) {
+	if (!argv || !env || session_server_env(s, &env, false) != 0) {
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory");
 		goto out;
 	}

@@ -472,14 +472,24 @@ static void print_step(FILE *f, const cJSON *doc)
 		        "(--compute-us): every time here is the whole step, kernels included\n",
 		        summary_format_us(kernel, k, sizeof k), b, ops);
 		for (size_t i = 0; i < 2; i++) {
-			double step = num(cJSON_GetObjectItemCaseSensitive(doc, which[i]), "objective_us");
+			const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, which[i]);
+			const cJSON *st = cJSON_GetObjectItemCaseSensitive(m, "step");
+			double step = num(m, "objective_us");
+			char km[32];
 
 			if (!(step > 0))
 				continue;
-			fprintf(f, "          %s: step %s, all-reduces %s (the step less %.0f x %s, the "
-			        "kernel as asked)\n", which[i], summary_format_us(step, a, sizeof a),
-			        summary_format_us(step > kernels_us ? step - kernels_us : 0, b, sizeof b),
-			        ops, k);
+			if (cJSON_IsObject(st))   /* the probe's own figures: each op less the kernel */
+				fprintf(f, "          %s: step %s, all-reduces %s (the step less %.0f x %s, "
+				        "the kernel as measured alone)\n", which[i],
+				        summary_format_us(step, a, sizeof a),
+				        summary_format_us(num(st, "allreduce_us"), b, sizeof b), ops,
+				        summary_format_us(num(st, "kernel_us"), km, sizeof km));
+			else
+				fprintf(f, "          %s: step %s, all-reduces %s (the step less %.0f x %s, "
+				        "the kernel as asked)\n", which[i], summary_format_us(step, a, sizeof a),
+				        summary_format_us(step > kernels_us ? step - kernels_us : 0, b, sizeof b),
+				        ops, k);
 		}
 	}
 	e = cJSON_GetObjectItemCaseSensitive(wl, "window");
@@ -488,6 +498,37 @@ static void print_step(FILE *f, const cJSON *doc)
 		        "must run so too: SGLang --enable-symm-mem (needs NCCL_CUMEM_ENABLE=1), vLLM "
 		        "VLLM_USE_NCCL_SYMM_MEM=1; a server option, not an NCCL variable: not "
 		        "exported\n");
+}
+
+/* A best measured with symmetric memory (the space's server.symmetric): what to turn on in
+ * the server (fixed text) and whether NCCL ran a symmetric kernel; never exported. */
+static void print_symmetric(FILE *f, const cJSON *doc)
+{
+	const cJSON *srv = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(doc, "best"), "server");
+	const cJSON *like = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(doc, "server"), "like");
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(srv, "kernel");
+	const char *lines[SUMMARY_SYMMETRIC_LINES_MAX];
+	size_t n;
+
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(srv, "symmetric")))
+		return;
+	n = summary_symmetric_lines(cJSON_IsString(like) ? like->valuestring : NULL, lines,
+	                            SUMMARY_SYMMETRIC_LINES_MAX);
+	fprintf(f, "server:   turn on symmetric memory in the server (a server option, not an "
+	        "NCCL variable: not exported):\n");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "          %s\n", lines[i]);
+	fprintf(f, "          %s\n", summary_kernel_words(cJSON_IsString(k) ? k->valuestring : NULL));
+}
+
+/* " server.symmetric=on" when measure m has symmetric memory on, else "". */
+static const char *symmetric_tag(const cJSON *m)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+	           cJSON_GetObjectItemCaseSensitive(m, "server"), "symmetric"))
+	       ? "  +symmetric memory (server)" : "";
 }
 
 /* The summary, unwrapped, on f. */
@@ -529,10 +570,14 @@ static void print_summary(FILE *f, const struct session_ending *end, const cJSON
 			         "nccltune's tuner plugin)", nrules);
 		else
 			env_text(benv, env, sizeof env);
-		fprintf(f, "best:     %s per step%s  %s\n",
+		/* symmetric memory alone is not NCCL's defaults either: the server turns it on */
+		if (cJSON_GetArraySize(benv) == 0 && nrules == 0 && symmetric_tag(best)[0])
+			snprintf(env, sizeof env, "(no variables)");
+		fprintf(f, "best:     %s per step%s  %s%s\n",
 		        summary_format_us(num(best, "objective_us"), a, sizeof a),
 		        num(best, "repeats") > 1 ? ci_text(best, "ci95_us", true, ci, sizeof ci)
-		                                 : " (measured once)", env);
+		                                 : " (measured once)", env, symmetric_tag(best));
+		print_symmetric(f, doc);
 		if (unmeasured(doc, verdict, sizeof verdict))
 			fprintf(f, "verdict:  %s\n", verdict);
 		else if (cJSON_IsObject(gain))
@@ -554,11 +599,11 @@ static void print_summary(FILE *f, const struct session_ending *end, const cJSON
 		cJSON_ArrayForEach(it, top) {
 			int rep = (int)num(it, "repeats");
 
-			fprintf(f, "  %d. %-10s%-27s  %s%s\n", ++n,
+			fprintf(f, "  %d. %-10s%-27s  %s%s%s\n", ++n,
 			        summary_format_us(num(it, "objective_us"), a, sizeof a),
 			        ci_text(it, "ci95_us", true, ci, sizeof ci),
 			        env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env),
-			        rep > 1 ? "" : "  (measured once)");
+			        symmetric_tag(it), rep > 1 ? "" : "  (measured once)");
 		}
 	}
 	print_noise(f, doc);

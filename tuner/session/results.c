@@ -486,6 +486,7 @@ static void input_top(const nccltune_session *s, const struct final_state *f,
 		top[ntop].ci_lo = x->lo;
 		top[ntop].ci_hi = x->hi;
 		top[ntop].repeats = x->ok;
+		top[ntop].symmetric = space_point_symmetric(s->run.sp, &x->p, 0);
 		ntop++;
 	}
 	for (size_t a = 1; a < ntop; a++)
@@ -501,6 +502,7 @@ static void input_top(const nccltune_session *s, const struct final_state *f,
 		top[ntop].objective_us = f->c[j].search_us;
 		top[ntop].ci_lo = top[ntop].ci_hi = NAN;
 		top[ntop].repeats = 1;
+		top[ntop].symmetric = space_point_symmetric(s->run.sp, &f->c[j].p, 0);
 		ntop++;
 	}
 	pt->ntop = ntop;
@@ -551,6 +553,9 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	if (!doc || !add_verdict(s, doc, in.has_best, enough) ||
 	    !session_rules_add(s, doc, in.has_best && win && win->has_point
 	                                 ? (f->has_rec ? &f->rec : &win->p) : NULL) ||
+	    !session_server_results_add(s, doc, in.has_best && !win,
+	                                in.has_best && win && win->has_point ? &win->p : NULL,
+	                                f->has_rec ? &f->rec : NULL) ||
 	    (in.has_best && f->win && f->nab && !ablation_add(s, f, doc)) ||
 	    (f->rounds && s->cfg.wl.nguard && !session_per_size_add(s, doc, win)) ||
 	    !attribution_add(s, f, doc) || (s->cfg.ntries > 0 &&

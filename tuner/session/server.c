@@ -21,6 +21,8 @@
 
 /* Where a PyTorch wheel keeps its NCCL, under the interpreter's site-packages. */
 #define SERVER_WHEEL_NCCL "nvidia/nccl/lib/libnccl.so.2"
+/* Symmetric windows are cuMem mappings: what a symmetric candidate needs on. */
+#define SERVER_CUMEM "NCCL_CUMEM_ENABLE"
 
 int nccltune_session_set_nccl(nccltune_session *s, const char *path)
 {
@@ -262,11 +264,27 @@ void session_server_window(nccltune_session *s)
 		             hits == 1 ? "" : "s", list, p->window_source);
 }
 
-int session_server_env(const nccltune_session *s, char ***env)
+/* Does the built environment env set `name`? */
+static bool env_has(char *const *env, const char *name)
 {
-	for (size_t i = 0; i < s->run.server.n; i++)
+	size_t len = strlen(name);
+
+	for (; env && *env; env++)
+		if (strncmp(*env, name, len) == 0 && (*env)[len] == '=')
+			return true;
+	return false;
+}
+
+int session_server_env(const nccltune_session *s, char ***env, bool symmetric)
+{
+	for (size_t i = 0; i < s->run.server.n; i++) {
+		if (symmetric && strcmp(s->run.server.v[i].name, SERVER_CUMEM) == 0)
+			continue;   /* the profile's "unless": "symmetric" */
 		if (env_set(env, s->run.server.v[i].name, s->run.server.v[i].value) != 0)
 			return -1;
+	}
+	if (symmetric && !env_has(*env, SERVER_CUMEM) && env_set(env, SERVER_CUMEM, "1") != 0)
+		return -1;
 	return 0;
 }
 
@@ -319,4 +337,108 @@ int session_server_from_json(nccltune_session *s, const cJSON *obj, char *err, s
 		}
 	}
 	return 0;
+}
+
+/* ---- what results.json says of the server's side of a configuration ---- */
+
+/* Over the ok runs of configuration p (NULL: the baseline) in the final phase, or in any
+ * phase when it had none there: their number, and the means of the all-reduces' part of
+ * the step (count x allreduce_us: each op less the kernel alone, as measured) and of the
+ * kernel alone (compute.us.median), where the reports give them. */
+struct server_figures { size_t n, nk; double allreduce_us, kernel_us; };
+
+static bool figures_run(const nccltune_session *s, const struct session_run *r,
+                        const struct point *p, bool final)
+{
+	return r->o.cls == OUTCOME_OK && !r->try_no && (!final || r->phase == PHASE_FINAL) &&
+	       r->phase != PHASE_SWEEP && !r->unset &&
+	       session_same_config(r, p, 0, space_dims(s->run.sp));
+}
+
+static void config_figures(const nccltune_session *s, const struct point *p,
+                           struct server_figures *f)
+{
+	bool final = false;
+
+	memset(f, 0, sizeof *f);
+	for (size_t i = 0; i < s->run.nruns && !final; i++)
+		final = figures_run(s, &s->run.runs[i], p, true);
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+		double ar;
+
+		if (!figures_run(s, r, p, final) || !r->o.report.compute.known ||
+		    workload_allreduce_time(&s->cfg.wl, &r->o.report, &ar) != 0)
+			continue;
+		f->allreduce_us += ar;
+		f->kernel_us += r->o.report.compute.us.median;
+		f->n++;
+	}
+	if (f->n) {
+		f->allreduce_us /= (double)f->n;
+		f->kernel_us /= (double)f->n;
+	}
+}
+
+/* Did NCCL run a symmetric kernel for p's tuned sizes (the decisions its runs report,
+ * from the TUNING line "AllReduce [Symmetric]")? "symmetric" when one did, "not
+ * symmetric" when every decision is known and none was, "unknown" otherwise (no TUNING
+ * line: one rank, or a probe without decisions). */
+static const char *kernel_word(const nccltune_session *s, const struct point *p)
+{
+	bool known = false, unknown = false;
+
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (!figures_run(s, r, p, false))
+			continue;
+		for (size_t j = 0; j < r->o.report.nresults; j++) {
+			const struct proto_decision *d = &r->o.report.results[j].nccl;
+			bool tuned = false;
+
+			for (size_t w = 0; w < s->cfg.wl.n; w++)
+				tuned = tuned || s->cfg.wl.e[w].bytes == r->o.report.results[j].bytes;
+			if (!tuned)
+				continue;
+			if (d->known && d->symmetric)
+				return SERVER_KERNEL_SYMMETRIC;
+			known = known || d->known;
+			unknown = unknown || !d->known;
+		}
+	}
+	return known && !unknown ? SERVER_KERNEL_OTHER : SERVER_KERNEL_UNKNOWN;
+}
+
+/* "step": {"allreduce_us", "kernel_us", "kernel": "measured"} into measure object m. */
+static bool add_step(const nccltune_session *s, cJSON *m, const struct point *p)
+{
+	struct server_figures f;
+	cJSON *o;
+
+	if (!cJSON_IsObject(m) || !(s->cfg.wl.compute_us > 0))
+		return true;
+	config_figures(s, p, &f);
+	if (!f.n)
+		return true;
+	o = cJSON_AddObjectToObject(m, "step");
+	return o && cJSON_AddNumberToObject(o, "allreduce_us", f.allreduce_us) &&
+	       cJSON_AddNumberToObject(o, "kernel_us", f.kernel_us) &&
+	       cJSON_AddStringToObject(o, "kernel", "measured");
+}
+
+bool session_server_results_add(const nccltune_session *s, cJSON *doc, bool best_baseline,
+                                const struct point *win, const struct point *rec)
+{
+	cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best"), *o;
+
+	if (!add_step(s, cJSON_GetObjectItemCaseSensitive(doc, "baseline"), NULL) ||
+	    ((best_baseline || win) && !add_step(s, best, win)))
+		return false;
+	if (!cJSON_IsObject(best) || !win || !space_point_symmetric(s->run.sp, rec ? rec : win, 0))
+		return true;
+	cJSON_DeleteItemFromObjectCaseSensitive(best, "server");
+	o = cJSON_AddObjectToObject(best, "server");
+	return o && cJSON_AddBoolToObject(o, "symmetric", true) &&
+	       cJSON_AddStringToObject(o, "kernel", kernel_word(s, win));
 }

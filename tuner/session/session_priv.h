@@ -158,9 +158,26 @@ int session_server_profile(nccltune_session *s);
 /* Warn when tuned sizes fall in the profile's custom all-reduce window (on NVLink when the
  * profile says so: a topology cell NV#). Can't fail. */
 void session_server_window(nccltune_session *s);
-/* Set s->run.server's variables in a built environment. Returns 0, or -1 when out of
- * memory. */
-int session_server_env(const nccltune_session *s, char ***env);
+/* Set s->run.server's variables in a built environment. With `symmetric` (a candidate
+ * with SPACE_SYMMETRIC on) the server's NCCL_CUMEM_ENABLE is left out (the one variable
+ * a profile may mark "unless": "symmetric": SGLang keeps cuMem on under
+ * --enable-symm-mem, vLLM keeps a non-zero value the user sets) and, when nothing else
+ * (the user, the space) set it, NCCL_CUMEM_ENABLE=1 is added: symmetric windows are cuMem
+ * mappings. Returns 0, or -1 when out of memory. */
+int session_server_env(const nccltune_session *s, char ***env, bool symmetric);
+/* results.json's server side of the baseline and the best: with compute between the
+ * all-reduces, "step": {"allreduce_us": the step's all-reduce part, "kernel_us": the
+ * kernel alone, both as the probe measured them (means over the final repeats), "kernel":
+ * "measured"} in both (in best when it is the baseline, `best_baseline`, or a point of
+ * the space, `win`; not an off-space try); and when the recommendation `rec` (NULL: the
+ * winner `win` itself) has SPACE_SYMMETRIC on, best.server =
+ * {"symmetric": true, "kernel": SERVER_KERNEL_*} (whether NCCL ran a symmetric kernel
+ * for the winner's tuned sizes). false when out of memory. */
+#define SERVER_KERNEL_SYMMETRIC "symmetric"
+#define SERVER_KERNEL_OTHER "not symmetric"
+#define SERVER_KERNEL_UNKNOWN "unknown"
+bool session_server_results_add(const nccltune_session *s, cJSON *doc, bool best_baseline,
+                                const struct point *win, const struct point *rec);
 /* The journal header's and results.json's "server": {"like", "env"}, or NULL when no
  * --like (*ok false: out of memory). */
 cJSON *session_server_json(const nccltune_session *s, bool *ok);
@@ -212,6 +229,9 @@ int session_warm_prepare(nccltune_session *s);
  * `extra` instead of them ("--fingerprint"). NULL when out of memory; free with
  * runner_free_argv. */
 char **session_probe_argv(const nccltune_session *s, const char *extra);
+/* The probe's command line with the workload's options, --window symmetric among them
+ * when `symmetric` (a candidate with SPACE_SYMMETRIC on). As session_probe_argv. */
+char **session_probe_argv_symmetric(const nccltune_session *s, bool symmetric);
 /* Is the loop still replaying the journal of a resumed session? */
 bool session_replaying(const nccltune_session *s);
 /* Run p (NULL: the baseline, or the off-space try try_no) once in `phase`, or take the
@@ -241,10 +261,10 @@ void session_outer_observe(nccltune_session *s, const struct point *full,
  * (an error of the tuner, message in s->err). */
 int session_replay_sweep(nccltune_session *s, const struct point *outer_full,
                          struct outcome *o);
-/* What a finished run came to (runner_classify, then the objective of a good report).
- * Can't fail. */
+/* What a finished run came to (runner_classify, then the objective of a good report;
+ * with `symmetric`, a report without "window": "symmetric" is garbage). Can't fail. */
 void session_take_outcome(nccltune_session *s, const struct runner_result *res,
-                          struct outcome *o);
+                          bool symmetric, struct outcome *o);
 /* Journal run r with the probe's output, add it to the runs and show it. Returns 0, or
  * NCCLTUNE_ERROR with a message in s->err. */
 int session_record_run(nccltune_session *s, const struct session_run *r,

@@ -89,7 +89,8 @@ static int run_probe(nccltune_session *s, const struct point *outer_full, const 
                      size_t n, struct runner_result *res)
 {
 	struct runner_request req;
-	char **base = session_probe_argv(s, NULL), **argv = NULL, **env, e[1024];
+	bool symm = space_point_symmetric(s->run.sp, outer_full, 0);
+	char **base = session_probe_argv_symmetric(s, symm), **argv = NULL, **env, e[1024];
 	size_t k = 0;
 	int status = 0;
 
@@ -103,7 +104,7 @@ static int run_probe(nccltune_session *s, const struct point *outer_full, const 
 		argv[k + 1] = argv[k] ? strdup(file) : NULL;
 	}
 	if (!argv || !argv[k + 1] || !env || env_add_run(&env, s->run.nruns) != 0 ||
-	    session_server_env(s, &env) != 0 ||
+	    session_server_env(s, &env, symm) != 0 ||
 	    env_set(&env, "NCCL_TUNER_PLUGIN", s->run.plugin) != 0) {
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory building a sweep run");
 		goto out;
@@ -202,7 +203,8 @@ int session_sweep_execute(nccltune_session *s, const struct point *outer_full,
 		status = NCCLTUNE_INTERRUPTED;
 	}
 	if (status == 0) {
-		session_take_outcome(s, &res, &run.o);
+		session_take_outcome(s, &res, space_point_symmetric(s->run.sp, outer_full, 0),
+		                     &run.o);
 		run.phase = PHASE_SWEEP;
 		run.has_point = true;
 		run.nchoices = n;

@@ -149,6 +149,10 @@ static int level_check(const struct param *p, const char *text, const char **can
                        char *why, size_t whylen)
 {
 	*canon = text;
+	if (p->server)
+		return strcmp(text, SPACE_SYMMETRIC_ON) == 0 ? 0
+		       : fs_errf(why, whylen, "'%.32s': %s levels are null (off) and \"%s\"",
+		                 text, SPACE_SYMMETRIC, SPACE_SYMMETRIC_ON);
 	if (p->rule != SPACE_RULE_NONE)
 		return space_rule_value_check(p->rule, text, canon, why, whylen);
 	return ncclvars_value_check(p->var, text, why, whylen);
@@ -311,6 +315,8 @@ static int parse_param(struct jr *r, struct param *p, const char *name, const cJ
 	if (space_rule_named(name)) {
 		if (space_rule_name_parse(name, &p->rule_bytes, &p->rule, why, sizeof why) < 0)
 			return jr_fail(r, "%s", why);
+	} else if (space_server_named(name)) {
+		p->server = true;
 	} else if (ncclvars_name_lookup(name, &p->var, why, sizeof why) < 0) {
 		return jr_fail(r, "%s", why);
 	}
@@ -529,7 +535,69 @@ static bool space_nonempty(const space *sp)
 	return false;
 }
 
-struct space_doc { const cJSON *params, *fixed, *cons, *per_size; };
+/* ---- server options ("server": {"symmetric": [false, true]}) ---- */
+
+static const struct jr_field bool_field = {
+	"", JR_BOOL, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL,
+};
+
+static int take_switch(struct jr *r, const cJSON *v, size_t l, void *ctx)
+{
+	struct param *p = ctx;
+
+	if (jr_check(r, v, &bool_field, NULL) < 0)
+		return -1;
+	for (size_t k = 0; k < l; k++)
+		if ((p->text[k] != NULL) == cJSON_IsTrue(v))
+			return jr_fail(r, "repeats symmetric[%zu]", k);
+	p->num[l] = NAN;
+	p->text[l] = cJSON_IsTrue(v) ? strdup(SPACE_SYMMETRIC_ON) : NULL;
+	if (cJSON_IsTrue(v) && !p->text[l])
+		return jr_fail(r, "out of memory");
+	return 0;
+}
+
+/* "symmetric": a list of booleans, the dimension SPACE_SYMMETRIC (null = false). */
+static int take_server(struct jr *r, const char *key, const cJSON *v, void *ctx)
+{
+	space *sp = ctx;
+	struct param *p = &sp->p[sp->dims];
+	size_t n;
+
+	if (strcmp(key, "symmetric") != 0)
+		return jr_fail(r, "unknown server option (symmetric)");
+	if (sp->dims >= SPACE_MAX_DIMS)
+		return jr_fail(r, "too many dimensions (at most %d)", SPACE_MAX_DIMS);
+	if (!cJSON_IsArray(v) || (n = (size_t)cJSON_GetArraySize(v)) == 0 || n > 2)
+		return jr_fail(r, "expected a list of booleans: [false, true], [true] or [false]");
+	if (param_alloc(p, n) < 0)
+		return jr_fail(r, "out of memory");
+	snprintf(p->name, sizeof p->name, "%s", SPACE_SYMMETRIC);
+	p->server = p->categorical = true;
+	p->kind = KIND_VALUES;
+	if (jr_each(r, v, 2, take_switch, p) < 0 ||
+	    (n == 1 && !p->text[0] && jr_fail(r, "only false (nothing to search: leave the "
+	                                      "key out)") < 0)) {
+		param_free(p);
+		return -1;
+	}
+	param_coords(p);
+	sp->dims++;
+	return 0;
+}
+
+static int parse_server(struct jr *r, space *sp, const cJSON *block)
+{
+	size_t d;
+
+	if (!block->child)
+		return jr_fail(r, "empty (name symmetric)");
+	if (space_dim_index(sp, SPACE_SYMMETRIC, &d) == 0)
+		return jr_fail(r, "symmetric: also searched in params as %s", SPACE_SYMMETRIC);
+	return jr_map(r, block, 8, take_server, sp);
+}
+
+struct space_doc { const cJSON *params, *fixed, *cons, *per_size, *server; };
 
 static const char *const space_schema[] = {SPACE_SCHEMA, NULL};
 
@@ -542,6 +610,7 @@ static const struct jr_field space_fields[] = {
 	 NULL},
 	{"per_size", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, per_size), 0,
 	 NULL},
+	{"server", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, offsetof(struct space_doc, server), 0, NULL},
 	JR_END,
 };
 
@@ -572,7 +641,7 @@ static int part(struct jr *r, const char *key, space *sp, const cJSON *v,
 
 static int parse_params(struct jr *r, space *sp, const cJSON *params)
 {
-	if (!params->child && !sp->per_size)
+	if (!params->child && !sp->per_size && !sp->server)
 		return jr_fail(r, "empty (nothing to search)");
 	return jr_map(r, params, SPACE_MAX_DIMS, take_param, sp);
 }
@@ -618,7 +687,7 @@ static int refuse_global_choice(struct jr *r, const space *sp)
 int space_parse(const char *text, size_t len, const char *origin, space **out, char *err,
                 size_t errlen)
 {
-	struct space_doc doc = {NULL, NULL, NULL, NULL};
+	struct space_doc doc = {NULL, NULL, NULL, NULL, NULL};
 	struct jr r;
 	cJSON *root = NULL;
 	space *sp = NULL;
@@ -636,7 +705,10 @@ int space_parse(const char *text, size_t len, const char *origin, space **out, c
 	}
 	if (doc.per_size && part(&r, "per_size", sp, doc.per_size, parse_per_size) < 0)
 		goto out;
+	sp->server = doc.server != NULL;
 	if (part(&r, "params", sp, doc.params, parse_params) < 0)
+		goto out;
+	if (doc.server && part(&r, "server", sp, doc.server, parse_server) < 0)
 		goto out;
 	if (doc.fixed && part(&r, "fixed", sp, doc.fixed, parse_fixed) < 0)
 		goto out;

@@ -122,6 +122,25 @@ bool space_has_per_size(const space *sp);
 int space_expand_per_size(const space *sp, const uint64_t *bytes, size_t n, space **out,
                           char *err, size_t errlen);
 
+/* ---- server options (docs/formats.md, "server") ----
+ * `"server": {"symmetric": [false, true]}` is the dimension SPACE_SYMMETRIC, categorical,
+ * its levels null (off: the server's own buffers) and "on" (buffers from ncclMemAlloc
+ * registered as symmetric windows: the probe's --window symmetric, with cuMem on). It is
+ * a property of the server process, so two-level sessions search it in the outer space;
+ * it never reaches the environment (env_build skips it) nor an export as a variable: the
+ * session runs the probe with --window symmetric and NCCL_CUMEM_ENABLE=1 for it, and
+ * results.json says what to turn on in the server (best.server). The journal header and
+ * results.json record it as that dimension in params: {"values": [null, "on"]}. */
+#define SPACE_SYMMETRIC "server.symmetric"
+#define SPACE_SYMMETRIC_ON "on"
+
+/* Is `name` a server option's dimension (SPACE_SYMMETRIC)? */
+bool space_server_named(const char *name);
+/* Is dimension d a server option? Can't fail for a valid d. */
+bool space_is_server(const space *sp, size_t d);
+/* Does p turn symmetric memory on (its SPACE_SYMMETRIC level is "on" and that dimension
+ * is not among the bits of `unset`)? false for a NULL p or a space without it. */
+bool space_point_symmetric(const space *sp, const struct point *p, uint32_t unset);
 
 /* Do two points name the same configuration? */
 bool point_equal(const struct point *a, const struct point *b, size_t dims);

@@ -27,6 +27,7 @@ struct param {
 	double *coord;             /* space_coord */
 	enum space_rule_kind rule; /* a per-size dimension (space_rule.c), or NONE */
 	uint64_t rule_bytes;
+	bool server;               /* a server option (SPACE_SYMMETRIC), never an NCCL variable */
 };
 
 enum cons_op { OP_LT, OP_LE, OP_EQ, OP_NE, OP_GE, OP_GT };
@@ -51,6 +52,7 @@ struct space {
 	size_t ncons;
 	struct constraint *cons;
 	bool per_size;             /* an unexpanded per_size block: tmpl[kind] where has */
+	bool server;               /* the file has a "server" block (params may be empty) */
 	bool has_tmpl[SPACE_RULE_CTAS + 1];
 	struct param tmpl[SPACE_RULE_CTAS + 1];
 };

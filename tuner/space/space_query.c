@@ -175,6 +175,30 @@ enum space_rule_kind space_rule_of(const space *sp, size_t d, uint64_t *bytes)
 	return sp->p[d].rule;
 }
 
+bool space_server_named(const char *name)
+{
+	return strcmp(name, SPACE_SYMMETRIC) == 0;
+}
+
+bool space_is_server(const space *sp, size_t d)
+{
+	return sp->p[d].server;
+}
+
+bool space_point_symmetric(const space *sp, const struct point *p, uint32_t unset)
+{
+	for (size_t d = 0; p && d < sp->dims; d++) {
+		const char *t;
+
+		if (!sp->p[d].server || (d < 32 && (unset >> d & 1u)) || p->lv[d] >= sp->p[d].n)
+			continue;
+		t = sp->p[d].text[p->lv[d]];
+		if (t && strcmp(t, SPACE_SYMMETRIC_ON) == 0)
+			return true;
+	}
+	return false;
+}
+
 bool space_has_per_size(const space *sp)
 {
 	return sp->per_size;

@@ -369,6 +369,10 @@ int nccltune_check(const char *session_dir, const char *probe_command, FILE *out
 			char clean[1024];
 
 			fprintf(out, "unchanged: %s\n", fs_escape_text(desc, clean, sizeof(clean)));
+			/* the fingerprint cannot see a server option: say it is still needed */
+			if (s->best.present && s->best.symmetric)
+				fprintf(out, "note: the result was measured with symmetric memory on in the "
+				        "server (a server option, not exported): keep it on\n");
 			rc = NCCLTUNE_OK;
 		} else {
 			fprintf(out, "changed: %d difference%s from the fingerprint saved in %s\n", n,

@@ -113,6 +113,23 @@ void export_commentf(struct export_writer *w, const char *fmt, ...)
 	export_comment(w, line);
 }
 
+/* The best measured with symmetric memory (the space's server.symmetric): what to turn on
+ * in the server, in words (fixed text from the built-in profiles); never a variable. */
+static void export_symmetric_comments(struct export_writer *w, const struct summary *s)
+{
+	const char *lines[SUMMARY_SYMMETRIC_LINES_MAX];
+	size_t n;
+
+	if (!s->best.present || !s->best.symmetric)
+		return;
+	n = summary_symmetric_lines(s->server_like, lines, SUMMARY_SYMMETRIC_LINES_MAX);
+	export_comment(w, "server option, not an NCCL variable (nothing here sets it): measured "
+	               "with symmetric memory; turn it on in the server:");
+	for (size_t i = 0; i < n; i++)
+		export_commentf(w, "  %s", lines[i]);
+	export_comment(w, summary_kernel_words(s->best.kernel));
+}
+
 /* What every export starts with, after the fixed first line: who tuned what, where, and
  * how well; a model's figures are marked as such, with what to do instead. */
 static void header(struct export_writer *w, const struct summary *s)
@@ -136,8 +153,12 @@ static void header(struct export_writer *w, const struct summary *s)
 	/* --like: the server sets these itself before NCCL starts; the session measured with
 	 * them, and this export leaves them to the server. */
 	for (size_t i = 0; s->server_like && i < s->server_env.n; i++)
-		export_commentf(w, "set by the server (%s): %s=%s", s->server_like,
-		                s->server_env.v[i].name, s->server_env.v[i].value);
+		export_commentf(w, "set by the server (%s): %s=%s%s", s->server_like,
+		                s->server_env.v[i].name, s->server_env.v[i].value,
+		                s->best.present && s->best.symmetric &&
+		                strcmp(s->server_env.v[i].name, "NCCL_CUMEM_ENABLE") == 0
+		                ? " (not with symmetric memory: the best ran with cuMem on)" : "");
+	export_symmetric_comments(w, s);
 }
 
 struct export_writer export_writer_start(const struct summary *s, FILE *out, const char *first,

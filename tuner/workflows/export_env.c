@@ -244,6 +244,32 @@ int export_nccl_conf(const struct summary *s, const struct export_where *where, 
 
 /* ---- json ---- */
 
+/* "server": {"symmetric": true, "turn_on": [fixed lines], "kernel": words} for a best
+ * measured with symmetric memory: a server option in words, never in "env". */
+static bool server_json(const struct summary *s, cJSON *doc)
+{
+	const char *lines[SUMMARY_SYMMETRIC_LINES_MAX];
+	size_t n;
+	cJSON *o, *a;
+
+	if (!s->best.present || !s->best.symmetric)
+		return true;
+	n = summary_symmetric_lines(s->server_like, lines, SUMMARY_SYMMETRIC_LINES_MAX);
+	if (!(o = cJSON_AddObjectToObject(doc, "server")) ||
+	    !cJSON_AddBoolToObject(o, "symmetric", true) ||
+	    !(a = cJSON_AddArrayToObject(o, "turn_on")))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		cJSON *t = cJSON_CreateString(lines[i]);
+
+		if (!t || !cJSON_AddItemToArray(a, t)) {
+			cJSON_Delete(t);
+			return false;
+		}
+	}
+	return cJSON_AddStringToObject(o, "kernel", summary_kernel_words(s->best.kernel)) != NULL;
+}
+
 /* {"schema": "nccltune-env/1", "source": "measured"|"model", "env": {what to set: the
  * plugin's two variables, best.env}, "pinned": {set when the session ran}}, by cJSON. */
 int export_json(const struct summary *s, const struct export_where *where, FILE *out,
@@ -261,7 +287,7 @@ int export_json(const struct summary *s, const struct export_where *where, FILE 
 	if (!doc || !cJSON_AddStringToObject(doc, "schema", EXPORT_ENV_SCHEMA) ||
 	    !cJSON_AddStringToObject(doc, "source", s->model ? "model" : "measured") ||
 	    !(env = cJSON_AddObjectToObject(doc, "env")) ||
-	    !(pinned = cJSON_AddObjectToObject(doc, "pinned")))
+	    !(pinned = cJSON_AddObjectToObject(doc, "pinned")) || !server_json(s, doc))
 		goto out;
 	for (size_t i = 0; i < p.n; i++)
 		if (!cJSON_AddStringToObject(p.v[i].kind == EXPORT_PINNED ? pinned : env, p.v[i].name,

@@ -489,7 +489,7 @@ static void section_top(FILE *o, const struct summary *s)
 			fprintf(o, "%d", m->repeats);
 		fputs("</td><td>", o);
 		esc_env(o, &m->env);
-		fputs("</td></tr>", o);
+		fputs(m->symmetric ? " +symmetric memory (server)</td></tr>" : "</td></tr>", o);
 	}
 	fputs("</table></section>", o);
 }
@@ -635,7 +635,8 @@ static void section_headline(FILE *o, const struct summary *s)
 	else if (s->best.env.n == 0 && s->nrules > 0)
 		fputs("<p>No variables: the per-size rules, through nccltune's tuner plugin.</p>", o);
 	else if (s->best.env.n == 0)
-		fputs("<p>NCCL's defaults were the best configuration found: nothing to set.</p>", o);
+		fputs(s->best.symmetric ? "<p>No variables: symmetric memory in the server.</p>"
+		      : "<p>NCCL's defaults were the best configuration found: nothing to set.</p>", o);
 	else {
 		fputs("<table style=\"width:auto\">", o);
 		for (size_t i = 0; i < s->best.env.n; i++) {
@@ -647,6 +648,7 @@ static void section_headline(FILE *o, const struct summary *s)
 		}
 		fputs("</table>", o);
 	}
+	report_server(o, s);
 	if (s->pinned.n) {
 		fputs("<p class=\"dim\">Pinned by the environment of the run (not searched; the "
 		      "exports set them too, marked pinned): ", o);

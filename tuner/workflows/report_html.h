@@ -16,6 +16,9 @@ void report_esc_us(FILE *o, double us);
  * the paired ratio and its interval, the guards' verdict) and the ablation of the best's
  * variables; nothing when the result has neither. */
 void report_section_sizes(FILE *o, const struct summary *s);
+/* The step and its all-reduce part (compute between the all-reduces), and what to turn
+ * on in the server for a best with symmetric memory; nothing when neither applies. */
+void report_server(FILE *o, const struct summary *s);
 /* Every journal run with its latency and what NCCL ran at each size. */
 void report_section_runs(FILE *o, const struct summary *s);
 

@@ -45,6 +45,15 @@ static void overview(FILE *o, const struct summary *s)
 	row(o, "machine", summary_describe_machine(&s->fp, buf, sizeof(buf)));
 	row(o, "workload", summary_describe_workload(&s->workload, buf, sizeof(buf)));
 	row(o, "result", summary_describe_gain(s, buf, sizeof(buf)));
+	/* with compute between the all-reduces: the step and the all-reduces' part of it */
+	if (summary_describe_step(s, &s->baseline, buf, sizeof(buf))) {
+		snprintf(line, sizeof(line), "baseline: %s", buf);
+		row(o, "step", line);
+	}
+	if (summary_describe_step(s, &s->best, buf, sizeof(buf))) {
+		snprintf(line, sizeof(line), "best: %s", buf);
+		row(o, "step", line);
+	}
 	if (s->has_noise) {
 		snprintf(line, sizeof(line), "one run varies by about %.1f%% (spread of the final "
 		         "repeats of %ld configuration(s))", 100.0 * s->noise_sd, s->noise_configs);
@@ -96,6 +105,23 @@ static size_t name_width(const struct summary_env *env, size_t min)
 	return w;
 }
 
+/* A best with symmetric memory: what to turn on in the server (fixed text) and whether
+ * NCCL ran a symmetric kernel; a server option, never exported. */
+static void symmetric(FILE *o, const struct summary *s)
+{
+	const char *lines[SUMMARY_SYMMETRIC_LINES_MAX];
+	size_t n;
+
+	if (!s->best.present || !s->best.symmetric)
+		return;
+	n = summary_symmetric_lines(s->server_like, lines, SUMMARY_SYMMETRIC_LINES_MAX);
+	fputs("  server option (not an NCCL variable, not exported): symmetric memory; turn it "
+	      "on in the server:\n", o);
+	for (size_t i = 0; i < n; i++)
+		fprintf(o, "    %s\n", lines[i]);
+	fprintf(o, "  %s\n", summary_kernel_words(s->best.kernel));
+}
+
 static void tuned_env(FILE *o, const struct summary *s)
 {
 	char a[NCCLVARS_NAME_MAX], b[NCCLVARS_VALUE_MAX + 1];
@@ -115,11 +141,14 @@ static void tuned_env(FILE *o, const struct summary *s)
 	if (s->best.env.n == 0 && s->nrules > 0)
 		fputs("  (no variables: the per-size rules below, through nccltune's tuner plugin)\n",
 		      o);
+	else if (s->best.env.n == 0 && s->best.symmetric)
+		fputs("  (no variables: symmetric memory in the server, below)\n", o);
 	else if (s->best.env.n == 0)
 		fputs("  (NCCL's defaults were best: nothing to set)\n", o);
 	for (size_t i = 0; i < s->best.env.n; i++)
 		fprintf(o, "  %-*s  %s\n", w, CLEAN(s->best.env.v[i].name, a),
 		        CLEAN(s->best.env.v[i].value, b));
+	symmetric(o, s);
 	if (s->pinned.n) {
 		char d[2048], c[2048];
 
@@ -148,8 +177,9 @@ static void top(FILE *o, const struct summary *s)
 			snprintf(ratio, sizeof(ratio), "%.2fx", s->baseline.objective_us / m->objective_us);
 		if (m->repeats)
 			snprintf(rep, sizeof(rep), "%d", m->repeats);
-		fprintf(o, "  %3zu  %10s  %-23s  %8s  %7s  %s\n", i + 1, t, ci, ratio, rep,
-		        CLEAN(summary_describe_env(&m->env, env, sizeof(env)), clean));
+		fprintf(o, "  %3zu  %10s  %-23s  %8s  %7s  %s%s\n", i + 1, t, ci, ratio, rep,
+		        CLEAN(summary_describe_env(&m->env, env, sizeof(env)), clean),
+		        m->symmetric ? " +symmetric memory (server)" : "");
 	}
 }
 
