@@ -73,5 +73,21 @@ out=$("$NT" run --probe "$FAKE" --budget 20 --seed 3 --out "$s" 2>&1) || fail "b
 case "$out" in *"gain:"*"[95%"*) ;; *) fail "budget 20: no gain with its interval: $out" ;; esac
 grep -v '^#' "$s/exports/env.sh" | grep -q '^export NCCL_' || fail "budget 20: env.sh sets nothing"
 
+# a search that runs out of space before its share of the budget leaves the rest to the
+# final rounds (the ablation's reserve kept): three points at budget 14 are re-measured in
+# two or more rounds and recommended
+printf '{"schema": "nccltune-space/1", "params": {"NCCL_PROTO": {"values": ["LL", "Simple", null]}}}' \
+	>"$tmp/small.json"
+s="$tmp/small"
+out=$("$NT" run --probe "$FAKE" --space "$tmp/small.json" --budget 14 --seed 3 --out "$s" 2>&1) ||
+	fail "small space: exit $?: $out"
+case "$out" in *"search ended: every allowed configuration tried"*) ;;
+	*) fail "small space: the search did not run out of points: $out" ;; esac
+[ "$(json "$s/results.json" 'd["verdict"]')" = "recommended" ] ||
+	fail "small space: verdict $(json "$s/results.json" 'd.get("verdict")')"
+[ "$(json "$s/results.json" 'd["baseline"]["repeats"] >= 2 and d["best"]["repeats"] >= 2')" = True ] ||
+	fail "small space: fewer than two final rounds: $(json "$s/results.json" '(d["baseline"], d["best"])')"
+[ "$(json "$s/results.json" 'd["evaluations"] <= 14')" = True ] || fail "small space: over the budget"
+
 [ $fails -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
 echo "all checks passed"

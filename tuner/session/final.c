@@ -304,6 +304,19 @@ static int plan_rounds(nccltune_session *s, struct final_state *f, size_t *per, 
 	const struct outcome *b = session_baseline_outcome(s);
 	int rc;
 
+	if (s->run.stop == STOP_EXHAUSTED || s->run.stop == STOP_STUCK) {
+		/* The search ended before its share was spent: the final rounds may take what it
+		 * left, up to a full reserve, the ablation's kept (a small budget on a small
+		 * space then still gets two rounds). */
+		size_t abl = (size_t)session_ablate_reserve(s);
+		size_t full = SESSION_FINAL_RESERVE_MAX + SESSION_TRY_ROUNDS * s->cfg.ntries;
+		size_t more = remaining > abl ? remaining - abl : 0;
+
+		if (more > full)
+			more = full;
+		if (more > R)
+			R = more;
+	}
 	if (R > remaining)
 		R = remaining;
 	f->base_ok = b && b->cls == OUTCOME_OK;
