@@ -51,6 +51,19 @@ char **session_probe_argv(const nccltune_session *s, const char *extra)
 	return probe_argv(s, extra, false);
 }
 
+char **session_sweep_argv(const nccltune_session *s)
+{
+	return probe_argv(s, NULL, true);
+}
+
+bool session_is_guard(const nccltune_session *s, uint64_t bytes)
+{
+	for (size_t g = 0; g < s->cfg.wl.nguard; g++)
+		if (s->cfg.wl.guard[g] == bytes)
+			return true;
+	return false;
+}
+
 /* Append r to the session's runs. Returns an nccltune_status. */
 static int push_run(nccltune_session *s, const struct session_run *r)
 {
@@ -95,7 +108,8 @@ void session_sweep_observe(nccltune_session *s, size_t run)
 	for (size_t i = 0; i < s->run.ninner; i++) {
 		const struct twolevel_inner *in = &s->run.inner[i];
 
-		if (in->run != run)
+		/* a guard's own case is the outer point's own case again (at another size) */
+		if (in->run != run || session_is_guard(s, in->bytes))
 			continue;
 		o->cls = in->cls;
 		o->objective_us = in->objective_us;

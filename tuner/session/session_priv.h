@@ -45,6 +45,14 @@
 #define SESSION_MIN_TIMEOUT_S 30.0
 #define SESSION_TIMEOUT_FACTOR 5.0         /* x the baseline's wall time */
 #define SESSION_FINALISTS 3
+/* A candidate whose sweeps measured a guard size more than this much slower than the
+ * baseline (one run against one run, in different processes) ranks after the others
+ * for the final rounds (final.c): the final rounds refuse a finalist slower there beyond
+ * the noise; 5% is about 3 sd of the ratio of two runs where one run varies by 1.5% */
+#define SESSION_GUARD_SWEEP_MARGIN 0.05
+/* Candidates within 1% of the fastest at the tuned sizes (one measurement each) count as
+ * tied: among them the closest to NCCL's defaults is finalist first (final.c) */
+#define SESSION_TIE_MARGIN 0.01
 #define SESSION_FINAL_RESERVE_MAX 12       /* runs kept for the final re-measurement */
 #define SESSION_FINAL_RESERVE_DIV 5        /* ... at most budget / 5 */
 #define SESSION_ABLATE_RESERVE_MAX 10    /* runs kept for the ablation (ablate.c) */
@@ -209,6 +217,12 @@ int session_warm_prepare(nccltune_session *s);
  * `extra` instead of them ("--fingerprint"). NULL when out of memory; free with
  * runner_free_argv. */
 char **session_probe_argv(const nccltune_session *s, const char *extra);
+/* The probe's command line for a sweep run: its argv and the workload's options with
+ * the guard sizes (each guard measured once per sweep under NCCL's own choice, for the
+ * guard-aware finalist choice). NULL when out of memory; free with runner_free_argv. */
+char **session_sweep_argv(const nccltune_session *s);
+/* Is `bytes` one of the workload's guard sizes? Can't fail. */
+bool session_is_guard(const nccltune_session *s, uint64_t bytes);
 /* Is the loop still replaying the journal of a resumed session? */
 bool session_replaying(const nccltune_session *s);
 /* Run p (NULL: the baseline, or the off-space try try_no) once in `phase`, or take the

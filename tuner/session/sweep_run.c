@@ -89,7 +89,7 @@ static int run_probe(nccltune_session *s, const struct point *outer_full, const 
                      size_t n, struct runner_result *res)
 {
 	struct runner_request req;
-	char **base = session_probe_argv(s, NULL), **argv = NULL, **env, e[1024];
+	char **base = session_sweep_argv(s), **argv = NULL, **env, e[1024];
 	size_t k = 0;
 	int status = 0;
 
