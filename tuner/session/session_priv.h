@@ -115,6 +115,7 @@ struct session_state {
 	char source[16];             /* "measured" or "model" */
 	char model_name[64];
 	enum session_stop stop;
+	size_t search_limit;         /* session_search_limit, set by the loop (progress ETA) */
 	int duplicates;
 	bool interrupted;
 	bool probe_checked;          /* a resume checked its probe can start (execute.c) */
@@ -260,15 +261,15 @@ void session_take_outcome(nccltune_session *s, const struct runner_result *res,
  * NCCLTUNE_ERROR with a message in s->err. */
 int session_record_run(nccltune_session *s, const struct session_run *r,
                        const struct runner_result *res);
+/* Seconds one inner choice is expected to take (from the sweeps so far, else a guess
+ * from the plain runs), with the plain runs' mean wall time in *plain_s (0: none).
+ * Can't fail. */
+double session_sweep_choice_s(const nccltune_session *s, double *plain_s);
 /* Before the first live run of a resumed session, check its probe can start. Returns 0
  * or NCCLTUNE_ERROR. */
 int session_check_probe(nccltune_session *s);
 
 /* ---- sweep_run.c ---- */
-/* Seconds one inner choice is expected to take (from the sweeps so far, else a guess
- * from the plain runs), with the plain runs' mean wall time in *plain_s (0: none).
- * Can't fail. */
-double session_sweep_choice_s(const nccltune_session *s, double *plain_s);
 /* One sweep run of the outer point of `outer_full`: its n planned choices c in one probe
  * process (or, while replaying, the journal's record of it); the inner results are
  * journalled with the run and added to s->run.inner, and learned. Returns 0 with *o
