@@ -415,6 +415,9 @@ static void show_run(nccltune_session *s, const struct session_run *r)
 	fig.eta_s = n ? wall / (double)n * (double)left : 0;
 	if (s->run.tl)
 		sweep_eta(s, &fig);
+	/* the search stops in time for the final rounds: no ETA beyond the time limit */
+	if (s->cfg.time_limit_s > 0)
+		fig.eta_s = fmin(fig.eta_s, fmax(0, s->cfg.time_limit_s - session_elapsed(s)));
 	fig.env = r->has_point || r->try_no ? session_run_describe(s, r, env, sizeof env) : NULL;
 	if (r->phase == PHASE_SWEEP) {
 		fig.choices = r->nchoices;
