@@ -245,10 +245,10 @@ def check_eta(tmp):
         if abs(rate - 1 / per) > 0.05 * (1 / per) + 1:
             fail("eta: run %d: %.1f choices/s printed, the journal's sweeps give %.1f" %
                  (run, rate, 1 / per))
-        # the wrapper sleeps 4 ms per choice: at most about 250 choices/s
-        if rate > 400:
-            fail("eta: run %d: %.1f choices/s, faster than the wrapper's sleep allows" %
-                 (run, rate))
+        # the wrapper sleeps 4 ms per choice (about 250 choices/s; a slow plain run under
+        # load raises the estimate): a measured rate, not the 1e-4 s floor's 10000/s
+        if not 20 <= rate < 5000:
+            fail("eta: run %d: %.1f choices/s with the wrapper's 4 ms per choice" % (run, rate))
         want = left * (plain_s + n / len(sw) * per) + (budget - run - left) * plain_s
         if abs(eta - want) > 1.01:
             fail("eta: run %d: ETA %ds, %d sweeps of %.0f choices at %.1f/s make %.1fs" %
