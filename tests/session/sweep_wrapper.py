@@ -9,7 +9,9 @@ process group apply to it). Knobs, from the environment:
   WRAP_SWEEP_ADD=ARGS     append these words to every sweep run ("--test-corrupt-choice 0")
   WRAP_ONCE_ADD=ARGS      ... to the first sweep run only (WRAP_STATE keeps the count)
   WRAP_SLEEP_AT=N         sleep WRAP_SLEEP_S (default 30) before the N-th sweep run
-  WRAP_STATE=FILE         counts sweep runs across invocations"""
+  WRAP_STATE=FILE         counts sweep runs across invocations
+  WRAP_CHOICE_SLEEP_S=S   sleep S seconds per choice of the sweep file before a sweep run
+                          (a sweep's time grows with its choices, as on a GPU)"""
 import json
 import os
 import sys
@@ -42,5 +44,9 @@ if kind == "sweep":
         extra += os.environ.get("WRAP_ONCE_ADD", "").split()
     if os.environ.get("WRAP_SLEEP_AT") and n + 1 == int(os.environ["WRAP_SLEEP_AT"]):
         time.sleep(float(os.environ.get("WRAP_SLEEP_S", "30")))
+    if os.environ.get("WRAP_CHOICE_SLEEP_S"):
+        with open(args[args.index("--sweep") + 1]) as f:
+            nchoices = len(json.load(f)["choices"])
+        time.sleep(float(os.environ["WRAP_CHOICE_SLEEP_S"]) * nchoices)
 probe = os.environ["WRAP_PROBE"]
 os.execv(probe, [probe] + args + extra)

@@ -117,7 +117,8 @@ def check_noise(d, res):
     if dof <= 0:
         fail("%s: no final repeats to compute the noise from" % d)
         return
-    want = "%.1f" % (100 * math.sqrt(ss / dof))
+    # results.json keeps run_sd to 4 decimals and the summary prints that: round alike
+    want = "%.1f" % (100 * round(math.sqrt(ss / dof), 4))
     top = res["top"]
     inside = (len(top) > 1 and top[1].get("repeats", 1) > 1 and "ci95_us" in top[0] and
               top[0]["ci95_us"][0] <= top[1]["objective_us"] <= top[0]["ci95_us"][1])
@@ -166,7 +167,7 @@ def unproven(res):
     """Does results.json recommend settings whose gain's interval reaches down to 1?"""
     g, b = res.get("gain") or {}, res.get("best") or {}
     ci = g.get("ci95") or [None, None]
-    return bool(b.get("env") and res.get("baseline") and (g.get("ratio") or 0) >= 1.005 and
+    return bool((b.get("env") or b.get("rules")) and res.get("baseline") and (g.get("ratio") or 0) >= 1.005 and
                 ci[0] is not None and ci[0] <= 1.0)
 
 
@@ -277,8 +278,9 @@ def run_all(tmp):
                 if "nothing to set" in text:
                     fail("pcie-gen5-8gpu: %s says nothing to set for a rules-only best" % v)
 
-    # An unproven gain: on pcie-2x4-islands (seed 2 here) the best sets NCCL_NTHREADS=256
-    # and measures about 1.12x [95% 0.95x .. 1.33x] in the final rounds, so every view
+    # An unproven gain: on pcie-2x4-islands (seed 2 here) the best (per-size rules only
+    # since the guard-aware finalists) measures about 1.13x [95% 0.99x .. 1.29x] in the
+    # final rounds, so every view
     # must say it is not shown faster. Which seed gives one depends on the build's floating
     # point (bo's fits): every view must agree in each session, and one of five must caution.
     cautioned = False

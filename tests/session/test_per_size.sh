@@ -105,8 +105,8 @@ if checked == 0 or total * 2 < checked or set(matched) != {"algo", "proto", "cta
 sys.exit(1 if bad else 0)
 PYEOF
 
-# guards: the default ladder less the tuned sizes, measured in baseline, final and ablation
-# runs only
+# guards: the default ladder less the tuned sizes, measured in baseline, final, ablation and
+# sweep runs (each sweep once, under NCCL's own choice: the guard-aware finalists) only
 python3 - "$tmp/s" <<'PYEOF' || failures=$((failures + 1))
 import json, sys
 d = sys.argv[1]
@@ -123,7 +123,7 @@ for line in open(d + "/journal.jsonl"):
     if r.get("type") != "run" or r.get("outcome") != "ok":
         continue
     sizes = [x["bytes"] for x in r["report"]["results"]]
-    guarded = r["phase"] in ("baseline", "final", "ablate")
+    guarded = r["phase"] in ("baseline", "final", "ablate", "sweep")
     if (134217728 in sizes) != guarded:
         print("FAIL: run %d (%s) measured %s" % (r["run"], r["phase"], sizes), file=sys.stderr)
         bad += 1

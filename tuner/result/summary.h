@@ -234,7 +234,7 @@ const char *summary_kernel_words(const char *kernel);
  * interval reaches down to 1.00x or below? A session whose recommended settings have
  * such a gain may be no faster than NCCL's defaults; every view says so. The first
  * form takes the numbers, the second a result that recommends settings (a non-empty
- * best.env against a measured baseline). Can't fail. */
+ * best.env or best.rules against a measured baseline). Can't fail. */
 bool summary_gain_is_unproven(double gain, double gain_lo);
 /* Does the result say its best was not measured enough to recommend (verdict
  * SUMMARY_UNMEASURED)? Its exports then hold comments only, and no gain is stated.

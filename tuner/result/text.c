@@ -208,7 +208,9 @@ char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len
 
 bool summary_gain_unproven(const struct summary *s)
 {
-	return s->best.present && s->best.env.n > 0 && s->baseline.present && s->has_gain &&
+	/* a rules-only best is a recommendation too (the plugin's table) */
+	return s->best.present && (s->best.env.n > 0 || s->nrules > 0) && s->baseline.present &&
+	       s->has_gain &&
 	       summary_gain_is_unproven(s->gain, s->gain_lo);
 }
 

@@ -326,7 +326,9 @@ size_t twolevel_learn(const twolevel *t, const struct workload *wl,
 		}
 		return k;
 	}
-	for (size_t i = 0; i < wl->n; i++) {
+	/* the tuned sizes' own cases, then the guard sizes' (NCCL's own choice there, as
+	 * deployed: the plugin's table names tuned sizes only) */
+	for (size_t i = 0; i < wl->n + wl->nguard; i++) {
 		struct twolevel_inner *o = &out[k];
 		struct point outer;
 
@@ -334,9 +336,10 @@ size_t twolevel_learn(const twolevel *t, const struct workload *wl,
 		twolevel_outer_of(t, &c[0].p, &outer);
 		twolevel_full_of(t, &outer, &o->p);
 		o->index = TWOLEVEL_OWN;
-		o->bytes = wl->e[i].bytes;
+		o->bytes = i < wl->n ? wl->e[i].bytes : wl->guard[i - wl->n];
 		o->us = own_us(r, o->bytes);
-		o->objective_us = objective_with(wl, r, o->bytes, o->us);
+		o->objective_us = i < wl->n ? objective_with(wl, r, o->bytes, o->us)
+		                  : isfinite(o->us) ? objective_with(wl, r, 0, NAN) : NAN;
 		o->cls = isfinite(o->objective_us) ? OUTCOME_OK : OUTCOME_GARBAGE;
 		/* the own case's full point has every rule at NCCL's: one for all sizes */
 		if (!space_allows(t->sp, &o->p) || o->cls != OUTCOME_OK)

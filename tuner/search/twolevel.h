@@ -83,9 +83,11 @@ size_t twolevel_plan(const twolevel *t, const prune *pr, const struct point *out
                      size_t max, struct twolevel_choice *out, size_t *dropped);
 
 /* The inner results of one sweep run over the n planned choices c, from report r (ok or
- * not), for the workload wl, into out (n + twolevel_sizes entries; run left 0):
- * ok report: every choice (ok: its median; else its entry's stage as the class) and every
- * size's own case; failed report: the entries that were final, and the choice in flight,
+ * not), for the workload wl, into out (n + wl->n + wl->nguard entries; run left 0):
+ * ok report: every choice (ok: its median; else its entry's stage as the class), every
+ * tuned size's own case and every guard size's own case the report has (a guard's `us`
+ * is its latency under NCCL's own choice, its objective the own case's workload; never
+ * a tuned size's result: twolevel_best ignores it); failed report: the entries that were final, and the choice in flight,
  * failed with the run's class `run_cls` (a hang, a capture NCCL failed at, ...). Returns
  * how many were written; *in_flight gets the planned index of the choice in flight (or
  * TWOLEVEL_OWN when none was). Can't fail. */

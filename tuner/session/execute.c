@@ -55,9 +55,17 @@ char **session_probe_argv(const nccltune_session *s, const char *extra)
 	return probe_argv(s, extra, false, false);
 }
 
-char **session_probe_argv_symmetric(const nccltune_session *s, bool symmetric)
+char **session_sweep_argv(const nccltune_session *s, bool symmetric)
 {
-	return probe_argv(s, NULL, false, symmetric);
+	return probe_argv(s, NULL, true, symmetric);
+}
+
+bool session_is_guard(const nccltune_session *s, uint64_t bytes)
+{
+	for (size_t g = 0; g < s->cfg.wl.nguard; g++)
+		if (s->cfg.wl.guard[g] == bytes)
+			return true;
+	return false;
 }
 
 /* Append r to the session's runs. Returns an nccltune_status. */
@@ -104,7 +112,8 @@ void session_sweep_observe(nccltune_session *s, size_t run)
 	for (size_t i = 0; i < s->run.ninner; i++) {
 		const struct twolevel_inner *in = &s->run.inner[i];
 
-		if (in->run != run)
+		/* a guard's own case is the outer point's own case again (at another size) */
+		if (in->run != run || session_is_guard(s, in->bytes))
 			continue;
 		o->cls = in->cls;
 		o->objective_us = in->objective_us;
@@ -339,6 +348,59 @@ void session_take_outcome(nccltune_session *s, const struct runner_result *res,
 		snprintf(s->run.model_name, sizeof s->run.model_name, "%s", o->report.model);
 }
 
+/* Seconds one inner choice is expected to take: from the sweeps so far (their wall
+ * time beyond a plain run's, per choice), else a twentieth of the baseline's wall time
+ * (a guess: capture, check and replays of one size, without the process start). */
+double session_sweep_choice_s(const nccltune_session *s, double *plain_s)
+{
+	double sweep = 0, plain = 0, choices = 0;
+	size_t nsweep = 0, nplain = 0;
+
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (r->o.cls != OUTCOME_OK)
+			continue;
+		if (r->phase == PHASE_SWEEP) {
+			sweep += r->o.wall_s;
+			choices += (double)r->nchoices;
+			nsweep++;
+		} else {
+			plain += r->o.wall_s;
+			nplain++;
+		}
+	}
+	*plain_s = nplain ? plain / (double)nplain : 0;
+	if (nsweep && choices > 0)
+		return fmax(1e-4, (sweep - (double)nsweep * *plain_s) / choices);
+	return fmax(1e-4, *plain_s / 20);
+}
+
+/* A two-level session's ETA from the measured rate of inner choices: the sweeps the
+ * search has left, each its mean number of choices at the sweeps' rate after a process
+ * start, then the plain runs of the final rounds and the ablation at a plain run's mean
+ * wall time. Left as it is before a sweep ran ok. Can't fail. */
+static void sweep_eta(const nccltune_session *s, struct session_figures *fig)
+{
+	double plain_s, per = session_sweep_choice_s(s, &plain_s), choices = 0;
+	size_t nsweep = 0, n = s->run.nruns, limit = s->run.search_limit;
+	size_t budget = (size_t)s->cfg.budget, left = n < budget ? budget - n : 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s->run.runs[i].phase == PHASE_SWEEP && s->run.runs[i].o.cls == OUTCOME_OK) {
+			choices += (double)s->run.runs[i].nchoices;
+			nsweep++;
+		}
+	if (nsweep == 0 || choices <= 0)
+		return;
+	fig->sweeps_left = n < limit ? limit - n : 0;
+	if (fig->sweeps_left > left)
+		fig->sweeps_left = left;
+	fig->inner_rate = 1 / per;
+	fig->eta_s = (double)fig->sweeps_left * (plain_s + choices / (double)nsweep * per) +
+	             (double)(left - fig->sweeps_left) * plain_s;
+}
+
 /* The progress line of run r, the last of the session's runs, with the figures of the
  * runs so far. */
 static void show_run(nccltune_session *s, const struct session_run *r)
@@ -364,6 +426,11 @@ static void show_run(nccltune_session *s, const struct session_run *r)
 	}
 	session_point_best(s, &fig.best_us, NULL);
 	fig.eta_s = n ? wall / (double)n * (double)left : 0;
+	if (s->run.tl)
+		sweep_eta(s, &fig);
+	/* the search stops in time for the final rounds: no ETA beyond the time limit */
+	if (s->cfg.time_limit_s > 0)
+		fig.eta_s = fmin(fig.eta_s, fmax(0, s->cfg.time_limit_s - session_elapsed(s)));
 	fig.env = r->has_point || r->try_no ? session_run_describe(s, r, env, sizeof env) : NULL;
 	if (r->phase == PHASE_SWEEP) {
 		fig.choices = r->nchoices;

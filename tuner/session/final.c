@@ -185,6 +185,152 @@ static void drop_same_points(nccltune_session *s, struct final_state *f)
 	f->nc = n;
 }
 
+/* ---- the guard-aware finalist choice (issue 17) ---- */
+
+/* The baseline's median at `bytes` in its first ok run; NAN when none says. */
+static double baseline_size_us(const nccltune_session *s, uint64_t bytes)
+{
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (r->phase != PHASE_BASELINE || r->has_point || r->try_no || r->o.cls != OUTCOME_OK)
+			continue;
+		for (size_t k = 0; k < r->o.report.nresults; k++)
+			if (r->o.report.results[k].bytes == bytes)
+				return r->o.report.results[k].us.median;
+		return NAN;
+	}
+	return NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median over the sweeps of p's outer point of the guard size `bytes` under NCCL's
+ * own choice (their inner results: own cases at a guard size); NAN when none. */
+static double sweep_guard_us(const nccltune_session *s, const struct point *p, uint64_t bytes)
+{
+	double v[SESSION_SWEEP_ATTEMPTS * 4];
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->run.ninner && n < sizeof v / sizeof v[0]; i++) {
+		const struct twolevel_inner *in = &s->run.inner[i];
+
+		if (in->index == TWOLEVEL_OWN && in->bytes == bytes && in->cls == OUTCOME_OK &&
+		    in->run < s->run.nruns && twolevel_same_outer(s->run.tl, &in->p, p))
+			v[n++] = in->us;
+	}
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof v[0], cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* x's worst guard size in its sweeps against the baseline, into x->sweep_guard_ratio
+ * and x->sweep_guard_bytes (NAN and 0: no sweep measured one). Can't fail. */
+static void sweep_guard_of(const nccltune_session *s, struct finalist *x)
+{
+	x->sweep_guard_ratio = NAN;
+	x->sweep_guard_bytes = 0;
+	for (size_t g = 0; s->run.tl && x->has_point && g < s->cfg.wl.nguard; g++) {
+		double b = baseline_size_us(s, s->cfg.wl.guard[g]);
+		double r = sweep_guard_us(s, &x->p, s->cfg.wl.guard[g]) / b;
+
+		if (b > 0 && isfinite(r) && !(r <= x->sweep_guard_ratio)) {
+			x->sweep_guard_ratio = r;
+			x->sweep_guard_bytes = s->cfg.wl.guard[g];
+		}
+	}
+}
+
+/* Did x's sweeps measure a guard size beyond what the final rounds let pass? */
+static bool guard_risky(const struct finalist *x)
+{
+	return isfinite(x->sweep_guard_ratio) && x->sweep_guard_ratio > 1 + SESSION_GUARD_SWEEP_MARGIN;
+}
+
+/* How many process-level variables p sets (a level other than unset). */
+static size_t vars_set(const nccltune_session *s, const struct point *p)
+{
+	size_t n = 0;
+
+	for (size_t d = 0; d < space_dims(s->run.sp); d++)
+		n += space_rule_of(s->run.sp, d, NULL) == SPACE_RULE_NONE &&
+		     space_level_text(s->run.sp, d, p->lv[d]) != NULL;
+	return n;
+}
+
+/* Is a closer to NCCL's defaults than b: a lower guard ratio in the sweeps when both
+ * were measured there, else fewer process-level variables set? */
+static bool closer_to_defaults(const nccltune_session *s, const struct finalist *a,
+                               const struct finalist *b)
+{
+	if (isfinite(a->sweep_guard_ratio) && isfinite(b->sweep_guard_ratio))
+		return a->sweep_guard_ratio < b->sweep_guard_ratio;
+	return a->has_point && b->has_point && vars_set(s, &a->p) < vars_set(s, &b->p);
+}
+
+/* Note a candidate the guards moved out of the finalists' places. */
+static void note_risky(nccltune_session *s, const struct finalist *x)
+{
+	char d[512];
+
+	if (!session_replaying(s))
+		session_note(&s->out, "final: %s measured the guard size %zu B at %.2fx the "
+		             "baseline in its sweep (limit %.2fx): ranked after the candidates "
+		             "that pass the guards", space_point_describe(s->run.sp, &x->p, d,
+		             sizeof d), x->sweep_guard_bytes, x->sweep_guard_ratio,
+		             1 + SESSION_GUARD_SWEEP_MARGIN);
+}
+
+/* Reorder f->c for the guards: first the candidates within SESSION_TIE_MARGIN of the
+ * fastest that passes the guards in its sweeps (closest to NCCL's defaults first), then
+ * the other passing ones, then those a guard size would refuse (each in the order it
+ * had). A session without sweep guard figures (one level) keeps its order but for the
+ * ties. Returns an nccltune_status. */
+static int rank_by_guards(nccltune_session *s, struct final_state *f)
+{
+	struct finalist *sorted = calloc(f->nc ? f->nc : 1, sizeof *sorted);
+	double best = INFINITY;
+	size_t n = 0;
+
+	if (!sorted)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory ranking the finalists");
+	for (size_t j = 0; j < f->nc; j++) {
+		sweep_guard_of(s, &f->c[j]);
+		if (!guard_risky(&f->c[j]) && f->c[j].search_us < best)
+			best = f->c[j].search_us;
+	}
+	for (size_t j = 0; j < f->nc; j++) {
+		size_t at = n;
+
+		if (guard_risky(&f->c[j]) || !(f->c[j].search_us <= best * (1 + SESSION_TIE_MARGIN)))
+			continue;
+		while (at > 0 && closer_to_defaults(s, &f->c[j], &sorted[at - 1]))
+			at--;   /* stable insertion: ties keep their order */
+		memmove(&sorted[at + 1], &sorted[at], (n - at) * sizeof *sorted);
+		sorted[at] = f->c[j];
+		n++;
+	}
+	for (size_t j = 0; j < f->nc; j++)
+		if (!guard_risky(&f->c[j]) && !(f->c[j].search_us <= best * (1 + SESSION_TIE_MARGIN)))
+			sorted[n++] = f->c[j];
+	for (size_t j = 0; j < f->nc; j++) {
+		if (!guard_risky(&f->c[j]))
+			continue;
+		if (j < SESSION_FINALISTS)
+			note_risky(s, &f->c[j]);
+		sorted[n++] = f->c[j];
+	}
+	memcpy(f->c, sorted, f->nc * sizeof *f->c);
+	free(sorted);
+	return NCCLTUNE_OK;
+}
+
 /* The configurations that may be recommended, best measured first, then in the
  * strategy's order (order_by_strategy), one per point (drop_same_points). */
 int session_final_rank(nccltune_session *s, struct final_state *f)
@@ -223,6 +369,8 @@ int session_final_rank(nccltune_session *s, struct final_state *f)
 	rc = order_by_strategy(s, f);
 	if (rc == NCCLTUNE_OK)
 		drop_same_points(s, f);
+	if (rc == NCCLTUNE_OK)
+		rc = rank_by_guards(s, f);
 	return rc;
 }
 

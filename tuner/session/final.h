@@ -26,6 +26,10 @@ struct finalist {
 	bool qualified;
 	size_t guard_bytes;      /* the guard size that disqualified it (0: none) */
 	double guard_ratio;      /* its latency there over the baseline's */
+	/* its worst guard size in its outer point's sweeps (two-level sessions): the sweeps'
+	 * median latency there over the baseline's; NAN (bytes 0) when none was measured */
+	double sweep_guard_ratio;
+	size_t sweep_guard_bytes;
 };
 
 /* A variable of a finalist a guard size disqualified, and what it costs there. */
@@ -92,7 +96,10 @@ int session_ablate_reserve(const nccltune_session *s);
 size_t session_search_limit(const nccltune_session *s);
 
 /* The configurations that may be recommended into f->c, best first (the strategy's
- * ranking first). Returns an nccltune_status, message in s->err. */
+ * ranking first), then guard-aware: a candidate whose sweeps measured a guard size
+ * beyond the final rounds' limit plus a noise margin ranks after every other, and among
+ * the candidates tied at the tuned sizes the one closest to NCCL's defaults comes first.
+ * Returns an nccltune_status, message in s->err. */
 int session_final_rank(nccltune_session *s, struct final_state *f);
 /* Re-measure the finalists and the tries that ran ok, interleaved with the baseline,
  * in as many rounds as the reserve allows. Returns 0, NCCLTUNE_INTERRUPTED, or

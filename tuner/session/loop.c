@@ -247,6 +247,7 @@ int session_loop(nccltune_session *s)
 	memset(&f, 0, sizeof f);
 	if (!o)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	s->run.search_limit = session_search_limit(s);
 	rc = observe_warm_failures(s);
 	if (rc == 0)
 		rc = run_baseline(s, o);

@@ -82,7 +82,7 @@ static void fit_line(size_t fixed, char *env, char *why)
 void session_progress_run(struct session_output *out, const struct session_run *r,
                           const struct session_figures *fig)
 {
-	char lab[96], a[32], b[32], eta[32], env[2048], why[2048], head[256], tail[256];
+	char lab[96], a[32], b[32], eta[32], rate[80], env[2048], why[2048], head[256], tail[256];
 	double best = fig->best_us, base = fig->base_us;
 	FILE *f = out->progress;
 	int k;
@@ -90,6 +90,12 @@ void session_progress_run(struct session_output *out, const struct session_run *
 	if (!f)
 		return;
 	fmt_duration(fig->eta_s, eta, sizeof eta);
+	/* two-level: what the ETA is computed from, the sweeps' measured inner rate */
+	if (fig->inner_rate > 0)
+		snprintf(rate, sizeof rate, " (%zu sweeps at %.*f choices/s)", fig->sweeps_left,
+		         fig->inner_rate < 100 ? 1 : 0, fig->inner_rate);
+	else
+		rate[0] = '\0';
 	label(fig->model, lab, sizeof lab);
 	if (out->tty) {
 		session_line_clear(out);
@@ -97,9 +103,10 @@ void session_progress_run(struct session_output *out, const struct session_run *
 		        summary_format_us(best, a, sizeof a));
 		if (isfinite(best) && isfinite(base) && best > 0)
 			fprintf(f, " (%.2fx)", base / best);
-		fprintf(f, "  failures %zu  ETA %s", fig->failures, eta);
+		fprintf(f, "  failures %zu  ETA %s%s", fig->failures, eta, rate);
 		if (fig->choices)
-			fprintf(f, "  sweep %zu choices, %.1f/s", fig->choices, fig->choices_per_s);
+			fprintf(f, "  sweep %zu choices, %.*f/s", fig->choices,
+			        fig->choices_per_s < 100 ? 1 : 0, fig->choices_per_s);
 		fflush(f);
 		out->line_active = true;
 		return;
@@ -111,11 +118,12 @@ void session_progress_run(struct session_output *out, const struct session_run *
 	if (isfinite(best) && isfinite(base) && best > 0 && k > 0 && (size_t)k < sizeof tail)
 		k += snprintf(tail + k, sizeof tail - (size_t)k, " (%.2fx)", base / best);
 	if (k > 0 && (size_t)k < sizeof tail)
-		k += snprintf(tail + k, sizeof tail - (size_t)k, " | %zu failed | ETA %s",
-		              fig->failures, eta);
+		k += snprintf(tail + k, sizeof tail - (size_t)k, " | %zu failed", fig->failures);
 	if (fig->choices && k > 0 && (size_t)k < sizeof tail)
-		snprintf(tail + k, sizeof tail - (size_t)k, " | sweep %zu choices, %.1f/s",
-		         fig->choices, fig->choices_per_s);
+		k += snprintf(tail + k, sizeof tail - (size_t)k, " | sweep %zu choices",
+		              fig->choices);
+	if (k > 0 && (size_t)k < sizeof tail)
+		snprintf(tail + k, sizeof tail - (size_t)k, " | ETA %s%s", eta, rate);
 	fs_escape_text(!fig->env ? "(NCCL defaults)" : fig->env[0] ? fig->env
 	               : "(all searched variables unset)", env, sizeof env);
 	/* what the probe said, escaped: it must not drive the terminal */
@@ -584,7 +592,8 @@ static void print_summary(FILE *f, const struct session_ending *end, const cJSON
 			fprintf(f, "gain:     %.2fx vs the baseline%s%s\n", num(gain, "ratio"),
 			        ci_text(gain, "ci95", false, ci, sizeof ci),
 			        num(gain, "ratio") <= 1.0 ? " (nothing beat NCCL's defaults)" : "");
-		if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "env")) > 0 &&
+		if ((cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "env")) > 0 ||
+		     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "rules")) > 0) &&
 		    cJSON_IsObject(base) && cJSON_IsObject(gain) &&
 		    summary_gain_is_unproven(num(gain, "ratio"), ci_low(gain)))
 			fprintf(f, "          not shown to be faster than NCCL's defaults: the interval "

@@ -28,6 +28,10 @@ struct session_figures {
 	                              * NULL: the baseline, NCCL's defaults */
 	size_t choices;              /* a sweep run: the inner choices it swept (else 0) */
 	double choices_per_s;        /* ... per second of its wall time */
+	double inner_rate;           /* two-level: the sweeps' inner choices per second so far
+	                              * (their wall time beyond a process start), which eta_s
+	                              * is computed from; 0: none yet */
+	size_t sweeps_left;          /* ... and the sweeps the search has left in eta_s */
 };
 
 /* What the end-of-session summary shows besides results.json. */

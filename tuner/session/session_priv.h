@@ -46,6 +46,14 @@
 #define SESSION_MIN_TIMEOUT_S 30.0
 #define SESSION_TIMEOUT_FACTOR 5.0         /* x the baseline's wall time */
 #define SESSION_FINALISTS 3
+/* A candidate whose sweeps measured a guard size more than this much slower than the
+ * baseline (one run against one run, in different processes) ranks after the others
+ * for the final rounds (final.c): the final rounds refuse a finalist slower there beyond
+ * the noise; 5% is about 3 sd of the ratio of two runs where one run varies by 1.5% */
+#define SESSION_GUARD_SWEEP_MARGIN 0.05
+/* Candidates within 1% of the fastest at the tuned sizes (one measurement each) count as
+ * tied: among them the closest to NCCL's defaults is finalist first (final.c) */
+#define SESSION_TIE_MARGIN 0.01
 #define SESSION_FINAL_RESERVE_MAX 12       /* runs kept for the final re-measurement */
 #define SESSION_FINAL_RESERVE_DIV 5        /* ... at most budget / 5 */
 #define SESSION_ABLATE_RESERVE_MAX 10    /* runs kept for the ablation (ablate.c) */
@@ -108,6 +116,7 @@ struct session_state {
 	char source[16];             /* "measured" or "model" */
 	char model_name[64];
 	enum session_stop stop;
+	size_t search_limit;         /* session_search_limit, set by the loop (progress ETA) */
 	int duplicates;
 	bool interrupted;
 	bool probe_checked;          /* a resume checked its probe can start (execute.c) */
@@ -229,9 +238,13 @@ int session_warm_prepare(nccltune_session *s);
  * `extra` instead of them ("--fingerprint"). NULL when out of memory; free with
  * runner_free_argv. */
 char **session_probe_argv(const nccltune_session *s, const char *extra);
-/* The probe's command line with the workload's options, --window symmetric among them
- * when `symmetric` (a candidate with SPACE_SYMMETRIC on). As session_probe_argv. */
-char **session_probe_argv_symmetric(const nccltune_session *s, bool symmetric);
+/* The probe's command line for a sweep run: its argv and the workload's options with
+ * the guard sizes (each guard measured once per sweep under NCCL's own choice, for the
+ * guard-aware finalist choice), --window symmetric among them when `symmetric` (an outer
+ * point with SPACE_SYMMETRIC on). NULL when out of memory; free with runner_free_argv. */
+char **session_sweep_argv(const nccltune_session *s, bool symmetric);
+/* Is `bytes` one of the workload's guard sizes? Can't fail. */
+bool session_is_guard(const nccltune_session *s, uint64_t bytes);
 /* Is the loop still replaying the journal of a resumed session? */
 bool session_replaying(const nccltune_session *s);
 /* Run p (NULL: the baseline, or the off-space try try_no) once in `phase`, or take the
@@ -269,15 +282,15 @@ void session_take_outcome(nccltune_session *s, const struct runner_result *res,
  * NCCLTUNE_ERROR with a message in s->err. */
 int session_record_run(nccltune_session *s, const struct session_run *r,
                        const struct runner_result *res);
+/* Seconds one inner choice is expected to take (from the sweeps so far, else a guess
+ * from the plain runs), with the plain runs' mean wall time in *plain_s (0: none).
+ * Can't fail. */
+double session_sweep_choice_s(const nccltune_session *s, double *plain_s);
 /* Before the first live run of a resumed session, check its probe can start. Returns 0
  * or NCCLTUNE_ERROR. */
 int session_check_probe(nccltune_session *s);
 
 /* ---- sweep_run.c ---- */
-/* Seconds one inner choice is expected to take (from the sweeps so far, else a guess
- * from the plain runs), with the plain runs' mean wall time in *plain_s (0: none).
- * Can't fail. */
-double session_sweep_choice_s(const nccltune_session *s, double *plain_s);
 /* One sweep run of the outer point of `outer_full`: its n planned choices c in one probe
  * process (or, while replaying, the journal's record of it); the inner results are
  * journalled with the run and added to s->run.inner, and learned. Returns 0 with *o

@@ -14,34 +14,6 @@
 #include "run/sweepfile.h"
 #include "session/session_priv.h"
 
-/* Seconds one inner choice is expected to take: from the sweeps so far (their wall
- * time beyond a plain run's, per choice), else a twentieth of the baseline's wall time
- * (a guess: capture, check and replays of one size, without the process start). */
-double session_sweep_choice_s(const nccltune_session *s, double *plain_s)
-{
-	double sweep = 0, plain = 0, choices = 0;
-	size_t nsweep = 0, nplain = 0;
-
-	for (size_t i = 0; i < s->run.nruns; i++) {
-		const struct session_run *r = &s->run.runs[i];
-
-		if (r->o.cls != OUTCOME_OK)
-			continue;
-		if (r->phase == PHASE_SWEEP) {
-			sweep += r->o.wall_s;
-			choices += (double)r->nchoices;
-			nsweep++;
-		} else {
-			plain += r->o.wall_s;
-			nplain++;
-		}
-	}
-	*plain_s = nplain ? plain / (double)nplain : 0;
-	if (nsweep && choices > 0)
-		return fmax(1e-4, (sweep - (double)nsweep * *plain_s) / choices);
-	return fmax(1e-4, *plain_s / 20);
-}
-
 /* The probe's deadline for a sweep of n choices: --timeout when given; else the plain
  * runs' deadline, at least past the probe's own watchdog (so that a hang is reported
  * with the choice in flight), plus five times the expected time of the choices. */
@@ -90,7 +62,7 @@ static int run_probe(nccltune_session *s, const struct point *outer_full, const 
 {
 	struct runner_request req;
 	bool symm = space_point_symmetric(s->run.sp, outer_full, 0);
-	char **base = session_probe_argv_symmetric(s, symm), **argv = NULL, **env, e[1024];
+	char **base = session_sweep_argv(s, symm), **argv = NULL, **env, e[1024];
 	size_t k = 0;
 	int status = 0;
 
