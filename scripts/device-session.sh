@@ -15,6 +15,8 @@ shift
 out=${OUT:-$root/.carry/out}
 export LD_LIBRARY_PATH="$root/.carry/probe/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bin=$root/.carry/probe/bin
+# the carried layout has the plugin in lib/, where the tuner does not look by itself
+export NCCLTUNE_PLUGIN=${NCCLTUNE_PLUGIN:-$root/.carry/probe/lib/libnccl-tuner-nccltune.so}
 # The MPI build needs the machine's libmpi.so.40; use the build without MPI otherwise.
 if ldd "$bin/nccltune-probe" | grep -q "not found"; then
 	cp "$bin/nccltune-probe-nompi" "$bin/nccltune-probe"
