@@ -165,5 +165,19 @@ grep -- '--sweep' "$tmp/log8" | grep -q -- '--window' || fail "two-level: no swe
 grep -- '--sweep' "$tmp/log8" | grep -- '--window' | grep -v -q '"cumem": "1"' &&
 	fail "two-level: a symmetric sweep without NCCL_CUMEM_ENABLE=1"
 
+# the example space (README's examples table): two-level on the 2-GPU NVLink model,
+# where symmetric kernels win; the best carries the server option in words, not a variable
+out=$("$NT" run --model h200-nvlink-2gpu --space "$SRC/examples/space-nvlink-symmetric.json" \
+	--like sglang --budget 30 --seed 1 --out "$tmp/example" 2>&1)
+[ $? -eq 0 ] || fail "example space: exit: $out"
+python3 - "$tmp/example" <<'PYEOF' || fail "example space: $out"
+import json, sys
+d = sys.argv[1]
+res = json.load(open(d + "/results.json"))
+assert json.loads(open(d + "/journal.jsonl").readline())["schema"] == "nccltune-journal/2"
+assert (res["best"].get("server") or {}).get("symmetric") is True, res["best"]
+assert "NCCL_CUMEM_ENABLE" not in res["best"]["env"], res["best"]["env"]
+PYEOF
+
 [ $failures -eq 0 ] && echo "ok" || echo "$failures failure(s)"
 [ $failures -eq 0 ]
