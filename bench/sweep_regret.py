@@ -5,7 +5,8 @@ prints is a MODEL number, except the probe seconds, which are measured wall time
 model probe on this machine.
 
 Both arms search the same per-size default space (the file the sessions are given is
-the tuner's own per-size default, docs/formats.md) with bo, the same seeds and the same
+the tuner's own per-size default, read back from the journal header of a 2-run session
+without --space, so it cannot drift from tuner/space/; docs/formats.md) with bo, the same seeds and the same
 --budget (probe processes):
   * sweep: `nccltune run --probe "nccltune-model-probe --model M --seed K"`: the probe says
     "sweep", so the session is two-level (one --sweep process per outer point);
@@ -37,16 +38,6 @@ MODELS = ["pcie-gen5-8gpu", "nvlink-h200-8gpu", "pcie-4gpu-switch", "pcie-2x4-is
           "h200-nvlink-2gpu"]
 QUICK_MODELS = ["pcie-gen5-8gpu", "nvlink-h200-8gpu"]
 BYTES, OPS, DTYPE = 43008, 122, "bf16"
-# the tuner's per-size default space (tuner/space/space.c), written out for both arms
-SPACE = {"schema": "nccltune-space/1",
-         "per_size": {"algo": {"values": ["Ring", "Tree", None]},
-                      "proto": {"values": ["LL", "LL128", "Simple", None]},
-                      "ctas": {"values": [1, 2, 4, 8, 16, None]}},
-         "params": {"NCCL_MIN_NCHANNELS": {"int": [1, 32]},
-                    "NCCL_MAX_NCHANNELS": {"int": [1, 32]},
-                    "NCCL_BUFFSIZE": {"pow2": [65536, 16777216]},
-                    "NCCL_NTHREADS": {"values": [64, 128, 256, 512, None]}},
-         "constraints": ["NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS"]}
 NO_CAPS = """#!/bin/sh
 # a probe that cannot sweep: refuses --capabilities, else the model probe as is
 for a in "$@"; do [ "$a" = --capabilities ] && { echo 'no such option' >&2; exit 2; }; done
@@ -63,6 +54,23 @@ def clean_env(extra=None):
            if not k.startswith("NCCL_") and not k.startswith("NCCLTUNE_")}
     env.update(extra or {})
     return env
+
+
+def default_space(args, tmp):
+    """The tuner's own per-size default space (what a session with a sweeping probe and
+    no --space searches), as its journal header records it: one 2-run model session."""
+    d = os.path.join(tmp, "default-space")
+    cmd = [args.nt, "run", "--probe", "%s --model %s" % (args.probe, MODELS[0]), "--budget",
+           "2", "--bytes", str(BYTES), "--ops", str(OPS), "--out", d, "--quiet"]
+    p = subprocess.run(cmd, env=clean_env(), capture_output=True, text=True)
+    if p.returncode not in (0, 4):
+        raise BenchError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr[-600:]))
+    with open(os.path.join(d, "journal.jsonl")) as f:
+        space = json.loads(f.readline()).get("space")
+    if not isinstance(space, dict) or not any(k.startswith("rule.") for k in
+                                              space.get("params", {})):
+        raise BenchError("%s: the journal header has no per-size default space" % d)
+    return space
 
 
 def true_us(args, model, nccl_env, table):
@@ -154,7 +162,7 @@ def main():
     try:
         args.space = os.path.join(tmp, "space.json")
         with open(args.space, "w") as f:
-            json.dump(SPACE, f)
+            json.dump(default_space(args, tmp), f)
         args.nocaps = os.path.join(tmp, "nocaps.sh")
         with open(args.nocaps, "w") as f:
             f.write(NO_CAPS % args.probe)
@@ -171,7 +179,8 @@ def main():
         summary = report(args, models, budgets, rows)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"rows": rows, "summary": summary}, f, indent=1)
+                json.dump({"space": json.load(open(args.space)), "rows": rows,
+                           "summary": summary}, f, indent=1)
     except BenchError as e:
         print("sweep_regret.py: %s" % e, file=sys.stderr)
         return 1

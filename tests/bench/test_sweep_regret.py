@@ -20,6 +20,9 @@ with tempfile.TemporaryDirectory() as d:
     benchtool.check(p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr[-600:]))
     doc = json.load(open(out)) if os.path.exists(out) else {"rows": [], "summary": []}
 rows, summary = doc["rows"], doc["summary"]
+# the space both arms searched is the tuner's own per-size default, read from a session
+benchtool.check("rule.43008.algo" in (doc.get("space") or {}).get("params", {}),
+                "the sessions' space is not the per-size default: %r" % doc.get("space"))
 benchtool.check(len(rows) == 2 * 2 * 3, "%d sessions, expected 12" % len(rows))
 for r in rows:
     benchtool.check(r["runs"] <= r["budget"], "%r: more processes than the budget" % r)

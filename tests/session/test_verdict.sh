@@ -89,5 +89,23 @@ case "$out" in *"search ended: every allowed configuration tried"*) ;;
 	fail "small space: fewer than two final rounds: $(json "$s/results.json" '(d["baseline"], d["best"])')"
 [ "$(json "$s/results.json" 'd["evaluations"] <= 14')" = True ] || fail "small space: over the budget"
 
+# a time limit keeps time for two final rounds, not for the whole reserve: with runs of
+# about 0.25 s, --time-limit 5s and budget 40 (final and ablation reserves 8 + 6 runs) the
+# search runs, the finalists are re-measured twice and recommended, within the limit
+s="$tmp/timed"
+out=$(FAKEPROBE_SLEEP_MS=250 "$NT" run --probe "$FAKE" --budget 40 --time-limit 5s --seed 3 \
+	--out "$s" 2>&1) || fail "time limit: exit $?: $out"
+[ "$(json "$s/results.json" 'd["verdict"]')" = "recommended" ] ||
+	fail "time limit: verdict $(json "$s/results.json" 'd.get("verdict")'): $out"
+python3 - "$s/journal.jsonl" <<'PYEOF' || fail "time limit: $out"
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])][1:]
+search = [r for r in runs if r["phase"] == "search"]
+final = [r for r in runs if r["phase"] == "final"]
+assert len(search) >= 7, "%d search runs in 5 s (the whole reserve kept: about 4)" % len(search)
+assert len(final) >= 4, "%d final runs" % len(final)
+assert runs[-1]["t_s"] <= 5 + 2, "the last run ended at %.1f s" % runs[-1]["t_s"]
+PYEOF
+
 [ $fails -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
 echo "all checks passed"

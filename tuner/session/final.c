@@ -51,6 +51,28 @@ int session_ablate_reserve(const nccltune_session *s)
 	return ablate_reserve_for(s->cfg.budget, s->cfg.ntries);
 }
 
+int session_final_time_runs(const nccltune_session *s)
+{
+	int two = 2 * (SESSION_FINALISTS + 1 + (int)s->cfg.ntries);
+	int r = session_final_reserve(s);
+
+	return r < two ? r : two;
+}
+
+double session_plain_wall(const nccltune_session *s)
+{
+	double sum = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		if (s->run.runs[i].o.cls == OUTCOME_OK && s->run.runs[i].phase != PHASE_SWEEP) {
+			sum += s->run.runs[i].o.wall_s;
+			n++;
+		}
+	}
+	return n ? sum / (double)n : 0;
+}
+
 /* Runs the baseline, warm start and search may use. */
 size_t session_search_limit(const nccltune_session *s)
 {

@@ -92,6 +92,14 @@ int session_final_budget_needed(const nccltune_session *s);
 /* Runs kept after the final rounds for the ablation of the winner's variables:
  * min(10, budget / 6) from a budget of 20. Can't fail. */
 int session_ablate_reserve(const nccltune_session *s);
+/* The runs a time limit keeps time for after the search: two interleaved rounds of the
+ * finalists, the tries and the baseline (at most the final reserve). The ablation gets
+ * what time is left (its runs stop at the limit; a variable not ablated stays). Can't
+ * fail. */
+int session_final_time_runs(const nccltune_session *s);
+/* The mean wall time of the plain (not sweep) runs that worked, 0 when none: what one
+ * final round's run takes. Can't fail. */
+double session_plain_wall(const nccltune_session *s);
 /* Runs the baseline, warm start and search may use. Can't fail. */
 size_t session_search_limit(const nccltune_session *s);
 

@@ -90,8 +90,9 @@ void session_progress_run(struct session_output *out, const struct session_run *
 	if (!f)
 		return;
 	fmt_duration(fig->eta_s, eta, sizeof eta);
-	/* two-level: what the ETA is computed from, the sweeps' measured inner rate */
-	if (fig->inner_rate > 0)
+	/* two-level: what the ETA is computed from, the sweeps' measured inner rate (while
+	 * sweeps are left: the final rounds are plain runs) */
+	if (fig->inner_rate > 0 && fig->sweeps_left > 0)
 		snprintf(rate, sizeof rate, " (%zu sweeps at %.*f choices/s)", fig->sweeps_left,
 		         fig->inner_rate < 100 ? 1 : 0, fig->inner_rate);
 	else

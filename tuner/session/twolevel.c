@@ -15,21 +15,6 @@
 #include "session/final.h"
 #include "session/session_priv.h"
 
-/* The mean wall time of the plain runs that worked (0: none): what a final run takes. */
-static double mean_wall(const nccltune_session *s)
-{
-	double sum = 0;
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->run.nruns; i++) {
-		if (s->run.runs[i].o.cls == OUTCOME_OK && s->run.runs[i].phase != PHASE_SWEEP) {
-			sum += s->run.runs[i].o.wall_s;
-			n++;
-		}
-	}
-	return n ? sum / (double)n : 0;
-}
-
 bool session_search_done(nccltune_session *s)
 {
 	if (session_replaying(s)) {
@@ -45,8 +30,8 @@ bool session_search_done(nccltune_session *s)
 		s->run.stop = STOP_BUDGET;
 		return true;
 	}
-	if (s->cfg.time_limit_s > 0 && session_elapsed(s) + mean_wall(s) *
-	    (1 + session_final_reserve(s) + session_ablate_reserve(s)) >= s->cfg.time_limit_s) {
+	if (s->cfg.time_limit_s > 0 && session_elapsed(s) + session_plain_wall(s) *
+	    (1 + session_final_time_runs(s)) >= s->cfg.time_limit_s) {
 		s->run.stop = STOP_TIME;
 		return true;
 	}
@@ -54,7 +39,7 @@ bool session_search_done(nccltune_session *s)
 }
 
 /* How many inner choices the time left allows in the next sweep (after the final
- * reserve and the sweep's own process start); TWOLEVEL_MAX_CHOICES without a time
+ * rounds' time, session_final_time_runs, and the sweep's own process start); TWOLEVEL_MAX_CHOICES without a time
  * limit, while replaying, or before a sweep has measured its cost per choice. */
 static size_t choices_fit(const nccltune_session *s)
 {
@@ -66,7 +51,7 @@ static size_t choices_fit(const nccltune_session *s)
 	if (s->cfg.time_limit_s <= 0 || session_replaying(s) || !measured)
 		return TWOLEVEL_MAX_CHOICES;
 	left = s->cfg.time_limit_s - session_elapsed(s) -
-	       plain * (2 + session_final_reserve(s) + session_ablate_reserve(s));
+	       plain * (2 + session_final_time_runs(s));
 	if (left <= 0)
 		return 0;
 	return left / per >= TWOLEVEL_MAX_CHOICES ? TWOLEVEL_MAX_CHOICES : (size_t)(left / per);
