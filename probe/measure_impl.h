@@ -110,8 +110,9 @@ int measure_wait_comms(struct measure *m);
 /* One NCCL call per local rank, `fn(m, r, ctx)`, inside one NCCL group (as NCCL asks of a
  * process that drives several ranks), each on its rank's device first when set_device.
  * The group is closed on every path; the first call that fails is recorded under the
- * name `call` against its rank's communicator; then every communicator is waited for.
- * 0, or -1 with the failure recorded. */
+ * name `call` against its rank's communicator (and nothing is waited for: the caller
+ * aborts); after a group that went through, every communicator is waited for. 0, or -1
+ * with the failure recorded. */
 typedef ncclResult_t (*measure_rank_fn)(struct measure *m, struct rank_state *r, void *ctx);
 int measure_group_each(struct measure *m, bool set_device, const char *call,
                        measure_rank_fn fn, void *ctx);

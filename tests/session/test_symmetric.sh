@@ -165,6 +165,25 @@ grep -- '--sweep' "$tmp/log8" | grep -q -- '--window' || fail "two-level: no swe
 grep -- '--sweep' "$tmp/log8" | grep -- '--window' | grep -v -q '"cumem": "1"' &&
 	fail "two-level: a symmetric sweep without NCCL_CUMEM_ENABLE=1"
 
+# the ablation drops a server option that changes nothing: [true] alone has no off
+# level, so the ablation leaves it out (unset) and removing it is not slower on the PCIe
+# model; then nothing (results.json, exports) says to turn it on
+printf '{"schema": "nccltune-space/1", "params": {"NCCL_PROTO": {"values": ["LL", "Simple", null]}, "NCCL_NTHREADS": {"values": [64, 128, 256, 512, null]}}, "server": {"symmetric": [true]}}' \
+	>"$tmp/sym1.json"
+out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/sym1.json" --budget 30 --seed 1 \
+	--out "$tmp/sym1" 2>&1)
+[ $? -eq 0 ] || fail "dropped server option: exit: $out"
+want "dropped server option" "$out" "server.symmetric=on: dropped"
+python3 - "$tmp/sym1" <<'PYEOF' || fail "dropped server option: $out"
+import json, sys
+d = sys.argv[1]
+res = json.load(open(d + "/results.json"))
+assert res["best"].get("server") is None, res["best"]
+for name in ("env.sh", "nccl.env", "sitecustomize.py"):
+    text = open(d + "/exports/" + name).read()
+    assert "--enable-symm-mem" not in text and "symmetric memory" not in text, (name, text)
+PYEOF
+
 # the example space (README's examples table): two-level on the 2-GPU NVLink model,
 # where symmetric kernels win; the best carries the server option in words, not a variable
 out=$("$NT" run --model h200-nvlink-2gpu --space "$SRC/examples/space-nvlink-symmetric.json" \
@@ -178,6 +197,28 @@ assert json.loads(open(d + "/journal.jsonl").readline())["schema"] == "nccltune-
 assert (res["best"].get("server") or {}).get("symmetric") is True, res["best"]
 assert "NCCL_CUMEM_ENABLE" not in res["best"]["env"], res["best"]["env"]
 PYEOF
+
+# --warm-start from that session: the same space maps its runs by their levels (the
+# server option and the rules with them); another space cannot (an env does not say
+# which option or rule a run had), so nothing of it is reused
+out=$("$NT" run --model h200-nvlink-2gpu --space "$SRC/examples/space-nvlink-symmetric.json" \
+	--like sglang --budget 20 --seed 2 --warm-start "$tmp/example" --out "$tmp/warm-same" 2>&1)
+[ $? -eq 0 ] || fail "warm start, same space: exit: $out"
+python3 - "$tmp/warm-same" <<'PYEOF' || fail "warm start, same space: $out"
+import json, sys
+h = json.loads(open(sys.argv[1] + "/journal.jsonl").readline())
+names = list(h["space"]["params"])
+d = names.index("server.symmetric")
+on = h["space"]["params"]["server.symmetric"]["values"].index("on")
+configs = h["warm_start"]["configs"]
+assert configs and any(c[d] == on for c in configs), (names, configs)
+PYEOF
+out=$("$NT" run --model h200-nvlink-2gpu --space "$SRC/examples/space-nvlink-per-size.json" \
+	--budget 20 --seed 2 --warm-start "$tmp/example" --out "$tmp/warm-other" 2>&1)
+[ $? -eq 0 ] || fail "warm start, other space: exit: $out"
+want "warm start, other space" "$out" "so none of its"
+[ "$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["warm_start"]["configs"])' "$tmp/warm-other/journal.jsonl")" = "[]" ] ||
+	fail "warm start, other space: configurations reused"
 
 [ $failures -eq 0 ] && echo "ok" || echo "$failures failure(s)"
 [ $failures -eq 0 ]

@@ -88,6 +88,16 @@ case "$out" in *"search ended: every allowed configuration tried"*) ;;
 [ "$(json "$s/results.json" 'd["baseline"]["repeats"] >= 2 and d["best"]["repeats"] >= 2')" = True ] ||
 	fail "small space: fewer than two final rounds: $(json "$s/results.json" '(d["baseline"], d["best"])')"
 [ "$(json "$s/results.json" 'd["evaluations"] <= 14')" = True ] || fail "small space: over the budget"
+# the same with a time limit, killed during its final rounds: the resumed session plans
+# the same rounds (it cannot tell why the search stopped; the plan does not ask)
+s="$tmp/small-timed"
+"$NT" run --probe "$FAKE" --space "$tmp/small.json" --budget 14 --time-limit 1h --seed 3 \
+	--out "$s" --quiet >/dev/null 2>&1 || fail "small space, time limit: exit $?"
+mkdir -p "$s-cut"
+head -n 9 "$s/journal.jsonl" >"$s-cut/journal.jsonl"
+out=$("$NT" run --resume "$s-cut" 2>&1) || fail "small space, resumed: exit $?: $out"
+[ "$(json "$s-cut/results.json" 'd["verdict"], d["gain"]')" = "$(json "$s/results.json" 'd["verdict"], d["gain"]')" ] ||
+	fail "small space, resumed: $(json "$s-cut/results.json" 'd["verdict"], d["gain"]'): $out"
 
 # a time limit keeps time for two final rounds, not for the whole reserve: with runs of
 # about 0.25 s, --time-limit 5s and budget 40 (final and ablation reserves 8 + 6 runs) the

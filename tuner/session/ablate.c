@@ -411,11 +411,13 @@ static size_t round_entries(const struct rounds *R)
 
 /* The process-level variables that fit into the runs left, in two or more rounds of
  * the reference, the reference less each of them and, with two or more, the reference
- * less all of them (what dropping several deploys: removals that are harmless one at a
- * time can be harmful together, when the variables stand in for each other). That last
+ * less all of them when `joint` (what dropping several deploys: removals that are
+ * harmless one at a time can be harmful together, when the variables stand in for each
+ * other; the guard attribution only asks what each one costs). That last
  * entry goes first when runs are short; without it at most one variable is dropped.
  * Can't fail. */
-static void plan_rounds(const nccltune_session *s, struct final_state *f, struct rounds *R)
+static void plan_rounds(const nccltune_session *s, struct final_state *f, struct rounds *R,
+                        bool joint)
 {
 	size_t left = s->run.nruns < (size_t)s->cfg.budget ? (size_t)s->cfg.budget - s->run.nruns : 0;
 	char v[256];
@@ -424,7 +426,7 @@ static void plan_rounds(const nccltune_session *s, struct final_state *f, struct
 	for (size_t i = 0; i < f->nab; i++)
 		if (!f->ab[i].decision)
 			R->e[R->ne++] = i;
-	R->all = R->ne >= 2;
+	R->all = joint && R->ne >= 2;
 	while (R->ne > 0 && left / round_entries(R) < 2) {
 		struct ablation *a;
 
@@ -668,7 +670,7 @@ static int attribute_guard(nccltune_session *s, struct final_state *f, struct ou
 		memset(&f->ab[f->nab], 0, sizeof f->ab[0]);
 		f->ab[f->nab++].dim = d;
 	}
-	plan_rounds(s, f, &R);
+	plan_rounds(s, f, &R, false);   /* each variable's own cost only */
 	if (R.n && !session_replaying(s))
 		session_note(&s->out, "guard %zu B: measuring what each of %zu variable(s) of the "
 		             "best finalist costs there, %zu round(s)", x->guard_bytes, R.ne, R.n);
@@ -718,7 +720,7 @@ int session_final_ablate(nccltune_session *s, struct final_state *f)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
 	list_vars(s, f);
 	rc = run_decisions(s, f, o);
-	plan_rounds(s, f, &R);
+	plan_rounds(s, f, &R, true);
 	if (rc == 0 && R.n && !session_replaying(s))
 		session_note(&s->out, "ablation: the best and the best less each of %zu "
 		             "process-level variable(s)%s, %zu round(s), interleaved", R.ne,

@@ -474,10 +474,13 @@ static int plan_rounds(nccltune_session *s, struct final_state *f, size_t *per, 
 	const struct outcome *b = session_baseline_outcome(s);
 	int rc;
 
-	if (s->run.stop == STOP_EXHAUSTED || s->run.stop == STOP_STUCK) {
-		/* The search ended before its share was spent: the final rounds may take what it
-		 * left, up to a full reserve, the ablation's kept (a small budget on a small
-		 * space then still gets two rounds). */
+	if (s->run.nruns < session_search_limit(s)) {
+		/* The search ended before its share was spent (out of points, stuck, or the
+		 * time limit): the final rounds may take what it left, up to a full reserve, the
+		 * ablation's kept (a small budget on a small space then still gets two rounds).
+		 * Decided on the run count alone, not on why the search stopped (a resumed
+		 * session only guesses that), so a replay plans the same rounds; under a time
+		 * limit the final runs still stop at the limit. */
 		size_t abl = (size_t)session_ablate_reserve(s);
 		size_t full = SESSION_FINAL_RESERVE_MAX + SESSION_TRY_ROUNDS * s->cfg.ntries;
 		size_t more = remaining > abl ? remaining - abl : 0;

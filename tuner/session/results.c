@@ -555,7 +555,7 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	                                 ? (f->has_rec ? &f->rec : &win->p) : NULL) ||
 	    !session_server_results_add(s, doc, in.has_best && !win,
 	                                in.has_best && win && win->has_point ? &win->p : NULL,
-	                                f->has_rec ? &f->rec : NULL) ||
+	                                f->has_rec ? &f->rec : NULL, f->rec_unset) ||
 	    (in.has_best && f->win && f->nab && !ablation_add(s, f, doc)) ||
 	    (f->rounds && s->cfg.wl.nguard && !session_per_size_add(s, doc, win)) ||
 	    !attribution_add(s, f, doc) || (s->cfg.ntries > 0 &&

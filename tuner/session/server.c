@@ -278,8 +278,11 @@ static bool env_has(char *const *env, const char *name)
 int session_server_env(const nccltune_session *s, char ***env, bool symmetric)
 {
 	for (size_t i = 0; i < s->run.server.n; i++) {
+		/* a symmetric candidate runs with cuMem on whatever the profile sets: symmetric
+		 * windows are cuMem mappings (the built-in profiles mark their
+		 * NCCL_CUMEM_ENABLE=0 "unless": "symmetric", the frameworks' own rule) */
 		if (symmetric && strcmp(s->run.server.v[i].name, SERVER_CUMEM) == 0)
-			continue;   /* the profile's "unless": "symmetric" */
+			continue;
 		if (env_set(env, s->run.server.v[i].name, s->run.server.v[i].value) != 0)
 			return -1;
 	}
@@ -428,14 +431,16 @@ static bool add_step(const nccltune_session *s, cJSON *m, const struct point *p)
 }
 
 bool session_server_results_add(const nccltune_session *s, cJSON *doc, bool best_baseline,
-                                const struct point *win, const struct point *rec)
+                                const struct point *win, const struct point *rec,
+                                uint32_t rec_unset)
 {
 	cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best"), *o;
 
 	if (!add_step(s, cJSON_GetObjectItemCaseSensitive(doc, "baseline"), NULL) ||
 	    ((best_baseline || win) && !add_step(s, best, win)))
 		return false;
-	if (!cJSON_IsObject(best) || !win || !space_point_symmetric(s->run.sp, rec ? rec : win, 0))
+	if (!cJSON_IsObject(best) || !win || !space_point_symmetric(s->run.sp, rec ? rec : win,
+	                                                           rec ? rec_unset : 0))
 		return true;
 	cJSON_DeleteItemFromObjectCaseSensitive(best, "server");
 	o = cJSON_AddObjectToObject(best, "server");

@@ -168,9 +168,9 @@ int session_server_profile(nccltune_session *s);
  * profile says so: a topology cell NV#). Can't fail. */
 void session_server_window(nccltune_session *s);
 /* Set s->run.server's variables in a built environment. With `symmetric` (a candidate
- * with SPACE_SYMMETRIC on) the server's NCCL_CUMEM_ENABLE is left out (the one variable
- * a profile may mark "unless": "symmetric": SGLang keeps cuMem on under
- * --enable-symm-mem, vLLM keeps a non-zero value the user sets) and, when nothing else
+ * with SPACE_SYMMETRIC on) the server's NCCL_CUMEM_ENABLE is left out whatever the
+ * profile marks (a profile may mark only it "unless": "symmetric": SGLang keeps cuMem on
+ * under --enable-symm-mem, vLLM keeps a non-zero value the user sets) and, when nothing else
  * (the user, the space) set it, NCCL_CUMEM_ENABLE=1 is added: symmetric windows are cuMem
  * mappings. Returns 0, or -1 when out of memory. */
 int session_server_env(const nccltune_session *s, char ***env, bool symmetric);
@@ -179,14 +179,16 @@ int session_server_env(const nccltune_session *s, char ***env, bool symmetric);
  * kernel alone, both as the probe measured them (means over the final repeats), "kernel":
  * "measured"} in both (in best when it is the baseline, `best_baseline`, or a point of
  * the space, `win`; not an off-space try); and when the recommendation `rec` (NULL: the
- * winner `win` itself) has SPACE_SYMMETRIC on, best.server =
+ * winner `win` itself), less the dimensions the ablation dropped (`rec_unset`), has
+ * SPACE_SYMMETRIC on, best.server =
  * {"symmetric": true, "kernel": SERVER_KERNEL_*} (whether NCCL ran a symmetric kernel
  * for the winner's tuned sizes). false when out of memory. */
 #define SERVER_KERNEL_SYMMETRIC "symmetric"
 #define SERVER_KERNEL_OTHER "not symmetric"
 #define SERVER_KERNEL_UNKNOWN "unknown"
 bool session_server_results_add(const nccltune_session *s, cJSON *doc, bool best_baseline,
-                                const struct point *win, const struct point *rec);
+                                const struct point *win, const struct point *rec,
+                                uint32_t rec_unset);
 /* The journal header's and results.json's "server": {"like", "env"}, or NULL when no
  * --like (*ok false: out of memory). */
 cJSON *session_server_json(const nccltune_session *s, bool *ok);

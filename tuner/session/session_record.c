@@ -402,7 +402,7 @@ int session_load_journal(nccltune_session *s, const char *dir)
 /* ---- --warm-start: what an old session found ---- */
 
 struct old_config {
-	char *key;            /* the env object as text: identity of a configuration */
+	char *key;            /* its env (or levels) as text: identity of a configuration */
 	struct point p;
 	double sum;
 	int ok, failed_verify;
@@ -410,8 +410,15 @@ struct old_config {
 	int fails;
 };
 
+/* How the old session's runs map onto this space: by their env (the old space sets only
+ * variables, so each run's per-size rules and server option were NCCL's and off), by
+ * their levels (the same space), or not at all (an env cannot say which rule or server
+ * option a run had). */
+enum warm_map { WARM_BY_ENV, WARM_BY_POINT, WARM_NONE };
+
 struct warm_loader {
 	nccltune_session *s;
+	enum warm_map map;
 	cJSON *fingerprint;
 	struct old_config *c;
 	size_t n, cap;
@@ -428,10 +435,31 @@ static struct old_config *old_find(struct warm_loader *W, const char *key)
 	return NULL;
 }
 
+/* Does a recorded space (nccltune-space/1 as a journal header holds it) have a
+ * dimension that is not an NCCL variable (a per-size rule, a server option)? */
+static bool space_has_non_env(const cJSON *sp_json)
+{
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(sp_json, "params");
+
+	if (cJSON_GetObjectItemCaseSensitive(sp_json, "per_size") ||
+	    cJSON_GetObjectItemCaseSensitive(sp_json, "server"))
+		return true;
+	for (const cJSON *d = cJSON_IsObject(params) ? params->child : NULL; d; d = d->next)
+		if (d->string && strncmp(d->string, "NCCL_", 5) != 0)
+			return true;
+	return false;
+}
+
 static int warm_header(void *ctx, struct jr *r, const struct record_header *h)
 {
 	struct warm_loader *W = ctx;
+	cJSON *mine = space_json_object(W->s->run.sp);
 
+	if (!mine)
+		goto oom;
+	W->map = h->space && cJSON_Compare(h->space, mine, true) ? WARM_BY_POINT
+	       : h->space && !space_has_non_env(h->space) ? WARM_BY_ENV : WARM_NONE;
+	cJSON_Delete(mine);
 	if (h->fingerprint) {
 		W->fingerprint = cJSON_Duplicate(h->fingerprint, true);
 		if (!W->fingerprint)
@@ -454,11 +482,19 @@ static int warm_run(void *ctx, struct jr *r, const struct record_run *rec)
 
 	if (rec->phase == RECORD_BASELINE)
 		return 0;
-	if (env_point_from_json(W->s->run.sp, rec->env, &p) != 0 || !space_allows(W->s->run.sp, &p)) {
+	/* by levels: what ran is the point, except a sweep (its best combination is not its
+	 * point) and an ablation run (it left dimensions unset) */
+	if (W->map == WARM_NONE ||
+	    (W->map == WARM_BY_POINT &&
+	     (!rec->has_point || rec->phase == RECORD_SWEEP || rec->unset ||
+	      env_point_levels_from_json(W->s->run.sp, rec->point, &p) != 0)) ||
+	    (W->map == WARM_BY_ENV && env_point_from_json(W->s->run.sp, rec->env, &p) != 0) ||
+	    !space_allows(W->s->run.sp, &p)) {
 		W->unmapped++;
 		return 0;
 	}
-	key = cJSON_PrintUnformatted(rec->env);
+	key = W->map == WARM_BY_POINT ? cJSON_PrintUnformatted(rec->point)
+	                              : cJSON_PrintUnformatted(rec->env);
 	if (!key)
 		goto oom;
 	c = old_find(W, key);
@@ -595,7 +631,11 @@ int session_warm_prepare(nccltune_session *s)
 	session_note(&s->out, "warm start from %s: %zu configuration(s) to re-measure first%s%s",
 	             s->cfg.warm_dir, taken, comparable ? ", " : "",
 	             comparable ? "its failures known in advance" : "");
-	if (W.unmapped)
+	if (W.map == WARM_NONE)
+		session_note(&s->out, "warm start: the old session's space has per-size rules or a "
+		             "server option and is not this one: which of them a run had is not in "
+		             "its variables, so none of its %zu run(s) is reused", W.unmapped);
+	else if (W.unmapped)
 		session_note(&s->out, "warm start: %zu old run(s) are outside this space; ignored",
 		             W.unmapped);
 	s->run.warm = warm;
