@@ -37,10 +37,15 @@ def sigterm(d):
     proc = rel.start_tuner(["run", "--probe", rel.probe(tag, log, mode="escape-setsid",
                                                          delay_ms=5000),
                             "--budget", "8", "--timeout", "30", "--out", out, "--quiet"])
+    # wait for a measuring run (it logs itself first; the --fingerprint call before it
+    # does not, and its escaped child is ended when it returns) with its escaped child
     end = time.time() + 20
-    while time.time() < end and len(rel.tagged_pids(tag)) < 2 and proc.poll() is None:
-        time.sleep(0.02)
-    rel.check(len(rel.tagged_pids(tag)) >= 2, "sigterm: the probe and its escaped child never ran")
+    seen = False
+    while time.time() < end and not seen and proc.poll() is None:
+        seen = bool(rel.probe_runs(log)) and len(rel.tagged_pids(tag)) >= 2
+        if not seen:
+            time.sleep(0.02)
+    rel.check(seen, "sigterm: the probe and its escaped child never ran")
     proc.send_signal(signal.SIGTERM)
     try:
         _, err = proc.communicate(timeout=10)

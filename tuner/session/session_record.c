@@ -600,7 +600,8 @@ int session_warm_prepare(nccltune_session *s)
 			nok++;
 		}
 	}
-	qsort(W.c, nok, sizeof *W.c, cmp_old);
+	if (nok)   /* W.c is NULL when no old run mapped */
+		qsort(W.c, nok, sizeof *W.c, cmp_old);
 	for (size_t i = 0; i < nok && taken < SESSION_WARM_MAX; i++, taken++)
 		if (!cJSON_AddItemToArray(configs, env_point_levels_to_json(s->run.sp, &W.c[i].p)))
 			goto oom;
