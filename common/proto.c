@@ -567,6 +567,15 @@ static bool add_server(cJSON *root, const struct proto_report *r)
 	return !r->window_symmetric || cJSON_AddStringToObject(root, "window", "symmetric");
 }
 
+const struct proto_size_result *proto_report_size(const struct proto_report *r,
+                                                  size_t bytes)
+{
+	for (size_t i = 0; i < r->nresults; i++)
+		if (r->results[i].bytes == bytes)
+			return &r->results[i];
+	return NULL;
+}
+
 void proto_report_clear(struct proto_report *r)
 {
 	if (!r)

@@ -226,6 +226,10 @@ int proto_stage_parse(const char *s, enum proto_stage *out); /* 0 or -1 */
  * linear interpolation between order statistics. Can't fail for n >= 1. */
 void proto_stats_compute(double *samples, size_t n, struct proto_stats *out);
 
+/* r's result for size `bytes`, or NULL when r has none. Can't fail. */
+const struct proto_size_result *proto_report_size(const struct proto_report *r,
+                                                  size_t bytes);
+
 /* Free what `r` owns (the sweep entries) and leave it with none; the rest is untouched.
  * Accepts NULL. Call it before a report goes out of scope or is parsed into again. */
 void proto_report_clear(struct proto_report *r);

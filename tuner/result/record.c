@@ -109,22 +109,6 @@ static int read_caps(struct jr *r, const cJSON *v, void *dst)
 	return jr_each(r, v, 32, read_cap, &((struct record_header *)dst)->caps);
 }
 
-static int mark_iters(struct jr *r, const cJSON *v, void *dst)
-{
-	(void)r;
-	(void)v;
-	((struct record_header *)dst)->has_iters = true;
-	return 0;
-}
-
-static int mark_warmup(struct jr *r, const cJSON *v, void *dst)
-{
-	(void)r;
-	(void)v;
-	((struct record_header *)dst)->has_warmup = true;
-	return 0;
-}
-
 #define H(f) offsetof(struct record_header, f)
 
 /* Open: a later version may add keys; those read are type-checked. */
@@ -146,8 +130,8 @@ static const struct jr_field header_fields[] = {
 	/* null: not recorded (a hand-made journal); resume needs it, show does not */
 	{"space", JR_OBJECT | JR_NULL, JR_REQUIRED, 0, 0, NULL, JR_ITEM, H(space), 0, NULL},
 	{"workload", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_ITEM, H(workload), 0, NULL},
-	{"iters", JR_NUMBER, JR_INTEGER, 1, 1e9, NULL, JR_INT, H(iters), 0, mark_iters},
-	{"warmup", JR_NUMBER, JR_INTEGER, 0, 1e9, NULL, JR_INT, H(warmup), 0, mark_warmup},
+	{"iters", JR_NUMBER, JR_INTEGER, 1, 1e9, NULL, JR_INT, H(iters), 0, NULL},
+	{"warmup", JR_NUMBER, JR_INTEGER, 0, 1e9, NULL, JR_INT, H(warmup), 0, NULL},
 	{"pinned", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_ITEM, H(pinned), 0, NULL},
 	{"fingerprint", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_ITEM, H(fingerprint), 0,
 	 read_fingerprint},
@@ -166,6 +150,7 @@ static int header_read(struct jr *r, const cJSON *rec, struct record_header *h)
 
 	memset(h, 0, sizeof *h);
 	h->doc = rec;
+	h->iters = h->warmup = -1;
 	if (jr_dispatch(r, rec, header_fields, true, h, NULL) < 0)
 		return -1;
 	h->ntries = h->tries ? (size_t)cJSON_GetArraySize(h->tries) : 0;
@@ -193,7 +178,6 @@ struct run_doc {
 	struct record_run run;
 	const struct reader *rd;
 	const cJSON *sweep, *inner;
-	bool has_objective;
 };
 
 static int read_phase(struct jr *r, const cJSON *v, void *dst)
@@ -224,14 +208,6 @@ static int read_try(struct jr *r, const cJSON *v, void *dst)
 	return 0;
 }
 
-static int mark_objective(struct jr *r, const cJSON *v, void *dst)
-{
-	(void)r;
-	(void)v;
-	((struct run_doc *)dst)->has_objective = true;
-	return 0;
-}
-
 /* env: the names and values every reader accepts (result/read.c, lenient: values are
  * shown; the point says what was tried). */
 static int check_env(struct jr *r, const cJSON *v, void *dst)
@@ -258,7 +234,7 @@ static const struct jr_field run_fields[] = {
 	{"unset", JR_ARRAY, 0, 0, SPACE_MAX_DIMS, NULL, JR_ITEM, R(unset), 0, NULL},
 	{"outcome", JR_STRING, JR_REQUIRED, 0, 15, NULL, JR_KEEP, 0, 0, read_class},
 	{"objective_us", JR_NUMBER | JR_NULL, 0, 0, SUMMARY_OBJECTIVE_MAX, NULL, JR_DOUBLE,
-	 R(objective_us), 0, mark_objective},
+	 R(objective_us), 0, NULL},
 	{"wall_s", JR_NUMBER, 0, 0, 1e12, NULL, JR_DOUBLE, R(wall_s), 0, NULL},
 	{"t_s", JR_NUMBER, 0, 0, 1e12, NULL, JR_DOUBLE, R(t_s), 0, NULL},
 	{"exit_status", JR_NUMBER, JR_INTEGER, INT_MIN, INT_MAX, NULL, JR_INT, R(exit_status), 0,
@@ -277,7 +253,7 @@ static const struct jr_field run_fields[] = {
 /* What ties a run's keys together, whatever the reader: a try run says which try, an
  * ok run its time, "unset" only in an ablate run of a point. Which phase may have a
  * point is resume's to say (it rebuilds them); show describes what is there. */
-static int run_keys_check(struct jr *r, struct record_run *run, bool has_objective)
+static int run_keys_check(struct jr *r, struct record_run *run)
 {
 	if (run->phase == RECORD_TRY && !run->try_no)
 		return keyed_fail(r, "try", "missing (a run of phase try says which try)");
@@ -295,7 +271,7 @@ static int run_keys_check(struct jr *r, struct record_run *run, bool has_objecti
 			                  "twice");
 	if (run->cls != OUTCOME_OK)
 		run->objective_us = NAN;
-	else if (!has_objective)
+	else if (isnan(run->objective_us))   /* absent or null: nothing stored */
 		return keyed_fail(r, "objective_us", "an ok run needs a number >= 0");
 	return 0;
 }
@@ -409,7 +385,7 @@ static int run_read(struct jr *r, const struct reader *rd, const cJSON *rec, str
 	run->error = run->stderr_tail = "";
 	run->objective_us = NAN;
 	if (jr_dispatch(r, rec, run_fields, true, d, NULL) < 0 ||
-	    run_keys_check(r, run, d->has_objective) < 0)
+	    run_keys_check(r, run) < 0)
 		return -1;
 	if (run->phase == RECORD_SWEEP)
 		return run_sweep_read(r, d, run);

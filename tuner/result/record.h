@@ -43,8 +43,7 @@ struct record_header {
 	char created[RECORD_CREATED_MAX], strategy[RECORD_STRATEGY_MAX];
 	double seed, time_limit_s, timeout_s;
 	int budget;
-	bool has_iters, has_warmup;        /* the probe's timing options, when recorded */
-	int iters, warmup;
+	int iters, warmup;                 /* the probe's timing options; -1: not recorded */
 	bool auto_model;
 	unsigned caps;                     /* PROTO_CAP_* of the words this version knows */
 	const cJSON *probe;                /* 1..RECORD_PROBE_MAX strings, no control characters */

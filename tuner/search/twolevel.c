@@ -255,10 +255,9 @@ size_t twolevel_plan(const twolevel *t, const prune *pr, const struct point *out
 /* The median of size `bytes` among r's results; NAN when absent. */
 static double own_us(const struct proto_report *r, uint64_t bytes)
 {
-	for (size_t i = 0; i < r->nresults; i++)
-		if (r->results[i].bytes == bytes)
-			return r->results[i].us.median;
-	return NAN;
+	const struct proto_size_result *x = proto_report_size(r, bytes);
+
+	return x ? x->us.median : NAN;
 }
 
 /* The workload at a point whose size `bytes` took `us` and every other size its own

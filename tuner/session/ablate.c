@@ -388,11 +388,10 @@ static int run_decisions(nccltune_session *s, struct final_state *f, struct outc
 static double run_size_us(const nccltune_session *s, size_t i, size_t bytes)
 {
 	const struct session_run *r = i == SIZE_MAX ? NULL : &s->run.runs[i];
+	const struct proto_size_result *x = r && r->o.cls == OUTCOME_OK
+	                                  ? proto_report_size(&r->o.report, bytes) : NULL;
 
-	for (size_t k = 0; r && r->o.cls == OUTCOME_OK && k < r->o.report.nresults; k++)
-		if (r->o.report.results[k].bytes == bytes)
-			return r->o.report.results[k].us.median;
-	return NAN;
+	return x ? x->us.median : NAN;
 }
 
 struct rounds {

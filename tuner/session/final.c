@@ -150,14 +150,10 @@ static bool same_decisions(const nccltune_session *s, const struct outcome *a,
                            const struct outcome *b)
 {
 	for (size_t w = 0; w < s->cfg.wl.n; w++) {
-		const struct proto_decision *x = NULL, *y = NULL;
+		const struct proto_size_result *ra = proto_report_size(&a->report, s->cfg.wl.e[w].bytes);
+		const struct proto_size_result *rb = proto_report_size(&b->report, s->cfg.wl.e[w].bytes);
+		const struct proto_decision *x = ra ? &ra->nccl : NULL, *y = rb ? &rb->nccl : NULL;
 
-		for (size_t k = 0; k < a->report.nresults; k++)
-			if (a->report.results[k].bytes == s->cfg.wl.e[w].bytes)
-				x = &a->report.results[k].nccl;
-		for (size_t k = 0; k < b->report.nresults; k++)
-			if (b->report.results[k].bytes == s->cfg.wl.e[w].bytes)
-				y = &b->report.results[k].nccl;
 		if (!x || !y || !x->known || !y->known || x->mixed || y->mixed || x->symmetric ||
 		    y->symmetric || x->algo != y->algo || x->proto != y->proto || x->ctas != y->ctas)
 			return false;
@@ -212,17 +208,10 @@ static void drop_same_points(nccltune_session *s, struct final_state *f)
 /* The baseline's median at `bytes` in its first ok run; NAN when none says. */
 static double baseline_size_us(const nccltune_session *s, uint64_t bytes)
 {
-	for (size_t i = 0; i < s->run.nruns; i++) {
-		const struct session_run *r = &s->run.runs[i];
+	const struct session_run *b = session_baseline_ok_run(s);
+	const struct proto_size_result *x = b ? proto_report_size(&b->o.report, bytes) : NULL;
 
-		if (r->phase != PHASE_BASELINE || r->has_point || r->try_no || r->o.cls != OUTCOME_OK)
-			continue;
-		for (size_t k = 0; k < r->o.report.nresults; k++)
-			if (r->o.report.results[k].bytes == bytes)
-				return r->o.report.results[k].us.median;
-		return NAN;
-	}
-	return NAN;
+	return x ? x->us.median : NAN;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -101,9 +101,9 @@ int session_header_apply(nccltune_session *s, struct jr *r, const struct record_
 	s->cfg.timeout_opt_s = h->timeout_s;
 	snprintf(s->run.created, sizeof s->run.created, "%s", h->created);
 	/* the probe's timing options, after the workload whatever the keys' order */
-	if (h->has_iters)
+	if (h->iters >= 0)
 		s->cfg.wl.iters = h->iters;
-	if (h->has_warmup)
+	if (h->warmup >= 0)
 		s->cfg.wl.warmup = h->warmup;
 	s->run.auto_model = h->auto_model;
 	s->run.two_level = h->two_level;

@@ -190,6 +190,18 @@ bool session_baseline_point(const nccltune_session *s, struct point *p)
 	return true;
 }
 
+const struct session_run *session_baseline_ok_run(const nccltune_session *s)
+{
+	for (size_t i = 0; i < s->run.nruns; i++) {
+		const struct session_run *r = &s->run.runs[i];
+
+		if (r->phase == PHASE_BASELINE && !r->has_point && !r->try_no &&
+		    r->o.cls == OUTCOME_OK)
+			return r;
+	}
+	return NULL;
+}
+
 const struct outcome *session_baseline_outcome(const nccltune_session *s)
 {
 	const struct outcome *o = NULL;

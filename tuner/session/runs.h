@@ -79,6 +79,9 @@ bool session_config_ever_wrong(const nccltune_session *s, const struct point *p,
 /* The baseline as a point of the space, when every dimension can be left unset: true
  * with *p, else false. */
 bool session_baseline_point(const nccltune_session *s, struct point *p);
+/* The first baseline run (NCCL's defaults, not a retry) that ran ok, or NULL: what NCCL
+ * ran and measured by default. */
+const struct session_run *session_baseline_ok_run(const nccltune_session *s);
 /* The baseline's last outcome (its run or its retry), or NULL when it never ran. */
 const struct outcome *session_baseline_outcome(const nccltune_session *s);
 

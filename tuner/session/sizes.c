@@ -66,19 +66,13 @@ bool session_final_noise(const nccltune_session *s, double *sd, int *configs, in
 /* What NCCL ran at `bytes` in the first ok baseline run; known false when none says. */
 static struct proto_decision baseline_decision(const nccltune_session *s, size_t bytes)
 {
+	const struct session_run *b = session_baseline_ok_run(s);
+	const struct proto_size_result *x = b ? proto_report_size(&b->o.report, bytes) : NULL;
 	struct proto_decision none;
 
+	if (x)
+		return x->nccl;
 	memset(&none, 0, sizeof none);
-	for (size_t i = 0; i < s->run.nruns; i++) {
-		const struct session_run *r = &s->run.runs[i];
-
-		if (r->phase != PHASE_BASELINE || r->has_point || r->try_no || r->o.cls != OUTCOME_OK)
-			continue;
-		for (size_t k = 0; k < r->o.report.nresults; k++)
-			if (r->o.report.results[k].bytes == bytes)
-				return r->o.report.results[k].nccl;
-		break;
-	}
 	return none;
 }
 
@@ -192,14 +186,12 @@ static size_t final_size_us(const nccltune_session *s, const struct finalist *x,
 
 	for (size_t i = 0; i < s->run.nruns && n < max; i++) {
 		const struct session_run *r = &s->run.runs[i];
+		const struct proto_size_result *res;
 
 		if (!final_run_of(r, x, space_dims(s->run.sp)))
 			continue;
-		out[n] = NAN;
-		for (size_t k = 0; r->o.cls == OUTCOME_OK && k < r->o.report.nresults; k++)
-			if (r->o.report.results[k].bytes == bytes)
-				out[n] = r->o.report.results[k].us.median;
-		n++;
+		res = r->o.cls == OUTCOME_OK ? proto_report_size(&r->o.report, bytes) : NULL;
+		out[n++] = res ? res->us.median : NAN;
 	}
 	return n;
 }
@@ -235,14 +227,15 @@ static bool final_decision(const nccltune_session *s, const struct finalist *x, 
 	for (size_t i = 0; i < s->run.nruns; i++) {
 		const struct session_run *r = &s->run.runs[i];
 
+		const struct proto_size_result *res;
+
 		if (!final_run_of(r, x, space_dims(s->run.sp)) || r->o.cls != OUTCOME_OK)
 			continue;
-		for (size_t k = 0; k < r->o.report.nresults; k++)
-			if (r->o.report.results[k].bytes == bytes) {
-				*d = r->o.report.results[k].nccl;
-				return d->known && !d->mixed && !d->symmetric;
-			}
-		return false;
+		res = proto_report_size(&r->o.report, bytes);
+		if (!res)
+			return false;
+		*d = res->nccl;
+		return d->known && !d->mixed && !d->symmetric;
 	}
 	return false;
 }
