@@ -99,6 +99,34 @@ out=$("$NT" run --resume "$s-cut" 2>&1) || fail "small space, resumed: exit $?: 
 [ "$(json "$s-cut/results.json" 'd["verdict"], d["gain"]')" = "$(json "$s/results.json" 'd["verdict"], d["gain"]')" ] ||
 	fail "small space, resumed: $(json "$s-cut/results.json" 'd["verdict"], d["gain"]'): $out"
 
+# a resumed session runs the probe with the timing options the journal's header recorded
+# (the workload's iters and warmup), not the defaults
+printf '{"schema": "nccltune-workload/1", "dtype": "bf16", "collectives": [{"op": "allreduce", "bytes": 43008, "count": 122}], "iters": 37, "warmup": 3}' \
+	>"$tmp/timing.json"
+s="$tmp/timing"
+"$NT" run --probe "$FAKE" --workload "$tmp/timing.json" --budget 12 --seed 3 --out "$s" \
+	--quiet >/dev/null 2>&1 || fail "timing options: exit $?"
+mkdir -p "$s-cut"
+head -n 4 "$s/journal.jsonl" >"$s-cut/journal.jsonl"
+FAKEPROBE_LOG="$tmp/timing.log" "$NT" run --resume "$s-cut" --quiet >/dev/null 2>&1 ||
+	fail "timing options, resumed: exit $?"
+grep -q -- "--iters 37 --warmup 3" "$tmp/timing.log" && ! grep -- "--bytes" "$tmp/timing.log" |
+	grep -v -q -- "--iters 37 --warmup 3" ||
+	fail "timing options, resumed: $(head -3 "$tmp/timing.log")"
+# a header without them (an older or hand-made journal): the probe's defaults
+mkdir -p "$s-old"
+python3 - "$s-cut/journal.jsonl" "$s-old/journal.jsonl" <<'PYEOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()[:4]
+h = json.loads(lines[0])
+del h["iters"], h["warmup"]
+open(sys.argv[2], "w").write("\n".join([json.dumps(h)] + lines[1:]) + "\n")
+PYEOF
+FAKEPROBE_LOG="$tmp/timing-old.log" "$NT" run --resume "$s-old" --quiet >/dev/null 2>&1 ||
+	fail "timing options, no header keys: exit $?"
+grep -q -- "--iters 200 --warmup 20" "$tmp/timing-old.log" ||
+	fail "timing options, no header keys: $(head -3 "$tmp/timing-old.log")"
+
 # a time limit keeps time for two final rounds, not for the whole reserve: with runs of
 # about 0.25 s, --time-limit 5s and budget 40 (final and ablation reserves 8 + 6 runs) the
 # search runs, the finalists are re-measured twice and recommended, within the limit
