@@ -166,6 +166,9 @@ assert p["cost"]["ratio"] > 1.5 and p["cost"]["ci95"][0] > 1.2, p
 assert t["cost"]["ci95"][0] < 1.0 < t["cost"]["ci95"][1], t
 runs = [json.loads(l) for l in open(d + "/journal.jsonl")][1:]
 assert len(runs) <= 30 and any(r["phase"] == "ablate" for r in runs), len(runs)
+# each variable's own cost, no run of the finalist less both (that measures no one's)
+both = [r["run"] for r in runs if r["phase"] == "ablate" and len(r.get("unset") or []) > 1]
+assert not both, "attribution runs without both variables: %r" % both
 PYEOF
 # a guard that is a tuned size is refused
 out=$("$NT" run --model pcie-gen5-8gpu --bytes 43008 --guard 43008 --budget 5 --out "$tmp/g2" 2>&1)
