@@ -12,11 +12,11 @@ import re
 import subprocess
 import sys
 
-STAGES = ["space", "run", "search", "result", "workflows", "session"]
+STAGES = ["space", "run", "search", "result", "decide", "workflows", "session"]
 # tuner/session/, bottom up: a file calls only itself and the files before it, so the
 # printer (progress) never calls back into the loop or the journal writer.
 SESSION_FILES = ["runs", "notes", "progress", "server", "header_read", "sweep_record", "session_record", "execute", "sweep_run", "prepare",
-                 "final", "twolevel", "sizes", "ablate", "results", "exports", "loop", "session", "retune"]
+                 "decide_view", "twolevel", "sizes", "results", "exports", "loop", "session", "retune"]
 # What may not include the handle's insides: the printer and the headers it includes.
 SESSION_BLIND = ["progress.c", "progress.h", "runs.h", "notes.h"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

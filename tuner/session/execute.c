@@ -186,7 +186,7 @@ static int replay_next(nccltune_session *s, enum session_phase phase, const stru
 
 	if (r->phase == phase && r->try_no == try_no && r->unset == unset &&
 	    (unset ? r->has_point && p && point_equal(&r->p, p, space_dims(s->run.sp))
-	           : session_same_config(r, p, try_no, space_dims(s->run.sp)))) {
+	           : runlog_same_config(r, p, try_no, space_dims(s->run.sp)))) {
 		*o = r->o;
 		s->run.qpos++;
 		return push_run(s, r) == NCCLTUNE_OK ? 1 : -1;

@@ -1,7 +1,7 @@
 /* loop.c - the loop of a session: the baseline, the user's tries, the warm start, the
  * strategy's suggestions until a stop rule says enough (budget, time limit, space
- * exhausted, a stuck strategy), then the final rounds, results.json, the exports and the
- * summary. A run that may be a flake is run once more; only the last outcome is learned
+ * exhausted, a stuck strategy), then the final phase (decide/: asked for each run, told
+ * its outcome), results.json from its result, the exports and the summary. A run that may be a flake is run once more; only the last outcome is learned
  * from. */
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "run/locate.h"
-#include "session/final.h"
 #include "session/progress.h"
 #include "session/session_priv.h"
 
@@ -193,6 +192,39 @@ static int run_baseline(nccltune_session *s, struct outcome *o)
 	return 0;
 }
 
+/* The final phase (decide/decide.h): ask it for the next run, run it, tell it the
+ * outcome, until it is done; *f is then its result. A wrong sum in a final round also
+ * teaches the pruner, as every run of a point does. Returns 0, NCCLTUNE_INTERRUPTED, or
+ * NCCLTUNE_ERROR with a message in s->err. */
+static int run_final(nccltune_session *s, struct final_state *f, struct outcome *o)
+{
+	struct decide_view v;
+	struct decide_request req;
+	int rc = 0;
+
+	for (;;) {
+		int next;
+
+		session_decide_view(s, &v);
+		next = decide_next(f, &v, &req);
+		if (f->out_of_time && s->run.stop == STOP_NONE)
+			s->run.stop = STOP_TIME;
+		if (next < 0)
+			return session_fail(s, NCCLTUNE_ERROR, "%s", f->err);
+		if (next == 0)
+			return 0;
+		rc = req.phase == PHASE_ABLATE
+		     ? session_execute_unset(s, PHASE_ABLATE, &req.p, req.unset, o)
+		     : session_execute(s, req.phase, req.has_point ? &req.p : NULL, req.try_no, o);
+		if (rc)
+			return rc;
+		if (req.phase == PHASE_FINAL && req.has_point && o->cls == OUTCOME_VERIFY)
+			prune_observe(s->run.pr, &req.p, o);
+		session_decide_view(s, &v);
+		decide_tell(f, &v, o);
+	}
+}
+
 /* The end-of-session summary on the progress stream. */
 static void show_summary(nccltune_session *s, const cJSON *doc)
 {
@@ -258,11 +290,7 @@ int session_loop(nccltune_session *s)
 	if (rc == 0)
 		rc = run_search(s, o);
 	if (rc == 0)
-		rc = session_final_rank(s, &f);
-	if (rc == 0)
-		rc = session_final_run(s, &f);
-	if (rc == 0)
-		rc = session_final_ablate(s, &f);
+		rc = run_final(s, &f, o);
 	if (rc == 0 && session_replaying(s) && session_diverge(s) != NCCLTUNE_OK)
 		rc = NCCLTUNE_ERROR;
 	if (rc == 0)
@@ -275,7 +303,7 @@ int session_loop(nccltune_session *s)
 		             locate_self_command(self, sizeof self), s->run.dir);
 	}
 	cJSON_Delete(doc);
-	session_final_free(&f);
+	decide_free(&f);
 	free(o);
 	return rc;
 }

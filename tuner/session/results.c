@@ -10,7 +10,6 @@
 #include "ncclvars.h"
 #include "result/result.h"
 #include "result/summary.h"
-#include "session/final.h"
 #include "run/ruletable.h"
 #include "session/session_priv.h"
 
@@ -26,7 +25,7 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 		const struct session_run *r = &s->run.runs[i];
 
 		use_final = r->phase == PHASE_FINAL && r->o.cls == OUTCOME_OK &&
-		            session_same_config(r, p, try_no, space_dims(s->run.sp));
+		            runlog_same_config(r, p, try_no, space_dims(s->run.sp));
 	}
 	for (size_t w = 0; w < s->cfg.wl.n; w++) {
 		double v[256];
@@ -36,7 +35,7 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 			const struct session_run *r = &s->run.runs[i];
 
 			if (r->o.cls != OUTCOME_OK ||
-			    !session_same_config(r, p, try_no, space_dims(s->run.sp)) ||
+			    !runlog_same_config(r, p, try_no, space_dims(s->run.sp)) ||
 			    (use_final && r->phase != PHASE_FINAL))
 				continue;
 			for (size_t j = 0; j < r->o.report.nresults; j++)
@@ -81,7 +80,7 @@ static bool same_run_config(const nccltune_session *s, const struct session_run 
 	if (q->unset || r->unset)
 		return q->unset == r->unset && q->has_point && r->has_point &&
 		       point_equal(&q->p, &r->p, space_dims(s->run.sp));
-	return session_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
+	return runlog_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
 	                           space_dims(s->run.sp));
 }
 
@@ -214,7 +213,7 @@ static cJSON *try_json(const nccltune_session *s, const struct final_state *f, s
 		if (x == win)
 			tr = 1.0;
 		else
-			session_paired_ratio(x->us, win ? win->us : f->base_us, f->rounds, &tr,
+			decide_paired_ratio(x->us, win ? win->us : f->base_us, f->rounds, &tr,
 			                     &tlo, &thi);
 	} else if (own && own->cls == OUTCOME_OK) {
 		mean = own->objective_us;
@@ -270,9 +269,13 @@ static cJSON *tries_json(const nccltune_session *s, const struct final_state *f,
 
 /* results.json's "verdict" (docs/formats.md) and, for a session too small to measure
  * its best twice, "budget_needed". Returns false when out of memory. */
-static bool add_verdict(const nccltune_session *s, cJSON *doc, bool has_best, bool enough)
+static bool add_verdict(nccltune_session *s, cJSON *doc, bool has_best, bool enough)
 {
-	int need = session_final_budget_needed(s);
+	struct decide_view v;
+	int need;
+
+	session_decide_view(s, &v);
+	need = decide_budget_needed(&v);
 
 	if (!cJSON_AddStringToObject(doc, "verdict", !has_best ? SUMMARY_VERDICT_NONE
 	                                             : enough ? SUMMARY_VERDICT_OK
@@ -322,7 +325,7 @@ static bool guards_left_baseline(const struct final_state *f)
 	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++)
 		guarded |= f->c && j < f->k ? f->c[j].guard_bytes != 0 : f->t[j - f->k].guard_bytes != 0;
 	return !f->win && guarded && f->base_ok &&
-	       session_finite_stats(f->base_us, f->rounds, &m, &lo, &hi) >= 2;
+	       decide_finite_stats(f->base_us, f->rounds, &m, &lo, &hi) >= 2;
 }
 
 /* results.json guards.attribution: what each variable of the finalist a guard size
@@ -354,6 +357,18 @@ static bool attribution_add(const nccltune_session *s, const struct final_state 
 	return arr != NULL;
 }
 
+/* The env object of the recommendation (the winner less what the ablation dropped);
+ * NULL when out of memory. */
+static cJSON *rec_env(const nccltune_session *s, const struct final_state *f)
+{
+	cJSON *env = env_point_to_json(s->run.sp, &f->rec);
+
+	for (size_t d = 0; env && d < space_dims(s->run.sp); d++)
+		if (f->rec_unset >> d & 1u)
+			cJSON_DeleteItemFromObjectCaseSensitive(env, space_name(s->run.sp, d));
+	return env;
+}
+
 /* What results.json is built from that session_results_write owns until it is written. */
 struct parts {
 	cJSON *wl, *pins, *fails, *pruned, *empty, *best_env, *server;
@@ -382,6 +397,7 @@ static void parts_free(struct parts *pt)
 static int input_basics(nccltune_session *s, const struct final_state *f,
                         struct result_input *in, struct parts *pt)
 {
+	struct runlog l = session_runlog(s);
 	bool server_ok;
 
 	pt->wl = workload_to_json(&s->cfg.wl);
@@ -411,7 +427,7 @@ static int input_basics(nccltune_session *s, const struct final_state *f,
 	in->failures = pt->fails;
 	in->pruned = pt->pruned;
 	in->gain_lo = in->gain_hi = NAN;
-	in->has_noise = session_final_noise(s, &in->noise_sd, &in->noise_configs, &in->noise_dof);
+	in->has_noise = decide_noise(&l, &in->noise_sd, &in->noise_configs, &in->noise_dof);
 	return NCCLTUNE_OK;
 }
 
@@ -424,16 +440,17 @@ static int input_best(nccltune_session *s, const struct final_state *f,
                       struct result_size *sizes, struct parts *pt)
 {
 	struct finalist *w = *win;
+	struct runlog l = session_runlog(s);
 	bool all_dropped = w && w->has_point && nb &&
-	                   session_point_sets_nothing(s, f->has_rec ? &f->rec : &w->p,
-	                                              f->has_rec ? f->rec_unset : 0);
+	                   decide_point_sets_nothing(&l, f->has_rec ? &f->rec : &w->p,
+	                                             f->has_rec ? f->rec_unset : 0);
 
 	if (all_dropped)
 		session_note(&s->out, "the best sets nothing NCCL does not already do (its "
 		             "variables dropped, its rules what NCCL ran in the baseline): NCCL's "
 		             "defaults are the recommendation");
 	if (w && !all_dropped && (!nb || isnan(w->gain) || w->gain > 1.0)) {
-		pt->best_env = f->has_rec ? session_final_rec_env(s, f)
+		pt->best_env = f->has_rec ? rec_env(s, f)
 		             : w->has_point ? env_point_to_json(s->run.sp, &w->p)
 		                            : tryconf_env_json(&s->cfg.tries[w->try_no - 1],
 		                                               s->run.sp);
@@ -467,47 +484,27 @@ static int input_best(nccltune_session *s, const struct final_state *f,
 	return NCCLTUNE_OK;
 }
 
-/* The top list into pt->top: the clean finalists first, ranked on their repeats, then
- * the rest of the search's best, measured once, up to SESSION_TOP_MAX in all. */
+/* The top list into pt->top, in the final phase's order (decide_top): the finalists
+ * with their repeats, the others with their single search run. */
 static void input_top(const nccltune_session *s, const struct final_state *f,
                       struct parts *pt)
 {
-	struct result_config *top = pt->top;
-	size_t ntop = 0;
+	const struct finalist *x[DECIDE_TOP_MAX + DECIDE_FINALISTS];
+	size_t nfinal, n = decide_top(f, x, &nfinal);
 
-	for (size_t j = 0; j < f->k && f->rounds; j++) {
-		const struct finalist *x = &f->c[j];
+	for (size_t i = 0; i < n; i++) {
+		struct result_config *t = &pt->top[i];
 
-		if (!x->qualified)
-			continue;
-		pt->top_env[ntop] = env_point_to_json(s->run.sp, &x->p);
-		top[ntop].env = pt->top_env[ntop];
-		top[ntop].objective_us = x->mean;
-		top[ntop].ci_lo = x->lo;
-		top[ntop].ci_hi = x->hi;
-		top[ntop].repeats = x->ok;
-		top[ntop].symmetric = space_point_symmetric(s->run.sp, &x->p, 0);
-		ntop++;
+		pt->top_env[i] = env_point_to_json(s->run.sp, &x[i]->p);
+		t->env = pt->top_env[i];
+		t->objective_us = i < nfinal ? x[i]->mean : x[i]->search_us;
+		t->ci_lo = i < nfinal ? x[i]->lo : NAN;
+		t->ci_hi = i < nfinal ? x[i]->hi : NAN;
+		t->repeats = i < nfinal ? x[i]->ok : 1;
+		t->symmetric = space_point_symmetric(s->run.sp, &x[i]->p, 0);
 	}
-	for (size_t a = 1; a < ntop; a++)
-		for (size_t c = a; c > 0 && top[c - 1].objective_us > top[c].objective_us; c--) {
-			struct result_config t = top[c];
-
-			top[c] = top[c - 1];
-			top[c - 1] = t;
-		}
-	for (size_t j = f->rounds ? f->k : 0; j < f->nc && ntop < SESSION_TOP_MAX; j++) {
-		pt->top_env[ntop] = env_point_to_json(s->run.sp, &f->c[j].p);
-		top[ntop].env = pt->top_env[ntop];
-		top[ntop].objective_us = f->c[j].search_us;
-		top[ntop].ci_lo = top[ntop].ci_hi = NAN;
-		top[ntop].repeats = 1;
-		top[ntop].symmetric = space_point_symmetric(s->run.sp, &f->c[j].p, 0);
-		ntop++;
-	}
-	pt->ntop = ntop;
+	pt->ntop = n;
 }
-
 
 int session_results_write(nccltune_session *s, struct final_state *f, cJSON **doc_out)
 {
@@ -524,13 +521,12 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 
 	memset(&in, 0, sizeof in);
 	memset(&pt, 0, sizeof pt);
-	session_final_pick(s, f);
 	win = f->win;
 	nb = f->nb;
 	bmean = f->bmean;
 	blo = f->blo;
 	bhi = f->bhi;
-	enough = session_final_enough(f, win) || guards_left_baseline(f);
+	enough = decide_enough(f, win) || guards_left_baseline(f);
 	if (input_basics(s, f, &in, &pt) != NCCLTUNE_OK)
 		goto out;
 	if (nb) {

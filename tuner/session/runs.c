@@ -21,16 +21,6 @@ const char *session_phase_name(enum session_phase ph)
 	return record_phase_name((int)ph);
 }
 
-int session_phase_parse(const char *s, enum session_phase *out)
-{
-	int ph = record_phase_parse(s);
-
-	if (ph < 0)
-		return -1;
-	*out = (enum session_phase)ph;
-	return 0;
-}
-
 double session_clock(void)
 {
 	struct timespec ts;
@@ -47,16 +37,6 @@ double session_elapsed(const nccltune_session *s)
 bool session_is_model(const nccltune_session *s)
 {
 	return strcmp(s->run.source, "model") == 0;
-}
-
-/* Is r a run of the configuration (p, try_no)? A point is a point whoever asked for it
- * (search or try); without a point, try_no tells an off-space try from the baseline. */
-bool session_same_config(const struct session_run *r, const struct point *p, size_t try_no,
-                         size_t dims)
-{
-	if (!p)
-		return !r->has_point && r->try_no == try_no;
-	return r->has_point && r->unset == 0 && point_equal(&r->p, p, dims);
 }
 
 char *session_run_describe(const nccltune_session *s, const struct session_run *r, char *buf,
@@ -111,106 +91,76 @@ int session_point_best(const nccltune_session *s, double *best_us, struct point 
 	return found;
 }
 
-/* The last outcome learned for p (search, warm or retry), or NULL. */
+struct runlog session_runlog(const nccltune_session *s)
+{
+	struct runlog l = {s->run.sp, s->run.tl, s->run.pr, s->run.runs, s->run.nruns,
+	                   s->run.inner, s->run.ninner};
+
+	return l;
+}
+
+size_t session_search_limit(const nccltune_session *s)
+{
+	return decide_search_limit(s->cfg.budget, s->cfg.ntries);
+}
+
+double session_plain_wall(const nccltune_session *s)
+{
+	struct runlog l = session_runlog(s);
+
+	return runlog_plain_wall(&l);
+}
+
+int session_final_time_runs(const nccltune_session *s)
+{
+	return decide_final_time_runs(s->cfg.budget, s->cfg.ntries);
+}
+
 const struct outcome *session_known_outcome(const nccltune_session *s, const struct point *p)
 {
-	for (size_t i = s->run.nruns; i-- > 0;) {
-		const struct session_run *r = &s->run.runs[i];
+	struct runlog l = session_runlog(s);
 
-		if (r->has_point && r->phase != PHASE_FINAL && r->phase != PHASE_ABLATE &&
-		    point_equal(&r->p, p, space_dims(s->run.sp)))
-			return &r->o;
-	}
-	return NULL;
+	return runlog_known_outcome(&l, p);
 }
 
-/* Did p ever compute a wrong sum? Such a point is never recommended. */
 bool session_ever_wrong(const nccltune_session *s, const struct point *p)
 {
-	for (size_t i = 0; i < s->run.nruns; i++)
-		if (s->run.runs[i].has_point && s->run.runs[i].unset == 0 &&
-		    s->run.runs[i].o.cls == OUTCOME_VERIFY &&
-		    point_equal(&s->run.runs[i].p, p, space_dims(s->run.sp)))
-			return true;
-	return false;
+	struct runlog l = session_runlog(s);
+
+	return runlog_ever_wrong(&l, p);
 }
 
-/* The last outcome of try try_no's own runs (try, retry), or NULL when it never ran. */
 const struct outcome *session_try_outcome(const nccltune_session *s, size_t try_no)
 {
-	for (size_t i = s->run.nruns; i-- > 0;) {
-		const struct session_run *r = &s->run.runs[i];
+	struct runlog l = session_runlog(s);
 
-		if (r->try_no == try_no && (r->phase == PHASE_TRY || r->phase == PHASE_RETRY))
-			return &r->o;
-	}
-	return NULL;
+	return runlog_try_outcome(&l, try_no);
 }
 
-/* Did the configuration (p, try_no) ever compute a wrong sum? */
 bool session_config_ever_wrong(const nccltune_session *s, const struct point *p, size_t try_no)
 {
-	for (size_t i = 0; i < s->run.nruns; i++)
-		if (s->run.runs[i].o.cls == OUTCOME_VERIFY &&
-		    session_same_config(&s->run.runs[i], p, try_no, space_dims(s->run.sp)))
-			return true;
-	return false;
+	struct runlog l = session_runlog(s);
+
+	return runlog_config_ever_wrong(&l, p, try_no);
 }
 
-/* Is the strategy's ranked point `ranked` the candidate `full`? Two-level: its outer
- * point (the strategy ranks outer points; the candidate is the best combination swept
- * there). */
-bool session_rank_match(const nccltune_session *s, const struct point *full,
-                        const struct point *ranked)
-{
-	struct point q;
-
-	if (!s->run.tl || !twolevel_outer_space(s->run.tl))
-		return point_equal(full, ranked, space_dims(s->run.sp));
-	twolevel_outer_of(s->run.tl, full, &q);
-	return point_equal(&q, ranked, space_dims(twolevel_outer_space(s->run.tl)));
-}
-
-/* The baseline as a point of the space, when every dimension can be left unset. */
 bool session_baseline_point(const nccltune_session *s, struct point *p)
 {
-	memset(p, 0, sizeof *p);
-	for (size_t d = 0; d < space_dims(s->run.sp); d++) {
-		bool found = false;
-
-		for (size_t l = 0; l < space_levels(s->run.sp, d) && !found; l++) {
-			if (!space_level_text(s->run.sp, d, l)) {
-				p->lv[d] = (uint32_t)l;
-				found = true;
-			}
-		}
-		if (!found)
-			return false;
-	}
-	return true;
+	return runlog_baseline_point(s->run.sp, p);
 }
 
 const struct session_run *session_baseline_ok_run(const nccltune_session *s)
 {
-	for (size_t i = 0; i < s->run.nruns; i++) {
-		const struct session_run *r = &s->run.runs[i];
+	struct runlog l = session_runlog(s);
 
-		if (r->phase == PHASE_BASELINE && !r->has_point && !r->try_no &&
-		    r->o.cls == OUTCOME_OK)
-			return r;
-	}
-	return NULL;
+	return runlog_baseline_ok_run(&l);
 }
 
 const struct outcome *session_baseline_outcome(const nccltune_session *s)
 {
-	const struct outcome *o = NULL;
+	struct runlog l = session_runlog(s);
 
-	for (size_t i = 0; i < s->run.nruns; i++)
-		if (!s->run.runs[i].has_point && s->run.runs[i].try_no == 0 &&
-		    (s->run.runs[i].phase == PHASE_BASELINE || s->run.runs[i].phase == PHASE_RETRY))
-			o = &s->run.runs[i].o;
-	return o;
+	return runlog_baseline_outcome(&l);
 }
 
 void *session_array_grow(void *arr, size_t *cap, size_t n, size_t size, size_t first)

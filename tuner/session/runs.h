@@ -13,28 +13,8 @@
 #include "nccltune.h"
 #include "run/outcome.h"
 #include "space/space.h"
-
-/* PHASE_TRY: a --try configuration, measured right after the baseline. PHASE_SWEEP: one
- * probe process of the two-level search that swept an outer point's inner choices
- * (journal /2). PHASE_ABLATE: after the final rounds, the winner and the winner less one
- * variable (ablate.c). */
-enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
-                     PHASE_TRY, PHASE_SWEEP, PHASE_ABLATE };
-
-/* One probe run. */
-struct session_run {
-	enum session_phase phase;
-	bool has_point;          /* false for the baseline and off-space tries */
-	struct point p;
-	size_t try_no;           /* a run of cfg.tries[try_no - 1] (any phase); 0: not a try */
-	uint32_t unset;          /* PHASE_ABLATE: bit d set: dimension d of p left unset (a
-	                          * variable without an unset level); 0 otherwise */
-	struct outcome o;
-	double t_s;              /* session time when it ended (summed over resumes) */
-	size_t nchoices;         /* PHASE_SWEEP: the inner choices it swept */
-	bool in_flight;          /* PHASE_SWEEP: it failed with a choice in flight, whose
-	                          * full point is p (not its outer point's failure) */
-};
+#include "decide/decide.h"
+#include "decide/runlog.h"
 
 /* Why the search ended. */
 enum session_stop { STOP_NONE, STOP_BUDGET, STOP_TIME, STOP_EXHAUSTED, STOP_STUCK };
@@ -45,14 +25,13 @@ enum session_stop { STOP_NONE, STOP_BUDGET, STOP_TIME, STOP_EXHAUSTED, STOP_STUC
 void *session_array_grow(void *arr, size_t *cap, size_t n, size_t size, size_t first);
 /* "baseline", "search", "retry", "warm", "final", "try"; can't fail. */
 const char *session_phase_name(enum session_phase ph);
-/* Returns 0 with *out, or -1 for an unknown name. */
-int session_phase_parse(const char *s, enum session_phase *out);
 
-/* Is run r of the configuration (p, try_no)? p NULL: the baseline (try_no 0) or the
- * off-space try try_no. A run with dimensions left unset (r->unset) is never a point's.
- * Can't fail. */
-bool session_same_config(const struct session_run *r, const struct point *p, size_t try_no,
-                         size_t dims);
+/* Runs the baseline, warm start and search may use (decide_search_limit). */
+size_t session_search_limit(const nccltune_session *s);
+/* The mean wall time of the plain runs that worked (runlog_plain_wall); 0: none. */
+double session_plain_wall(const nccltune_session *s);
+/* The runs a time limit keeps time for after the search (decide_final_time_runs). */
+int session_final_time_runs(const nccltune_session *s);
 
 /* The monotonic clock in seconds; can't fail. */
 double session_clock(void);
@@ -67,6 +46,8 @@ char *session_run_describe(const nccltune_session *s, const struct session_run *
 /* The best objective measured so far in the search (not the final phase), with its
  * point when p is non-NULL. Returns 1 when there is one, else 0 (*best_us untouched). */
 int session_point_best(const nccltune_session *s, double *best_us, struct point *p);
+/* The run log of s for the final phase (decide/runlog.h): a view of its runs. */
+struct runlog session_runlog(const nccltune_session *s);
 /* The last outcome learned for p (search, warm or retry), or NULL. */
 const struct outcome *session_known_outcome(const nccltune_session *s, const struct point *p);
 /* Did p ever compute a wrong sum? Such a point is never recommended. */

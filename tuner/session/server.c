@@ -355,7 +355,7 @@ static bool figures_run(const nccltune_session *s, const struct session_run *r,
 {
 	return r->o.cls == OUTCOME_OK && !r->try_no && (!final || r->phase == PHASE_FINAL) &&
 	       r->phase != PHASE_SWEEP && !r->unset &&
-	       session_same_config(r, p, 0, space_dims(s->run.sp));
+	       runlog_same_config(r, p, 0, space_dims(s->run.sp));
 }
 
 static void config_figures(const nccltune_session *s, const struct point *p,

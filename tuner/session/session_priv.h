@@ -4,9 +4,9 @@
  * (the printer, which sees none of this), server.c (the server's NCCL and profile), then
  * session_record.c (journal records,
  * resume, warm start), execute.c (one probe run), prepare.c (a new or resumed session),
- * final.h (the final rounds; sizes.c the guards, ablate.c the winner picked and its
- * variables that change nothing dropped), results.c, exports.c, loop.c and session.c
- * (the API).
+ * twolevel.c (the two-level search), sizes.c and results.c (results.json from the
+ * final phase's result, decide/decide.h), exports.c, loop.c (ask the search or the
+ * final phase, run, tell) and session.c (the API).
  * A file calls only files before it (tests/layout/test_layers.py). Not public. */
 #ifndef NCCLTUNE_SESSION_PRIV_H
 #define NCCLTUNE_SESSION_PRIV_H
@@ -33,6 +33,7 @@
 #include "run/workload.h"
 #include "session/notes.h"
 #include "session/runs.h"
+#include "decide/decide.h"
 
 #define SESSION_JOURNAL_SCHEMA RECORD_SCHEMA
 /* A two-level session's journal (it holds sweep runs, phase "sweep"): readers of /1
@@ -45,23 +46,8 @@
 #define SESSION_BASELINE_TIMEOUT_S 300.0   /* before anything is known about the probe */
 #define SESSION_MIN_TIMEOUT_S 30.0
 #define SESSION_TIMEOUT_FACTOR 5.0         /* x the baseline's wall time */
-#define SESSION_FINALISTS 3
-/* A candidate whose sweeps measured a guard size more than this much slower than the
- * baseline (one run against one run, in different processes) ranks after the others
- * for the final rounds (final.c): the final rounds refuse a finalist slower there beyond
- * the noise; 5% is about 3 sd of the ratio of two runs where one run varies by 1.5% */
-#define SESSION_GUARD_SWEEP_MARGIN 0.05
-/* Candidates within 1% of the fastest at the tuned sizes (one measurement each) count as
- * tied: among them the closest to NCCL's defaults is finalist first (final.c) */
-#define SESSION_TIE_MARGIN 0.01
-#define SESSION_FINAL_RESERVE_MAX 12       /* runs kept for the final re-measurement */
-#define SESSION_FINAL_RESERVE_DIV 5        /* ... at most budget / 5 */
-#define SESSION_ABLATE_RESERVE_MAX 10    /* runs kept for the ablation (ablate.c) */
-#define SESSION_ABLATE_RESERVE_DIV 6     /* ... at most budget / 6 */
 #define SESSION_WARM_MAX 5                 /* old configurations re-run by --warm-start */
 #define SESSION_MAX_DUPLICATES 50          /* repeated suggestions before giving up */
-#define SESSION_TOP_MAX 5
-#define SESSION_TRY_ROUNDS 3               /* final runs reserved per --try */
 
 /* What to tune: what the setters set (on resume, the journal's header). */
 struct session_config {
@@ -144,12 +130,6 @@ struct nccltune_session {
 	struct session_state run;
 	struct session_output out;
 };
-
-/* ---- runs.c (with the handle) ---- */
-/* Is the strategy's ranked point `ranked` the candidate `full` (two-level: its outer
- * point)? Can't fail. */
-bool session_rank_match(const nccltune_session *s, const struct point *full,
-                        const struct point *ranked);
 
 /* ---- server.c ---- */
 /* Append "--nccl PATH" to s->run.probe_argv when --nccl (or --python) was given.
@@ -313,6 +293,11 @@ int session_prepare_new(nccltune_session *s);
  * an nccltune_status. */
 int session_prepare_common(nccltune_session *s);
 
+/* ---- decide_view.c ---- */
+/* The final phase's view of s, as of now (decide/decide.h): its runs, workload, tries,
+ * budget and time, replaying or not, the strategy's ranking and s's notes. Can't fail. */
+void session_decide_view(nccltune_session *s, struct decide_view *v);
+
 /* ---- twolevel.c ---- */
 /* Should the search stop before the next suggestion? While replaying, the journal says
  * what happened next; live, the budget and the time limit decide (setting
@@ -326,22 +311,10 @@ int session_twolevel_search(nccltune_session *s, struct outcome *o);
 /* ---- sizes.c ---- */
 struct finalist;
 struct final_state;
-/* How much one run varies: the pooled standard deviation of log(objective) over the
- * configurations the final rounds re-measured, with how many and the degrees of
- * freedom. False when there are fewer than 2 degrees of freedom. */
-bool session_final_noise(const nccltune_session *s, double *sd, int *configs, int *dof);
 /* Add best.rules of the recommended point p (NULL: none) to doc, less each rule whose
  * every choice equals what NCCL ran in the baseline at its size (dropped whole, with a
  * note). False when out of memory. */
 bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p);
-/* Does deploying point p (less the dimensions set in `unset`) set nothing: no
- * process-level variable, and every per-size rule forcing only what NCCL ran in the
- * baseline at its size (so best.rules drops it)? Out of memory says false. */
-bool session_point_sets_nothing(const nccltune_session *s, const struct point *p,
-                                uint32_t unset);
-/* Take out of the final state every finalist that slows a guard size beyond the
- * measured noise, with a note naming the size and the ratio. */
-void session_guards_disqualify(nccltune_session *s, struct final_state *f);
 /* Add the per_size table (tuned and guard sizes, baseline against `win`) and the guards
  * verdict to doc. False when out of memory. */
 bool session_per_size_add(const nccltune_session *s, cJSON *doc, const struct finalist *win);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/final.h"
 #include "session/session_priv.h"
 
 bool session_search_done(nccltune_session *s)

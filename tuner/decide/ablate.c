@@ -1,4 +1,4 @@
-/* ablate.c - after the final rounds: the winner picked (final.h), and each of its
+/* ablate.c - after the final rounds: the winner picked (decide.h), and each of its
  * variables kept only when it does something. A decision-only variable (NCCL_ALGO,
  * NCCL_PROTO, channel and CTA bounds) is judged by what NCCL ran: when
  * the winner's decisions equal the baseline's where it acts, or one run without it shows
@@ -7,7 +7,10 @@
  * that variable, interleaved over rounds; not slower beyond the measured noise (tuned
  * and guard sizes), it is dropped. The runs are phase "ablate", counted and journalled
  * like the final rounds (docs/formats.md). Per-size rules are not ablated: best.rules
- * keeps each rule whole, or drops it whole where it equals the baseline's decision. */
+ * keeps each rule whole, or drops it whole where it equals the baseline's decision.
+ * Without a winner to ablate, the same rounds measure what each variable of the best
+ * finalist a guard size disqualified costs there (the attribution). Each run is asked
+ * for (decide_ablate_next) and its outcome told (decide_ablate_tell). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,11 +18,9 @@
 #include <string.h>
 
 #include "ncclvars.h"
-#include "fsutil.h"
-#include "session/final.h"
-#include "session/session_priv.h"
+#include "decide/decide.h"
+#include "decide/decide_impl.h"
 
-#define ABLATE_ROUNDS_MAX 3
 #define ABLATE_Z 2.0            /* a removal is slower beyond noise past z paired sds */
 
 /* a->why, printf-style (cut to its size). */
@@ -37,14 +38,14 @@ static void set_why(struct ablation *a, const char *fmt, ...)
 
 /* The baseline's figures: from its final rounds, else its own run. Returns how many
  * runs they come from (0: no baseline ran ok). */
-static size_t baseline_figures(const nccltune_session *s, const struct final_state *f,
+static size_t baseline_figures(const struct decide_view *v, const struct final_state *f,
                                double *mean, double *lo, double *hi)
 {
-	const struct outcome *b = session_baseline_outcome(s);
+	const struct outcome *b = runlog_baseline_outcome(&v->log);
 	size_t nb = 0;
 
 	if (f->rounds && f->base_ok)
-		nb = session_finite_stats(f->base_us, f->rounds, mean, lo, hi);
+		nb = decide_finite_stats(f->base_us, f->rounds, mean, lo, hi);
 	if (nb == 0 && b && b->cls == OUTCOME_OK) {
 		*mean = b->objective_us;
 		nb = 1;
@@ -61,7 +62,7 @@ static struct finalist *pick_winner(struct final_state *f, size_t nb, double bme
 	struct finalist *win = NULL;
 
 	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
-		struct finalist *x = session_final_entry(f, j);
+		struct finalist *x = decide_entry(f, j);
 
 		if (!x->qualified)
 			continue;
@@ -72,7 +73,7 @@ static struct finalist *pick_winner(struct final_state *f, size_t nb, double bme
 	if (!f->rounds && f->k + f->nt > 0) {
 		for (size_t j = 0; j < f->k + f->nt; j++) {
 			/* f->k is 0 or more; without a final, c[0] is the search's best */
-			struct finalist *x = session_final_entry(f, j);
+			struct finalist *x = decide_entry(f, j);
 
 			if (!win || x->search_us < win->search_us)
 				win = x;
@@ -86,19 +87,22 @@ static struct finalist *pick_winner(struct final_state *f, size_t nb, double bme
 	return win;
 }
 
-void session_final_pick(nccltune_session *s, struct final_state *f)
+/* Score the final rounds, take out the finalists that slow a guard size, and pick the
+ * winner: f->win, f->nb (how many runs the baseline's figures f->bmean, blo, bhi come
+ * from). */
+static void pick_once(const struct decide_view *v, struct final_state *f)
 {
 	if (f->picked)
 		return;
 	f->picked = true;
 	f->bmean = f->blo = f->bhi = NAN;
-	session_final_score(s, f);
-	f->nb = baseline_figures(s, f, &f->bmean, &f->blo, &f->bhi);
-	session_guards_disqualify(s, f);
+	decide_score(v, f);
+	f->nb = baseline_figures(v, f, &f->bmean, &f->blo, &f->bhi);
+	decide_guards_disqualify(v, f);
 	f->win = pick_winner(f, f->nb, f->bmean);
 }
 
-bool session_final_enough(const struct final_state *f, const struct finalist *w)
+bool decide_enough(const struct final_state *f, const struct finalist *w)
 {
 	size_t pairs = 0;
 
@@ -114,9 +118,9 @@ bool session_final_enough(const struct final_state *f, const struct finalist *w)
 /* ---- what NCCL ran ---- */
 
 /* The workload's sizes, tuned then guard, into out (WORKLOAD_MAX_ENTRIES * 2). */
-static size_t all_sizes(const nccltune_session *s, size_t *out)
+static size_t all_sizes(const struct decide_view *v, size_t *out)
 {
-	const struct workload *w = &s->cfg.wl;
+	const struct workload *w = v->wl;
 	size_t n = 0;
 
 	for (size_t i = 0; i < w->n; i++)
@@ -140,15 +144,15 @@ static bool run_decision(const struct session_run *r, size_t bytes, struct proto
 }
 
 /* The first ok final-round run of x (NULL: the baseline), or NULL. */
-static const struct session_run *final_ok_run(const nccltune_session *s, const struct finalist *x)
+static const struct session_run *final_ok_run(const struct decide_view *v, const struct finalist *x)
 {
-	for (size_t i = 0; i < s->run.nruns; i++) {
-		const struct session_run *r = &s->run.runs[i];
+	for (size_t i = 0; i < v->log.nruns; i++) {
+		const struct session_run *r = &v->log.runs[i];
 
 		if (r->phase != PHASE_FINAL || r->o.cls != OUTCOME_OK)
 			continue;
-		if (x ? session_same_config(r, x->has_point ? &x->p : NULL, x->try_no,
-		                            space_dims(s->run.sp))
+		if (x ? runlog_same_config(r, x->has_point ? &x->p : NULL, x->try_no,
+		                            space_dims(v->log.sp))
 		      : !r->has_point && !r->try_no)
 			return r;
 	}
@@ -246,28 +250,28 @@ static unsigned dim_decides(const space *sp, size_t d, size_t *only)
 }
 
 /* "NAME=value" of dimension d at the winner. */
-static const char *var_text(const nccltune_session *s, const struct finalist *w, size_t d,
+static const char *var_text(const struct decide_view *v, const struct finalist *w, size_t d,
                             char *buf, size_t len)
 {
-	snprintf(buf, len, "%s=%s", space_name(s->run.sp, d),
-	         space_level_text(s->run.sp, d, w->p.lv[d]));
+	snprintf(buf, len, "%s=%s", space_name(v->log.sp, d),
+	         space_level_text(v->log.sp, d, w->p.lv[d]));
 	return buf;
 }
 
 /* The winner's set variables into f->ab; those whose decisions the winner shares with
  * the baseline where they act are dropped at once (by_baseline). */
-static void list_vars(nccltune_session *s, struct final_state *f)
+static void list_vars(const struct decide_view *v, struct final_state *f)
 {
 	const struct finalist *w = f->win;
-	const struct session_run *wr = final_ok_run(s, w), *br = final_ok_run(s, NULL);
-	size_t sizes[2 * WORKLOAD_MAX_ENTRIES], n = all_sizes(s, sizes), at;
-	char v[256], d1[64];
+	const struct session_run *wr = final_ok_run(v, w), *br = final_ok_run(v, NULL);
+	size_t sizes[2 * WORKLOAD_MAX_ENTRIES], n = all_sizes(v, sizes), at;
+	char vt[256], d1[64];
 
 	f->nab = 0;
 	f->rec = w->p;
 	f->rec_unset = 0;
 	f->has_rec = true;
-	for (size_t d = 0; d < space_dims(s->run.sp); d++) {
+	for (size_t d = 0; d < space_dims(v->log.sp); d++) {
 		struct ablation *a;
 		size_t only;
 		unsigned bits;
@@ -276,24 +280,24 @@ static void list_vars(nccltune_session *s, struct final_state *f)
 		/* A rule's choices act together (Simple with the algorithm left to NCCL can
 		 * make NCCL pick Tree): a rule is kept or dropped whole by best.rules against
 		 * the baseline's decision, never one choice at a time here. */
-		if (!space_level_text(s->run.sp, d, w->p.lv[d]) ||
-		    space_rule_of(s->run.sp, d, NULL) != SPACE_RULE_NONE)
+		if (!space_level_text(v->log.sp, d, w->p.lv[d]) ||
+		    space_rule_of(v->log.sp, d, NULL) != SPACE_RULE_NONE)
 			continue;
 		a = &f->ab[f->nab++];
 		memset(a, 0, sizeof *a);
 		a->dim = d;
 		a->ratio = a->lo = a->hi = NAN;
-		bits = dim_decides(s->run.sp, d, &only);
+		bits = dim_decides(v->log.sp, d, &only);
 		a->decision = bits != 0;
 		if (!a->decision || !wr || !br ||
 		    !same_decisions(wr, br, sizes, n, only, bits, &at))
 			continue;
-		if (!leave_out(s->run.sp, d, &f->rec, &f->rec_unset))
+		if (!leave_out(v->log.sp, d, &f->rec, &f->rec_unset))
 			continue;
 		a->dropped = a->by_baseline = true;
 		run_decision(br, only ? only : sizes[0], &bd);
 		set_why(a, "%s: no effect, NCCL already ran %s at %zu B%s "
-		         "without it (the baseline): dropped", var_text(s, w, d, v, sizeof v),
+		         "without it (the baseline): dropped", var_text(v, w, d, vt, sizeof vt),
 		         decision_text(&bd, d1, sizeof d1), only ? only : sizes[0],
 		         only || n == 1 ? "" : " and the same at every other size");
 	}
@@ -301,109 +305,100 @@ static void list_vars(nccltune_session *s, struct final_state *f)
 
 /* ---- the ablation runs ---- */
 
-/* Live, has the session no run or no time left for another run? */
-static bool out_of_runs(const nccltune_session *s)
+/* The configuration (p, unset) asked for in phase ablate. */
+static void ask_ablate(struct decide_request *req, const struct point *p, uint32_t unset)
 {
-	return !session_replaying(s) && (s->run.nruns >= (size_t)s->cfg.budget ||
-	       (s->cfg.time_limit_s > 0 && session_elapsed(s) >= s->cfg.time_limit_s));
+	memset(req, 0, sizeof *req);
+	req->phase = PHASE_ABLATE;
+	req->has_point = true;
+	req->p = *p;
+	req->unset = unset;
 }
 
-/* Run the configuration (p, unset) once in phase ablate: 0 with *o and the run's index
- * in *at (SIZE_MAX: no run left), or the status of session_execute_unset. */
-static int ablate_run(nccltune_session *s, const struct point *p, uint32_t unset,
-                      struct outcome *o, size_t *at)
+/* The next run of the recommendation so far less a decision-only variable not dropped
+ * yet (f->i): 1 with *req; 0 when every one is judged. A variable that cannot be left
+ * out, or with no run left, stays. */
+static int decisions_next(const struct decide_view *v, struct final_state *f,
+                          struct decide_request *req)
 {
-	int rc;
+	const struct session_run *wr = final_ok_run(v, f->win);
+	char vt[256];
 
-	*at = SIZE_MAX;
-	if (out_of_runs(s)) {
-		if (s->run.stop == STOP_NONE)
-			s->run.stop = STOP_TIME;
-		return 0;
-	}
-	rc = session_execute_unset(s, PHASE_ABLATE, p, unset, o);
-	if (rc == 0)
-		*at = s->run.nruns - 1;
-	return rc;
-}
-
-/* One run of the recommendation so far less each decision-only variable not dropped
- * yet: the same decisions as the winner's at every size, and it goes (the next one is
- * judged without it too); else it stays. Returns a session_execute status. */
-static int run_decisions(nccltune_session *s, struct final_state *f, struct outcome *o)
-{
-	const struct session_run *wr = final_ok_run(s, f->win);
-	size_t sizes[2 * WORKLOAD_MAX_ENTRIES], n = all_sizes(s, sizes);
-	unsigned all = NCCLVARS_DECIDES_ALGO | NCCLVARS_DECIDES_PROTO | NCCLVARS_DECIDES_CTAS;
-	char v[256], d1[64], d2[64];
-
-	for (size_t i = 0; i < f->nab && wr; i++) {
-		struct ablation *a = &f->ab[i];
+	for (; f->i < f->nab && wr; f->i++) {
+		struct ablation *a = &f->ab[f->i];
 		struct point q = f->rec;
 		uint32_t qu = f->rec_unset;
-		size_t at, diff;
-		struct proto_decision x, y;
-		int rc;
 
 		if (!a->decision || a->dropped)
 			continue;
-		var_text(s, f->win, a->dim, v, sizeof v);
-		if (!leave_out(s->run.sp, a->dim, &q, &qu)) {
-			set_why(a, "%s: kept (its dimension has no unset level)", v);
+		var_text(v, f->win, a->dim, vt, sizeof vt);
+		if (!leave_out(v->log.sp, a->dim, &q, &qu)) {
+			set_why(a, "%s: kept (its dimension has no unset level)", vt);
 			continue;
 		}
-		rc = ablate_run(s, &q, qu, o, &at);
-		if (rc)
-			return rc;
-		if (at == SIZE_MAX) {
-			set_why(a, "%s: kept (not ablated: no run left)", v);
+		if (decide_out_of_runs(v)) {
+			f->out_of_time = true;
+			set_why(a, "%s: kept (not ablated: no run left)", vt);
 			continue;
 		}
-		a->measured = true;
-		a->run = at + 1;
-		wr = final_ok_run(s, f->win);   /* the runs array may have moved */
-		if (o->cls != OUTCOME_OK) {
-			set_why(a, "%s: kept (without it run %zu failed: %s)", v,
-			         a->run, outcome_class_name(o->cls));
-		} else if (same_decisions(&s->run.runs[at], wr, sizes, n, 0, all, &diff)) {
-			a->dropped = true;
-			f->rec = q;
-			f->rec_unset = qu;
-			set_why(a, "%s: no effect, without it NCCL ran the same "
-			         "at every size (run %zu): dropped", v, a->run);
-		} else if (diff && run_decision(&s->run.runs[at], diff, &x) &&
-		           run_decision(wr, diff, &y)) {
-			set_why(a, "%s: kept (without it NCCL ran %s at %zu B "
-			         "instead of %s, run %zu)", v, decision_text(&x, d1, sizeof d1), diff,
-			         decision_text(&y, d2, sizeof d2), a->run);
-		} else {
-			set_why(a, "%s: kept (run %zu does not say what NCCL ran "
-			         "at every size)", v, a->run);
-		}
+		ask_ablate(req, &q, qu);
+		return 1;
 	}
 	return 0;
 }
 
-/* The median latency at `bytes` of run i, NAN when it failed or does not say. */
-static double run_size_us(const nccltune_session *s, size_t i, size_t bytes)
+/* The run without variable f->i ended in o (the log's last run): the same decisions as
+ * the winner's at every size, and it goes (the next one is judged without it too); else
+ * it stays. */
+static void decisions_tell(const struct decide_view *v, struct final_state *f,
+                           const struct outcome *o)
 {
-	const struct session_run *r = i == SIZE_MAX ? NULL : &s->run.runs[i];
+	const struct session_run *wr = final_ok_run(v, f->win);
+	size_t sizes[2 * WORKLOAD_MAX_ENTRIES], n = all_sizes(v, sizes);
+	unsigned all = NCCLVARS_DECIDES_ALGO | NCCLVARS_DECIDES_PROTO | NCCLVARS_DECIDES_CTAS;
+	struct ablation *a = &f->ab[f->i++];
+	struct point q = f->rec;
+	uint32_t qu = f->rec_unset;
+	size_t at = v->log.nruns - 1, diff;
+	struct proto_decision x, y;
+	char vt[256], d1[64], d2[64];
+
+	var_text(v, f->win, a->dim, vt, sizeof vt);
+	leave_out(v->log.sp, a->dim, &q, &qu);
+	a->measured = true;
+	a->run = at + 1;
+	if (o->cls != OUTCOME_OK) {
+		set_why(a, "%s: kept (without it run %zu failed: %s)", vt,
+		        a->run, outcome_class_name(o->cls));
+	} else if (same_decisions(&v->log.runs[at], wr, sizes, n, 0, all, &diff)) {
+		a->dropped = true;
+		f->rec = q;
+		f->rec_unset = qu;
+		set_why(a, "%s: no effect, without it NCCL ran the same "
+		        "at every size (run %zu): dropped", vt, a->run);
+	} else if (diff && run_decision(&v->log.runs[at], diff, &x) &&
+	           run_decision(wr, diff, &y)) {
+		set_why(a, "%s: kept (without it NCCL ran %s at %zu B "
+		        "instead of %s, run %zu)", vt, decision_text(&x, d1, sizeof d1), diff,
+		        decision_text(&y, d2, sizeof d2), a->run);
+	} else {
+		set_why(a, "%s: kept (run %zu does not say what NCCL ran "
+		        "at every size)", vt, a->run);
+	}
+}
+
+/* The median latency at `bytes` of run i, NAN when it failed or does not say. */
+static double run_size_us(const struct decide_view *v, size_t i, size_t bytes)
+{
+	const struct session_run *r = i == SIZE_MAX ? NULL : &v->log.runs[i];
 	const struct proto_size_result *x = r && r->o.cls == OUTCOME_OK
 	                                  ? proto_report_size(&r->o.report, bytes) : NULL;
 
 	return x ? x->us.median : NAN;
 }
 
-struct rounds {
-	size_t e[SPACE_MAX_DIMS];     /* entry j + 1: f->ab[e[j]] left out */
-	size_t ne;                    /* entries after the reference (entry 0) */
-	bool all;                     /* entry ne + 1: the reference less all of them */
-	size_t n;                     /* rounds */
-	size_t run[SPACE_MAX_DIMS + 2][ABLATE_ROUNDS_MAX];   /* SIZE_MAX: none */
-};
-
 /* Entries per round: the reference, each variable left out, and all of them left out. */
-static size_t round_entries(const struct rounds *R)
+static size_t round_entries(const struct decide_rounds *R)
 {
 	return R->ne + 1 + (R->all ? 1 : 0);
 }
@@ -415,11 +410,11 @@ static size_t round_entries(const struct rounds *R)
  * other; the guard attribution only asks what each one costs). That last
  * entry goes first when runs are short; without it at most one variable is dropped.
  * Can't fail. */
-static void plan_rounds(const nccltune_session *s, struct final_state *f, struct rounds *R,
+static void plan_rounds(const struct decide_view *v, struct final_state *f, struct decide_rounds *R,
                         bool joint)
 {
-	size_t left = s->run.nruns < (size_t)s->cfg.budget ? (size_t)s->cfg.budget - s->run.nruns : 0;
-	char v[256];
+	size_t left = v->log.nruns < (size_t)v->budget ? (size_t)v->budget - v->log.nruns : 0;
+	char vt[256];
 
 	memset(R, 0, sizeof *R);
 	for (size_t i = 0; i < f->nab; i++)
@@ -435,19 +430,19 @@ static void plan_rounds(const nccltune_session *s, struct final_state *f, struct
 		}
 		a = &f->ab[R->e[--R->ne]];
 		set_why(a, "%s: kept (not ablated: no runs left for two "
-		         "rounds)", var_text(s, f->win, a->dim, v, sizeof v));
+		         "rounds)", var_text(v, f->win, a->dim, vt, sizeof vt));
 	}
 	R->n = R->ne ? left / round_entries(R) : 0;
-	if (R->n > ABLATE_ROUNDS_MAX)
-		R->n = ABLATE_ROUNDS_MAX;
+	if (R->n > DECIDE_ABLATE_ROUNDS_MAX)
+		R->n = DECIDE_ABLATE_ROUNDS_MAX;
 	for (size_t j = 0; j < SPACE_MAX_DIMS + 2; j++)
-		for (size_t r = 0; r < ABLATE_ROUNDS_MAX; r++)
+		for (size_t r = 0; r < DECIDE_ABLATE_ROUNDS_MAX; r++)
 			R->run[j][r] = SIZE_MAX;
 }
 
 /* Round entry e's configuration into (q, qu): the reference (0), less variable e - 1
  * (1..ne), less all of them (ne + 1). False when it leaves nothing out. */
-static bool round_point(const space *sp, const struct final_state *f, const struct rounds *R,
+static bool round_point(const space *sp, const struct final_state *f, const struct decide_rounds *R,
                         size_t e, struct point *q, uint32_t *qu)
 {
 	bool any = false;
@@ -463,26 +458,30 @@ static bool round_point(const space *sp, const struct final_state *f, const stru
 	return any;
 }
 
-/* Rounds of the reference (the recommendation so far), the reference less each
- * process-level variable and less all of them, rotating the order. Returns a
- * session_execute status. */
-static int run_rounds(nccltune_session *s, struct final_state *f, struct rounds *R,
-                      struct outcome *o)
+/* The next run of the rounds of the reference (the recommendation so far), the
+ * reference less each process-level variable and less all of them, rotating the order
+ * (f->r, f->j): 1 with *req (the entry in f->i); 0 when the rounds are done or no run or
+ * time is left. */
+static int rounds_next(const struct decide_view *v, struct final_state *f,
+                       struct decide_request *req)
 {
-	for (size_t r = 0; r < R->n; r++) {
-		for (size_t j = 0; j < round_entries(R); j++) {
-			size_t e = (j + r) % round_entries(R);
+	const struct decide_rounds *R = &f->R;
+
+	for (; f->r < R->n; f->r++, f->j = 0) {
+		for (; f->j < round_entries(R); f->j++) {
+			size_t e = (f->j + f->r) % round_entries(R);
 			struct point q;
 			uint32_t qu;
-			int rc;
 
-			if (!round_point(s->run.sp, f, R, e, &q, &qu))
+			if (!round_point(v->log.sp, f, R, e, &q, &qu))
 				continue;
-			rc = ablate_run(s, &q, qu, o, &R->run[e][r]);
-			if (rc)
-				return rc;
-			if (R->run[e][r] == SIZE_MAX)
+			if (decide_out_of_runs(v)) {
+				f->out_of_time = true;
 				return 0;
+			}
+			f->i = e;
+			ask_ablate(req, &q, qu);
+			return 1;
 		}
 	}
 	return 0;
@@ -490,28 +489,28 @@ static int run_rounds(nccltune_session *s, struct final_state *f, struct rounds 
 
 /* (reference less variable j) over the reference at `bytes` (0: the objective), paired
  * by round; *fails counts its runs that failed. Returns the pairs. */
-static size_t pair_ratio(const nccltune_session *s, const struct rounds *R, size_t j,
+static size_t pair_ratio(const struct decide_view *v, const struct decide_rounds *R, size_t j,
                          size_t bytes, double *ratio, double *lo, double *hi, size_t *fails)
 {
-	double a[ABLATE_ROUNDS_MAX], b[ABLATE_ROUNDS_MAX];
+	double a[DECIDE_ABLATE_ROUNDS_MAX], b[DECIDE_ABLATE_ROUNDS_MAX];
 
 	*fails = 0;
 	for (size_t r = 0; r < R->n; r++) {
 		size_t ia = R->run[j + 1][r], ib = R->run[0][r];
 
-		*fails += ia != SIZE_MAX && s->run.runs[ia].o.cls != OUTCOME_OK;
-		a[r] = ia == SIZE_MAX || s->run.runs[ia].o.cls != OUTCOME_OK ? NAN
-		     : bytes ? run_size_us(s, ia, bytes) : s->run.runs[ia].o.objective_us;
-		b[r] = ib == SIZE_MAX || s->run.runs[ib].o.cls != OUTCOME_OK ? NAN
-		     : bytes ? run_size_us(s, ib, bytes) : s->run.runs[ib].o.objective_us;
+		*fails += ia != SIZE_MAX && v->log.runs[ia].o.cls != OUTCOME_OK;
+		a[r] = ia == SIZE_MAX || v->log.runs[ia].o.cls != OUTCOME_OK ? NAN
+		     : bytes ? run_size_us(v, ia, bytes) : v->log.runs[ia].o.objective_us;
+		b[r] = ib == SIZE_MAX || v->log.runs[ib].o.cls != OUTCOME_OK ? NAN
+		     : bytes ? run_size_us(v, ib, bytes) : v->log.runs[ib].o.objective_us;
 	}
-	return session_paired_ratio(a, b, R->n, ratio, lo, hi);
+	return decide_paired_ratio(a, b, R->n, ratio, lo, hi);
 }
 
 /* Is removal j of the rounds (j < ne: one variable; j == ne: all of them) slower than
  * the reference beyond the threshold, in the objective or at a guard size? *slow_at
  * gets the guard size (0: the objective) and *gr its ratio there. */
-static bool removal_slower(const nccltune_session *s, const struct rounds *R, size_t j,
+static bool removal_slower(const struct decide_view *v, const struct decide_rounds *R, size_t j,
                            double ratio, double thr, size_t *slow_at, double *gr)
 {
 	double glo, ghi;
@@ -520,10 +519,10 @@ static bool removal_slower(const nccltune_session *s, const struct rounds *R, si
 	*slow_at = 0;
 	if (ratio > thr)
 		return true;
-	for (size_t g = 0; g < s->cfg.wl.nguard; g++)
-		if (pair_ratio(s, R, j, s->cfg.wl.guard[g], gr, &glo, &ghi, &fails) >= 2 &&
+	for (size_t g = 0; g < v->wl->nguard; g++)
+		if (pair_ratio(v, R, j, v->wl->guard[g], gr, &glo, &ghi, &fails) >= 2 &&
 		    *gr > thr) {
-			*slow_at = s->cfg.wl.guard[g];
+			*slow_at = v->wl->guard[g];
 			return true;
 		}
 	return false;
@@ -533,12 +532,12 @@ static bool removal_slower(const nccltune_session *s, const struct rounds *R, si
  * Measured (the rounds' last entry, when all of them were dropped) and not slower, they
  * all go; otherwise only the one whose own removal measured fastest goes, and the others
  * stay with the reason. Can't fail. */
-static void judge_together(nccltune_session *s, struct final_state *f, const struct rounds *R,
+static void judge_together(const struct decide_view *v, struct final_state *f, const struct decide_rounds *R,
                            double sd)
 {
 	size_t nd = 0, keep = SIZE_MAX, fails, slow_at = 0, pairs = 0;
 	double ratio = NAN, lo, hi, gr = NAN;
-	char v[256], k[256];
+	char vt[256], k[256];
 
 	for (size_t j = 0; j < R->ne; j++) {
 		const struct ablation *a = &f->ab[R->e[j]];
@@ -552,82 +551,82 @@ static void judge_together(nccltune_session *s, struct final_state *f, const str
 	if (nd < 2)
 		return;
 	if (R->all && nd == R->ne) {
-		pairs = pair_ratio(s, R, R->ne, 0, &ratio, &lo, &hi, &fails);
+		pairs = pair_ratio(v, R, R->ne, 0, &ratio, &lo, &hi, &fails);
 		if (!fails && pairs >= 2 &&
-		    !removal_slower(s, R, R->ne, ratio,
+		    !removal_slower(v, R, R->ne, ratio,
 		                    exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)pairs)), &slow_at,
 		                    &gr)) {
-			session_note(&s->out, "ablation: all %zu dropped together is not slower "
+			decide_note(v, "ablation: all %zu dropped together is not slower "
 			             "either (%.3fx [95%% %.3fx .. %.3fx] over %zu rounds)", nd, ratio,
 			             lo, hi, pairs);
 			return;
 		}
 	}
-	var_text(s, f->win, f->ab[R->e[keep]].dim, k, sizeof k);
+	var_text(v, f->win, f->ab[R->e[keep]].dim, k, sizeof k);
 	for (size_t j = 0; j < R->ne; j++) {
 		struct ablation *a = &f->ab[R->e[j]];
 
 		if (!a->dropped || j == keep)
 			continue;
 		a->dropped = false;
-		var_text(s, f->win, a->dim, v, sizeof v);
+		var_text(v, f->win, a->dim, vt, sizeof vt);
 		if (pairs < 2 || fails)
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
-			         "the others not measured in two rounds; %s goes)", v, a->ratio, k);
+			         "the others not measured in two rounds; %s goes)", vt, a->ratio, k);
 		else if (slow_at)
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
-			         "the others, the guard size %zu B is %.2fx slower; %s goes)", v,
+			         "the others, the guard size %zu B is %.2fx slower; %s goes)", vt,
 			         a->ratio, slow_at, gr, k);
 		else
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
 			         "the others %.2fx slower [95%% %.2fx .. %.2fx] over %zu rounds; %s "
-			         "goes)", v, a->ratio, ratio, lo, hi, pairs, k);
+			         "goes)", vt, a->ratio, ratio, lo, hi, pairs, k);
 	}
 }
 
 /* Judge each process-level variable of the rounds: dropped when removing it is slower
  * neither in the objective nor at a guard size beyond z paired standard deviations of
  * one run's noise, and when dropping it with the others is not either (judge_together). */
-static void judge_rounds(nccltune_session *s, struct final_state *f, const struct rounds *R)
+static void judge_rounds(const struct decide_view *v, struct final_state *f, const struct decide_rounds *R)
 {
 	double sd = NAN, thr = NAN, gr = NAN;
 	int cfg, dof;
-	char v[256];
-	bool noise = session_final_noise(s, &sd, &cfg, &dof);
+	char vt[256];
+	bool noise = decide_noise(&v->log, &sd, &cfg, &dof);
 
 	for (size_t j = 0; j < R->ne; j++) {
 		struct ablation *a = &f->ab[R->e[j]];
 		size_t fails, slow_at = 0;
 
-		var_text(s, f->win, a->dim, v, sizeof v);
+		var_text(v, f->win, a->dim, vt, sizeof vt);
 		a->measured = true;
-		a->pairs = pair_ratio(s, R, j, 0, &a->ratio, &a->lo, &a->hi, &fails);
+		a->pairs = pair_ratio(v, R, j, 0, &a->ratio, &a->lo, &a->hi, &fails);
 		if (fails || a->pairs < 2 || !noise) {
-			set_why(a, "%s: kept (%s)", v, fails ? "without it a run "
+			set_why(a, "%s: kept (%s)", vt, fails ? "without it a run "
 			         "failed" : !noise ? "no noise estimate to judge its removal by"
 			         : "its removal was not measured in two rounds");
 			continue;
 		}
 		thr = exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)a->pairs));
-		if (!removal_slower(s, R, j, a->ratio, thr, &slow_at, &gr)) {
+		if (!removal_slower(v, R, j, a->ratio, thr, &slow_at, &gr)) {
 			a->dropped = true;
 			set_why(a, "%s: dropped, removing it is not slower beyond "
 			         "the noise (%.3fx [95%% %.3fx .. %.3fx] over %zu rounds, noise %.3fx)",
-			         v, a->ratio, a->lo, a->hi, a->pairs, thr);
+			         vt, a->ratio, a->lo, a->hi, a->pairs, thr);
 		} else if (slow_at) {
 			set_why(a, "%s: kept (without it the guard size %zu B is "
-			         "%.2fx slower)", v, slow_at, gr);
+			         "%.2fx slower)", vt, slow_at, gr);
 		} else {
 			set_why(a, "%s: kept (without it %.2fx slower [95%% "
-			         "%.2fx .. %.2fx] over %zu rounds, beyond the noise's %.2fx)", v,
+			         "%.2fx .. %.2fx] over %zu rounds, beyond the noise's %.2fx)", vt,
 			         a->ratio, a->lo, a->hi, a->pairs, thr);
 		}
 	}
 	if (noise)
-		judge_together(s, f, R, sd);
+		judge_together(v, f, R, sd);
 	for (size_t j = 0; j < R->ne; j++)
 		if (f->ab[R->e[j]].dropped)
-			leave_out(s->run.sp, f->ab[R->e[j]].dim, &f->rec, &f->rec_unset);
+			leave_out(v->log.sp, f->ab[R->e[j]].dim, &f->rec, &f->rec_unset);
 }
 
 /* The finalist with the best gain that a guard size disqualified (a point), or NULL. */
@@ -636,7 +635,7 @@ static struct finalist *guarded_finalist(struct final_state *f)
 	struct finalist *g = NULL;
 
 	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
-		struct finalist *x = session_final_entry(f, j);
+		struct finalist *x = decide_entry(f, j);
 
 		if (x->guard_bytes && x->has_point && !isnan(x->gain) && (!g || x->gain > g->gain))
 			g = x;
@@ -646,101 +645,124 @@ static struct finalist *guarded_finalist(struct final_state *f)
 
 /* Without a winner to ablate, the runs kept for it measure what each variable of the
  * best finalist a guard disqualified costs at that guard size: rounds of it and of it
- * less each variable, interleaved. The recommendation is not changed (f->has_rec false).
- * Returns a session_execute status. */
-static int attribute_guard(nccltune_session *s, struct final_state *f, struct outcome *o)
+ * less each variable, interleaved (f->step DECIDE_ROUNDS; DECIDE_DONE without such a
+ * finalist). The recommendation is not changed (f->has_rec false). */
+static void attribute_start(const struct decide_view *v, struct final_state *f)
 {
-	struct finalist *x = guarded_finalist(f), *keep = f->win;
-	struct rounds R;
-	char v[256];
-	int rc;
+	struct finalist *x = guarded_finalist(f);
 
+	f->step = DECIDE_DONE;
 	if (!x)
-		return 0;
+		return;
 	f->guarded = x;
+	f->kept_win = f->win;
 	f->win = x;   /* the rounds and their texts read f->win */
 	f->rec = x->p;
 	f->rec_unset = 0;
 	f->nab = 0;
-	for (size_t d = 0; d < space_dims(s->run.sp); d++) {
-		if (!space_level_text(s->run.sp, d, x->p.lv[d]) ||
-		    space_rule_of(s->run.sp, d, NULL) != SPACE_RULE_NONE)
+	for (size_t d = 0; d < space_dims(v->log.sp); d++) {
+		if (!space_level_text(v->log.sp, d, x->p.lv[d]) ||
+		    space_rule_of(v->log.sp, d, NULL) != SPACE_RULE_NONE)
 			continue;   /* a rule acts at its tuned size only, never at a guard */
 		memset(&f->ab[f->nab], 0, sizeof f->ab[0]);
 		f->ab[f->nab++].dim = d;
 	}
-	plan_rounds(s, f, &R, false);   /* each variable's own cost only */
-	if (R.n && !session_replaying(s))
-		session_note(&s->out, "guard %zu B: measuring what each of %zu variable(s) of the "
-		             "best finalist costs there, %zu round(s)", x->guard_bytes, R.ne, R.n);
-	rc = run_rounds(s, f, &R, o);
-	for (size_t j = 0; rc == 0 && j < R.ne; j++) {
+	plan_rounds(v, f, &f->R, false);   /* each variable's own cost only */
+	if (f->R.n)
+		decide_note_live(v, "guard %zu B: measuring what each of %zu variable(s) of the "
+		                 "best finalist costs there, %zu round(s)", x->guard_bytes,
+		                 f->R.ne, f->R.n);
+	f->r = f->j = 0;
+	f->step = DECIDE_ROUNDS;
+}
+
+/* What each variable of the guarded finalist costs at its guard size, from the rounds;
+ * the winner restored. */
+static void attribute_finish(const struct decide_view *v, struct final_state *f)
+{
+	const struct finalist *x = f->guarded;
+	const struct decide_rounds *R = &f->R;
+	char vt[256];
+
+	for (size_t j = 0; j < R->ne; j++) {
 		struct attribution *a = &f->attr[f->nattr++];
 		size_t fails;
 		double r, lo, hi;
 
-		a->dim = f->ab[R.e[j]].dim;
-		a->pairs = pair_ratio(s, &R, j, x->guard_bytes, &r, &lo, &hi, &fails);
+		a->dim = f->ab[R->e[j]].dim;
+		a->pairs = pair_ratio(v, R, j, x->guard_bytes, &r, &lo, &hi, &fails);
 		a->cost = a->pairs ? 1.0 / r : NAN;
 		a->lo = a->pairs > 1 ? 1.0 / hi : NAN;
 		a->hi = a->pairs > 1 ? 1.0 / lo : NAN;
 		if (a->pairs)
-			session_note(&s->out, "%s: %zu B %.2fx slower with it than without it%s (the "
-			             "finalist: %.2fx the baseline there)", var_text(s, x, a->dim, v,
-			             sizeof v), x->guard_bytes, a->cost, a->pairs > 1 ? "" :
-			             " (one round)", x->guard_ratio);
+			decide_note(v, "%s: %zu B %.2fx slower with it than without it%s (the "
+			            "finalist: %.2fx the baseline there)", var_text(v, x, a->dim, vt,
+			            sizeof vt), x->guard_bytes, a->cost, a->pairs > 1 ? "" :
+			            " (one round)", x->guard_ratio);
 	}
-	f->win = keep;
+	f->win = f->kept_win;
 	f->nab = 0;
 	f->has_rec = false;
-	return rc;
 }
 
-int session_final_ablate(nccltune_session *s, struct final_state *f)
+/* After the decision-only variables: the rounds of the process-level ones. */
+static void ablate_rounds_start(const struct decide_view *v, struct final_state *f)
+{
+	plan_rounds(v, f, &f->R, true);
+	if (f->R.n)
+		decide_note_live(v, "ablation: the best and the best less each of %zu "
+		                 "process-level variable(s)%s, %zu round(s), interleaved", f->R.ne,
+		                 f->R.all ? " and less all of them" : "", f->R.n);
+	f->r = f->j = 0;
+	f->step = DECIDE_ROUNDS;
+}
+
+void decide_pick(struct final_state *f, const struct decide_view *v)
 {
 	const struct finalist *w;
-	struct outcome *o;
-	struct rounds R;
-	int rc = 0;
 
-	session_final_pick(s, f);
+	pick_once(v, f);
 	w = f->win;
-	if (!w || !w->has_point || !session_final_enough(f, w) ||
+	if (!w || !w->has_point || !decide_enough(f, w) ||
 	    (f->nb && !isnan(w->gain) && w->gain <= 1.0)) {
 		/* nothing to recommend, the baseline, or a try off the space */
-		o = malloc(sizeof *o);
-		rc = o ? attribute_guard(s, f, o)
-		       : session_fail(s, NCCLTUNE_ERROR, "out of memory");
-		free(o);
-		return rc;
+		attribute_start(v, f);
+		return;
 	}
-	o = malloc(sizeof *o);
-	if (!o)
-		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-	list_vars(s, f);
-	rc = run_decisions(s, f, o);
-	plan_rounds(s, f, &R, true);
-	if (rc == 0 && R.n && !session_replaying(s))
-		session_note(&s->out, "ablation: the best and the best less each of %zu "
-		             "process-level variable(s)%s, %zu round(s), interleaved", R.ne,
-		             R.all ? " and less all of them" : "", R.n);
-	if (rc == 0)
-		rc = run_rounds(s, f, &R, o);
-	if (rc == 0)
-		judge_rounds(s, f, &R);
-	for (size_t i = 0; rc == 0 && i < f->nab; i++)
-		if (f->ab[i].why[0])
-			session_note(&s->out, "%s", f->ab[i].why);
-	free(o);
-	return rc;
+	list_vars(v, f);
+	f->i = 0;
+	f->step = DECIDE_DECISIONS;
 }
 
-cJSON *session_final_rec_env(const nccltune_session *s, const struct final_state *f)
+int decide_ablate_next(struct final_state *f, const struct decide_view *v,
+                       struct decide_request *req)
 {
-	cJSON *env = env_point_to_json(s->run.sp, &f->rec);
+	if (f->step == DECIDE_DECISIONS) {
+		if (decisions_next(v, f, req))
+			return 1;
+		ablate_rounds_start(v, f);
+	}
+	if (rounds_next(v, f, req))
+		return 1;
+	f->step = DECIDE_DONE;
+	if (f->guarded) {
+		attribute_finish(v, f);
+		return 0;
+	}
+	judge_rounds(v, f, &f->R);
+	for (size_t i = 0; i < f->nab; i++)
+		if (f->ab[i].why[0])
+			decide_note(v, "%s", f->ab[i].why);
+	return 0;
+}
 
-	for (size_t d = 0; env && d < space_dims(s->run.sp); d++)
-		if (f->rec_unset >> d & 1u)
-			cJSON_DeleteItemFromObjectCaseSensitive(env, space_name(s->run.sp, d));
-	return env;
+void decide_ablate_tell(struct final_state *f, const struct decide_view *v,
+                        const struct outcome *o)
+{
+	if (f->step == DECIDE_DECISIONS) {
+		decisions_tell(v, f, o);
+		return;
+	}
+	f->R.run[f->i][f->r] = v->log.nruns - 1;
+	f->j++;
 }

@@ -1,0 +1,53 @@
+/* decide_impl.h - what the files of decide/ call of each other, bottom up: final.c (the
+ * notes, the reserves, the ranking and the final rounds), sizes.c (the noise, the
+ * rules, the guard sizes), ablate.c (the winner and its variables), decide.c (the
+ * stage's ask and tell over them). Not part of the public API. */
+#ifndef NCCLTUNE_DECIDE_IMPL_H
+#define NCCLTUNE_DECIDE_IMPL_H
+
+#include "decide/decide.h"
+
+/* ---- final.c ---- */
+/* A note for the user through v->note, printf-style; _live: not while replaying. */
+void decide_note(const struct decide_view *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void decide_note_live(const struct decide_view *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* f->err, printf-style; returns -1. */
+int decide_fail(struct final_state *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Live, has the session no run or no time left for another run? */
+bool decide_out_of_runs(const struct decide_view *v);
+/* The candidates ranked, the final rounds planned (f->step: DECIDE_FINAL, or
+ * DECIDE_PICK when nothing is re-measured). Returns 0 or -1 (f->err). */
+int decide_final_start(struct final_state *f, const struct decide_view *v);
+/* The next final-round run: 1 with *req, 0 when the rounds are done (or no run or time
+ * is left: f->out_of_time). */
+int decide_final_next(struct final_state *f, const struct decide_view *v,
+                      struct decide_request *req);
+/* The outcome of the final-round run asked for. */
+void decide_final_tell(struct final_state *f, const struct outcome *o);
+/* Each re-measured entry's mean, interval, gain over the baseline, and whether it may
+ * be recommended. Can't fail. */
+void decide_score(const struct decide_view *v, struct final_state *f);
+
+/* ---- sizes.c ---- */
+/* Take out of f every finalist that slows a guard size beyond the measured noise, with
+ * a note naming the size and the ratio. */
+void decide_guards_disqualify(const struct decide_view *v, struct final_state *f);
+
+/* ---- ablate.c ---- */
+/* Score the final rounds, take out the finalists that slow a guard size, pick the
+ * winner, and set up the ablation of its variables (f->step DECIDE_DECISIONS) or,
+ * without a winner to ablate, the guard attribution's rounds (DECIDE_ROUNDS), or
+ * nothing (DECIDE_DONE). Can't fail. */
+void decide_pick(struct final_state *f, const struct decide_view *v);
+/* The next ablation run (the step's): 1 with *req, 0 when the step is done (f->step
+ * moved on). */
+int decide_ablate_next(struct final_state *f, const struct decide_view *v,
+                       struct decide_request *req);
+/* The outcome of the ablation run asked for (the log's last run). */
+void decide_ablate_tell(struct final_state *f, const struct decide_view *v,
+                        const struct outcome *o);
+
+#endif
