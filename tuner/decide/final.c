@@ -381,7 +381,8 @@ static int final_rank(const struct decide_view *v, struct final_state *f)
 			continue;
 		last = runlog_known_outcome(&v->log, &r->p);
 		if (!last || last->cls != OUTCOME_OK || runlog_ever_wrong(&v->log, &r->p) ||
-		    prune_suspect(v->log.pr, &r->p) || prune_rejects(v->log.pr, &r->p))
+		    (v->log.pr && (prune_suspect(v->log.pr, &r->p) ||
+		                  prune_rejects(v->log.pr, &r->p))))
 			continue;
 		f->c[f->nc].p = r->p;
 		f->c[f->nc].has_point = true;
@@ -671,7 +672,7 @@ static void score_one(const struct decide_view *v, struct final_state *f, struct
 	decide_finite_stats(x->us, f->rounds, &x->mean, &x->lo, &x->hi);
 	x->qualified = x->ok > 0 && x->failed == 0 &&
 	               !runlog_config_ever_wrong(&v->log, x->has_point ? &x->p : NULL, x->try_no) &&
-	               !(x->has_point && prune_suspect(v->log.pr, &x->p));
+	               !(x->has_point && v->log.pr && prune_suspect(v->log.pr, &x->p));
 	decide_paired_ratio(f->base_us, x->us, f->rounds, &x->gain, &x->gain_lo, &x->gain_hi);
 }
 
