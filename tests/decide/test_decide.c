@@ -10,6 +10,7 @@
 
 #include "../check.h"
 #include "decide/decide.h"
+#include "decide/keyindex.h"
 
 #define MAX_RUNS 128
 #define BYTES 43008
@@ -372,6 +373,100 @@ static void test_out_of_time(void)
 	space_destroy(fx.sp);
 }
 
+/* Points that differ only in how a per-size decision was asked for (a rule of LL128
+ * where NCCL runs LL, and no rule) are one point: the one ranked later is no finalist of
+ * its own, with a note; a point whose report does not say what NCCL ran is the same as
+ * no other. */
+static void test_same_points(void)
+{
+	const char *text = "{\"schema\": \"nccltune-space/1\", \"per_size\": {\"proto\": "
+	                   "{\"values\": [\"LL\", \"LL128\", null]}}, \"params\": "
+	                   "{\"NCCL_NTHREADS\": {\"values\": [128, 256]}}}";
+	uint64_t bytes = BYTES;
+	struct fixture fx;
+	struct final_state f;
+	struct decide_request q;
+	struct point p[4];
+	double us[4] = {40, 41, 42, 43};
+	int ll = 0, simple = 2;   /* PROTO_NCCL_* indexes: LL, Simple */
+	space *per;
+	char err[512];
+
+	fixture_init(&fx, 40);
+	CHECK_INT(space_parse(text, strlen(text), "t", &per, err, sizeof err), 0);
+	space_destroy(fx.sp);
+	CHECK_INT(space_expand_per_size(per, &bytes, 1, &fx.sp, err, sizeof err), 0);
+	space_destroy(per);
+	fx.wl.n = 1;
+	fx.wl.e[0].bytes = BYTES;
+	memset(p, 0, sizeof p);
+	/* dimension 0: NCCL_NTHREADS (128, 256); 1: the rule's protocol (LL, LL128, none) */
+	p[0].lv[0] = 0, p[0].lv[1] = 0;   /* 128, LL: runs LL */
+	p[1].lv[0] = 0, p[1].lv[1] = 1;   /* 128, LL128: NCCL runs LL: the same as p[0] */
+	p[2].lv[0] = 1, p[2].lv[1] = 1;   /* 256, LL128: another process variable */
+	p[3].lv[0] = 0, p[3].lv[1] = 2;   /* 128, none: NCCL runs Simple */
+	log_us(&fx, PHASE_BASELINE, NULL, 100.0);
+	for (size_t i = 0; i < 4; i++) {
+		struct outcome o;
+
+		ok_outcome(&o, us[i]);
+		o.report.results[0].nccl.known = true;
+		o.report.results[0].nccl.algo = 1;
+		o.report.results[0].nccl.proto = i == 3 ? simple : ll;
+		o.report.results[0].nccl.ctas = 2;
+		log_run(&fx, PHASE_SEARCH, &p[i], 0, &o);
+	}
+	memset(&f, 0, sizeof f);
+	CHECK_INT(decide_next(&f, view(&fx), &q), 1);
+	CHECK_INT(f.nc, 3);
+	CHECK(same_point(&fx, &f.c[0].p, &p[0]));
+	CHECK(same_point(&fx, &f.c[1].p, &p[2]));
+	CHECK(same_point(&fx, &f.c[2].p, &p[3]));
+	CHECK(fx.nnotes >= 1);
+	CHECK_CONTAINS(fx.notes[0], "is the same point as");
+	CHECK_CONTAINS(fx.notes[0], "not a finalist of its own");
+	decide_free(&f);
+	/* without NCCL's decisions in the reports nothing is the same point */
+	fx.n = 1;
+	fx.nnotes = 0;
+	for (size_t i = 0; i < 2; i++)
+		log_us(&fx, PHASE_SEARCH, &p[i], us[i]);
+	memset(&f, 0, sizeof f);
+	CHECK_INT(decide_next(&f, view(&fx), &q), 1);
+	CHECK_INT(f.nc, 2);
+	decide_free(&f);
+	space_destroy(fx.sp);
+}
+
+/* The ranking's index: dense ids in the order first put, the same id for the same key
+ * however much it grew. */
+static void test_keyindex(void)
+{
+	keyindex *ix = keyindex_create(3, 1);
+	uint32_t key[3];
+	bool added;
+
+	CHECK(ix != NULL);
+	for (uint32_t i = 0; ix && i < 5000; i++) {
+		key[0] = i;
+		key[1] = i * 7;
+		key[2] = 1;
+		CHECK_INT(keyindex_put(ix, key, &added), i);
+		CHECK(added);
+	}
+	for (uint32_t i = 0; ix && i < 5000; i += 97) {
+		key[0] = i;
+		key[1] = i * 7;
+		key[2] = 1;
+		CHECK_INT(keyindex_put(ix, key, &added), i);
+		CHECK(!added);
+	}
+	key[2] = 2;   /* differs in the last word only */
+	CHECK_INT(ix ? keyindex_put(ix, key, &added) : -1, 5000);
+	keyindex_destroy(ix);
+	keyindex_destroy(NULL);
+}
+
 /* The reserves (docs/formats.md): min(12, budget / 5) plus three a try for the final
  * rounds, min(10, budget / 6) from a budget of 20 for the ablation. */
 static void test_reserves(void)
@@ -391,6 +486,8 @@ int main(void)
 	test_strategy_order();
 	test_winner_top_ablation();
 	test_out_of_time();
+	test_same_points();
+	test_keyindex();
 	test_reserves();
 	return check_status();
 }

@@ -80,6 +80,7 @@ struct finalist {
 	bool has_point;          /* false: an off-space try */
 	size_t try_no;           /* a --try (1-based) in its own slot; 0: a search candidate */
 	double search_us;        /* what the search (or the try's own run) measured */
+	size_t first_run;        /* a candidate's first run in the log (orders ties) */
 	double *us;              /* per round; NAN where the run failed or did not happen */
 	int ok, failed;
 	enum outcome_class fail_cls;   /* of the first failed repeat */

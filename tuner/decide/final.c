@@ -10,6 +10,7 @@
 #include "result/result.h"
 #include "decide/decide.h"
 #include "decide/decide_impl.h"
+#include "decide/keyindex.h"
 
 /* A note for the user, printf-style, through v->note. */
 void decide_note(const struct decide_view *v, const char *fmt, ...)
@@ -106,11 +107,15 @@ int decide_fail(struct final_state *f, const char *fmt, ...)
 	return -1;
 }
 
+/* By what the search measured, then by run order: a total order, so the ranking does
+ * not depend on qsort's handling of equal keys. */
 static int cmp_search(const void *a, const void *b)
 {
 	const struct finalist *x = a, *y = b;
 
-	return (x->search_us > y->search_us) - (x->search_us < y->search_us);
+	if (x->search_us != y->search_us)
+		return (x->search_us > y->search_us) - (x->search_us < y->search_us);
+	return (x->first_run > y->first_run) - (x->first_run < y->first_run);
 }
 
 /* Put the candidates the strategy ranks first, in its order, the rest after them in
@@ -158,63 +163,142 @@ out:
 	return rc;
 }
 
-/* Do the runs' outcomes a and b show the same decisions at every tuned size (each known,
- * of every op alike, no symmetric kernel)? */
-static bool same_decisions(const struct decide_view *v, const struct outcome *a,
-                           const struct outcome *b)
-{
-	for (size_t w = 0; w < v->wl->n; w++) {
-		const struct proto_size_result *ra = proto_report_size(&a->report, v->wl->e[w].bytes);
-		const struct proto_size_result *rb = proto_report_size(&b->report, v->wl->e[w].bytes);
-		const struct proto_decision *x = ra ? &ra->nccl : NULL, *y = rb ? &rb->nccl : NULL;
+/* What the log says of each of its points (a keyindex id of the point's levels): the
+ * last outcome learned for it (search, warm or retry; runlog_known_outcome) and whether
+ * it ever computed a wrong sum (runlog_ever_wrong), found once for all the runs. */
+struct point_facts {
+	const struct outcome *known;
+	bool wrong;
+	bool taken;              /* a candidate already */
+};
 
-		if (!x || !y || !x->known || !y->known || x->mixed || y->mixed || x->symmetric ||
-		    y->symmetric || x->algo != y->algo || x->proto != y->proto || x->ctas != y->ctas)
-			return false;
-	}
-	return v->wl->n > 0;
+struct log_points {
+	keyindex *ix;            /* a point's levels -> its facts' index */
+	struct point_facts *pf;  /* one per point of the log */
+	size_t words;
+};
+
+static void log_points_free(struct log_points *lp)
+{
+	keyindex_destroy(lp->ix);
+	free(lp->pf);
 }
 
-/* Are p and q the same point: identical decisions of NCCL at every tuned size (their
- * search runs) and identical variables for the process? What differs between them then
- * is only how a per-size decision was asked for (a rule of LL128 where NCCL has it
- * IGNORE and runs LL, a rule of 8 CTAs clamped to a pool of 2). A process variable, a
- * decision-only one too (NCCL_PROTO, the channel bounds), acts at every size the server
- * runs, not only at the tuned ones the search measured: it has to be equal. */
-static bool same_point(const struct decide_view *v, const struct point *p, const struct point *q)
+/* The facts of every point of the log into lp. Returns 0, or -1 when out of memory. */
+static int log_points_read(const struct decide_view *v, struct log_points *lp)
 {
-	const struct outcome *a = runlog_known_outcome(&v->log, p), *b = runlog_known_outcome(&v->log, q);
+	size_t dims = space_dims(v->log.sp);
 
-	for (size_t d = 0; d < space_dims(v->log.sp); d++)
-		if (space_rule_of(v->log.sp, d, NULL) == SPACE_RULE_NONE && p->lv[d] != q->lv[d])
+	lp->words = dims ? dims : 1;
+	lp->ix = keyindex_create(lp->words, v->log.nruns);
+	lp->pf = calloc(v->log.nruns + 1, sizeof *lp->pf);
+	if (!lp->ix || !lp->pf)
+		return -1;
+	for (size_t i = 0; i < v->log.nruns; i++) {
+		const struct session_run *r = &v->log.runs[i];
+		bool added;
+		long id;
+
+		if (!r->has_point)
+			continue;
+		id = keyindex_put(lp->ix, r->p.lv, &added);
+		if (id < 0)
+			return -1;
+		if (r->phase != PHASE_FINAL && r->phase != PHASE_ABLATE)
+			lp->pf[id].known = &r->o;
+		if (r->unset == 0 && r->o.cls == OUTCOME_VERIFY)
+			lp->pf[id].wrong = true;
+	}
+	return 0;
+}
+
+/* The facts of p, a point of the log. */
+static struct point_facts *log_point(const struct log_points *lp, const struct point *p)
+{
+	bool added;
+	long id = keyindex_put(lp->ix, p->lv, &added);
+
+	return id >= 0 && !added ? &lp->pf[id] : NULL;
+}
+
+/* The key under which candidates are the same point (same_point in docs: identical
+ * decisions of NCCL at every tuned size in their search runs, identical variables for
+ * the process; what differs is only how a per-size decision was asked for, a rule of
+ * LL128 where NCCL has it IGNORE and runs LL, a rule of 8 CTAs clamped to a pool of 2):
+ * the levels of every dimension that is not a rule (a process variable, a decision-only
+ * one too, acts at every size the server runs, not only at the tuned ones), then
+ * algorithm, protocol and CTAs at each tuned size. False when o does not say what NCCL
+ * ran at every tuned size (each known, of every op alike, no symmetric kernel): then
+ * the candidate is the same as no other. */
+static bool same_point_key(const struct decide_view *v, const struct point *p,
+                           const struct outcome *o, uint32_t *key)
+{
+	size_t dims = space_dims(v->log.sp), k = 0;
+
+	if (!o || o->cls != OUTCOME_OK || v->wl->n == 0)
+		return false;
+	for (size_t d = 0; d < dims; d++)
+		key[k++] = space_rule_of(v->log.sp, d, NULL) == SPACE_RULE_NONE ? p->lv[d] : 0;
+	for (size_t w = 0; w < v->wl->n; w++) {
+		const struct proto_size_result *x = proto_report_size(&o->report, v->wl->e[w].bytes);
+
+		if (!x || !x->nccl.known || x->nccl.mixed || x->nccl.symmetric)
 			return false;
-	return a && b && a->cls == OUTCOME_OK && b->cls == OUTCOME_OK && same_decisions(v, a, b);
+		key[k++] = (uint32_t)x->nccl.algo;
+		key[k++] = (uint32_t)x->nccl.proto;
+		key[k++] = (uint32_t)x->nccl.ctas;
+	}
+	return true;
 }
 
 /* Take out of f->c every candidate that is the same point as one ranked before it (it
- * would be a second finalist measuring the same thing), with a note. Can't fail. */
-static void drop_same_points(const struct decide_view *v, struct final_state *f)
+ * would be a second finalist measuring the same thing), with a note. One pass over the
+ * candidates, each key looked up once. Returns 0, or -1 when out of memory. */
+static int drop_same_points(const struct decide_view *v, struct final_state *f,
+                            const struct log_points *lp)
 {
-	size_t n = 0;
+	size_t words = space_dims(v->log.sp) + 3 * v->wl->n, n = 0;
+	keyindex *ix = keyindex_create(words ? words : 1, f->nc);
+	size_t *kept = calloc(f->nc + 1, sizeof *kept);   /* key id -> its candidate */
+	uint32_t *key = calloc(words + 1, sizeof *key);
 	char a[512], b[512];
+	int rc = -1;
 
+	if (!ix || !kept || !key)
+		goto out;
 	for (size_t j = 0; j < f->nc; j++) {
-		size_t i = 0;
+		const struct point_facts *pf = log_point(lp, &f->c[j].p);
+		bool added;
+		long id;
 
-		while (i < n && !same_point(v, &f->c[i].p, &f->c[j].p))
-			i++;
-		if (i < n) {
-			if (!v->replaying && i < DECIDE_FINALISTS)
-				decide_note(v, "final: %s is the same point as %s (the same "
-				             "variables for the process, and NCCL ran the same at every "
-				             "tuned size): not a finalist of its own",
-				             space_point_describe(v->log.sp, &f->c[j].p, a, sizeof a),
-				             space_point_describe(v->log.sp, &f->c[i].p, b, sizeof b));
+		if (!same_point_key(v, &f->c[j].p, pf ? pf->known : NULL, key)) {
+			f->c[n++] = f->c[j];
 			continue;
 		}
+		id = keyindex_put(ix, key, &added);
+		if (id < 0)
+			goto out;
+		if (!added) {
+			size_t i = kept[id];
+
+			if (!v->replaying && i < DECIDE_FINALISTS)
+				decide_note(v, "final: %s is the same point as %s (the same "
+				            "variables for the process, and NCCL ran the same at every "
+				            "tuned size): not a finalist of its own",
+				            space_point_describe(v->log.sp, &f->c[j].p, a, sizeof a),
+				            space_point_describe(v->log.sp, &f->c[i].p, b, sizeof b));
+			continue;
+		}
+		kept[id] = n;
 		f->c[n++] = f->c[j];
 	}
 	f->nc = n;
+	rc = 0;
+out:
+	keyindex_destroy(ix);
+	free(kept);
+	free(key);
+	return rc;
 }
 
 /* ---- the guard-aware finalist choice (issue 17) ---- */
@@ -363,40 +447,47 @@ static int final_rank(const struct decide_view *v, struct final_state *f)
 	struct point base;
 	bool has_base = runlog_baseline_point(v->log.sp, &base);
 	size_t dims = space_dims(v->log.sp);
-	int rc;
+	struct log_points lp;
+	int rc = -1;
 
+	memset(&lp, 0, sizeof lp);
 	f->c = calloc(v->log.nruns + 1, sizeof *f->c);
-	if (!f->c)
-		return decide_fail(f, "out of memory");
+	if (!f->c || log_points_read(v, &lp) != 0)
+		goto out;
 	for (size_t i = 0; i < v->log.nruns; i++) {
 		const struct session_run *r = &v->log.runs[i];
-		const struct outcome *last;
-		bool seen = false;
+		struct point_facts *pf;
 
 		if (!r->has_point || r->phase == PHASE_FINAL)
 			continue;
-		for (size_t j = 0; j < f->nc && !seen; j++)
-			seen = point_equal(&f->c[j].p, &r->p, dims);
-		if (seen || (has_base && point_equal(&base, &r->p, dims)))
+		pf = log_point(&lp, &r->p);
+		/* a point is a candidate once; what excludes it holds for all its runs */
+		if (!pf || pf->taken || (has_base && point_equal(&base, &r->p, dims)))
 			continue;
-		last = runlog_known_outcome(&v->log, &r->p);
-		if (!last || last->cls != OUTCOME_OK || runlog_ever_wrong(&v->log, &r->p) ||
+		if (!pf->known || pf->known->cls != OUTCOME_OK || pf->wrong ||
 		    (v->log.pr && (prune_suspect(v->log.pr, &r->p) ||
-		                  prune_rejects(v->log.pr, &r->p))))
+		                   prune_rejects(v->log.pr, &r->p))))
 			continue;
+		pf->taken = true;
 		f->c[f->nc].p = r->p;
 		f->c[f->nc].has_point = true;
-		f->c[f->nc].search_us = last->objective_us;
+		f->c[f->nc].search_us = pf->known->objective_us;
+		f->c[f->nc].first_run = i;
 		f->nc++;
 	}
-	/* qsort is not stable; candidates enter in run order and equal objectives are
-	 * rare, but make the order total anyway by comparing run order last. */
+	/* qsort is not stable: cmp_search compares run order last */
 	qsort(f->c, f->nc, sizeof *f->c, cmp_search);
 	rc = order_by_strategy(v, f);
-	if (rc == 0)
-		drop_same_points(v, f);
+	if (rc == 0 && drop_same_points(v, f, &lp) != 0)
+		rc = -1;
 	if (rc == 0)
 		rc = rank_by_guards(v, f);
+	else if (!f->err[0])
+		decide_fail(f, "out of memory ranking the finalists");
+out:
+	if (rc != 0 && !f->err[0])
+		decide_fail(f, "out of memory");
+	log_points_free(&lp);
 	return rc;
 }
 
