@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_ablation.sh - the winner's variables that change nothing are dropped
-# (session/ablate.c), on the model probe: on pcie-gen5-8gpu NCCL already runs Ring/LL on
+# (decide/ablate.c), on the model probe: on pcie-gen5-8gpu NCCL already runs Ring/LL on
 # one CTA at 43,008 B, so a forced NCCL_PROTO=LL is dropped by the baseline's decisions,
 # while NCCL_NTHREADS=128 (process-level, measured without it in interleaved rounds) is
 # kept. The space has no unset level, so the ablation runs leave the variables out
