@@ -592,6 +592,89 @@ static void test_header_fields(void)
 	free(base);
 }
 
+/* The final phase's part of results.json (per_size, guards with attribution, ablation)
+ * into typed fields, and each malformed variant refused naming its path. */
+static void test_final_fields(void)
+{
+	static const char *good =
+		", \"per_size\": [{\"bytes\": 43008, \"role\": \"tuned\", \"baseline_us\": 200.5, "
+		"\"best_us\": 40.25, \"ratio\": 0.2, \"ratio_ci95\": [0.1, 0.3]}, {\"bytes\": "
+		"117440512, \"role\": \"guard\", \"baseline_us\": 34888.2, \"best_us\": null, "
+		"\"ratio\": null, \"ratio_ci95\": []}], \"guards\": {\"sizes\": [117440512], "
+		"\"verdict\": \"slower\", \"attribution\": [{\"env\": {\"NCCL_PROTO\": \"LL\"}, "
+		"\"var\": \"NCCL_PROTO\", \"value\": \"LL\", \"bytes\": 117440512, \"rounds\": 2, "
+		"\"cost\": {\"ratio\": 1.97, \"ci95\": [1.5, 2.5]}}]}, \"ablation\": [{\"var\": "
+		"\"NCCL_MIN_NCHANNELS\", \"value\": \"13\", \"kind\": \"decision\", \"dropped\": "
+		"true, \"why\": \"no effect\", \"run\": 35}, {\"var\": \"NCCL_BUFFSIZE\", \"value\": "
+		"\"131072\", \"kind\": \"process\", \"dropped\": false, \"why\": \"kept\", "
+		"\"removed_vs_kept\": {\"ratio\": 1.2, \"ci95\": [1.1, 1.3]}}]";
+	static const struct { const char *from, *to, *msg; } bad[] = {
+		{ "\"role\": \"guard\"", "\"role\": \"middle\"", "per_size[1].role" },
+		{ "\"ratio_ci95\": [0.1, 0.3]", "\"ratio_ci95\": [0.1]", "per_size[0].ratio_ci95" },
+		{ "\"verdict\": \"slower\"", "\"verdict\": \"fine\"", "guards.verdict" },
+		{ "\"rounds\": 2", "\"rounds\": 2.5", "guards.attribution[0].rounds" },
+		{ "\"dropped\": true", "\"dropped\": 1", "ablation[0].dropped" },
+		{ "\"run\": 35", "\"run\": 35, \"extra\": 1", "ablation[0].extra" },
+		{ "\"kind\": \"process\"", "\"kind\": \"other\"", "ablation[1].kind" },
+	};
+	char path[PATH_MAX + 64], err[1024];
+	size_t len = 0;
+	char *base, *end;
+	static char text[1 << 17], edited[1 << 17];
+	struct summary *s = NULL;
+
+	snprintf(path, sizeof(path), "%s/measured/results.json", data_dir);
+	base = fs_read_file(path, 1 << 20, &len, err, sizeof(err));
+	end = base ? strrchr(base, '}') : NULL;
+	CHECK(end != NULL && len < sizeof(text) - 4096);
+	if (!end || len >= sizeof(text) - 4096) {
+		free(base);
+		return;
+	}
+	snprintf(text, sizeof(text), "%.*s%s}\n", (int)(end - base), base, good);
+	CHECK_INT(summary_parse(text, strlen(text), "t.json", &s, err, sizeof(err)), 0);
+	if (s) {
+		CHECK_INT(s->nper_size, 2);
+		CHECK_INT(s->per_size[0].bytes, 43008);
+		CHECK(!s->per_size[0].guard && s->per_size[1].guard);
+		CHECK_NEAR(s->per_size[0].best_us, 40.25, 1e-12);
+		CHECK(s->per_size[0].has_ci && !s->per_size[1].has_ci);
+		CHECK_NEAR(s->per_size[0].ci_hi, 0.3, 1e-12);
+		CHECK(isnan(s->per_size[1].best_us) && isnan(s->per_size[1].ratio));
+		CHECK_STR(s->guards_verdict, "slower");
+		CHECK_INT(s->nguard_sizes, 1);
+		CHECK_INT(s->guard_sizes[0], 117440512);
+		CHECK_INT(s->nattribution, 1);
+		CHECK_STR(s->attribution[0].var, "NCCL_PROTO");
+		CHECK_STR(summary_env_get(&s->attribution[0].env, "NCCL_PROTO"), "LL");
+		CHECK_INT(s->attribution[0].rounds, 2);
+		CHECK_NEAR(s->attribution[0].cost.ratio, 1.97, 1e-12);
+		CHECK(s->attribution[0].cost.has_ci);
+		CHECK_INT(s->nablation, 2);
+		CHECK(s->ablation[0].dropped && !s->ablation[1].dropped);
+		CHECK_STR(s->ablation[0].kind, "decision");
+		CHECK_INT(s->ablation[0].run, 35);
+		CHECK(isnan(s->ablation[0].removed.ratio));
+		CHECK_NEAR(s->ablation[1].removed.ratio, 1.2, 1e-12);
+		CHECK_INT(s->ablation[1].run, 0);
+	}
+	summary_destroy(s);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *at = strstr(text, bad[i].from);
+
+		s = NULL;
+		CHECK(at != NULL);
+		if (!at)
+			continue;
+		snprintf(edited, sizeof(edited), "%.*s%s%s", (int)(at - text), text, bad[i].to,
+		         at + strlen(bad[i].from));
+		CHECK_INT(summary_parse(edited, strlen(edited), "t.json", &s, err, sizeof(err)), -1);
+		CHECK_CONTAINS(err, bad[i].msg);
+		summary_destroy(s);
+	}
+	free(base);
+}
+
 int main(void)
 {
 	const char *root = getenv("NCCLTUNE_SOURCE_ROOT");
@@ -610,6 +693,7 @@ int main(void)
 	test_hostile();
 	test_fingerprint();
 	test_header_fields();
+	test_final_fields();
 	test_rules();
 	return check_status();
 }

@@ -615,10 +615,9 @@ static const struct jr_field root_fields[] = {
 	{"pruned", JR_ARRAY | JR_NULL, 0, 0, 100000, NULL, JR_KEEP, 0, 0, take_pruned},
 	{"tries", JR_ARRAY, 0, 0, 64, NULL, JR_KEEP, 0, 0, take_tries},
 	{"verdict", JR_STRING | JR_NULL, 0, 0, 64, verdicts, JR_STR, S(verdict), 0, NULL},
-	/* the per-size table and the guards' verdict: read by show from the document */
-	{"per_size", JR_ARRAY | JR_NULL, 0, 0, 2 * PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, NULL},
-	{"guards", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
-	{"ablation", JR_ARRAY | JR_NULL, 0, 0, 64, NULL, JR_KEEP, 0, 0, NULL},
+	{"per_size", JR_ARRAY | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, summary_read_per_size},
+	{"guards", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, summary_read_guards},
+	{"ablation", JR_ARRAY | JR_NULL, 0, 0, 64, NULL, JR_KEEP, 0, 0, summary_read_ablation},
 	{"budget_needed", JR_NUMBER | JR_NULL, JR_INTEGER, 2, 1e6, NULL, JR_LONG, S(budget_needed),
 	 0, NULL},
 	JR_END,
@@ -776,6 +775,7 @@ void summary_destroy(struct summary *s)
 	env_free(&s->best.env);
 	free(s->sizes);
 	free(s->rules);
+	summary_final_free(s);
 	for (size_t i = 0; i < s->ntop; i++)
 		env_free(&s->top[i].env);
 	free(s->top);

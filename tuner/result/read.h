@@ -45,6 +45,14 @@ int summary_read_fingerprint(struct jr *r, const cJSON *o, struct summary_finger
  * struct summary). Returns 0 or -1 after jr_fail. */
 int summary_read_rules(struct jr *r, const cJSON *v, void *dst);
 
+/* results.json "per_size", "guards" and "ablation" (final_read.c): each array or object v
+ * into the struct summary dst. Return 0 or -1 after jr_fail. summary_final_free frees
+ * what they allocated (accepts a summary they never saw). */
+int summary_read_per_size(struct jr *r, const cJSON *v, void *dst);
+int summary_read_guards(struct jr *r, const cJSON *v, void *dst);
+int summary_read_ablation(struct jr *r, const cJSON *v, void *dst);
+void summary_final_free(struct summary *s);
+
 /* Run fn on v (a member of the current object) with `key` on the path. Returns fn's
  * result, or -1 when the path is too deep. */
 int summary_read_under(struct jr *r, const char *key, jr_handler fn, const cJSON *v,

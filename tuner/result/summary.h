@@ -95,6 +95,37 @@ struct summary_rule {
 	int ctas;                         /* 1..64, or 0 */
 };
 struct summary_failure { struct summary_env env; const char *stage; long count; };
+
+/* results.json "per_size" (sessions with guard sizes): one tuned or guard size, the
+ * baseline against the best in the final rounds (docs/formats.md). */
+struct summary_size_cmp {
+	uint64_t bytes;
+	bool guard;                       /* role "guard" (else "tuned") */
+	double baseline_us, best_us;      /* means over the final rounds; NAN: null */
+	double ratio;                     /* paired best / baseline; NAN: null */
+	bool has_ci;                      /* ratio_ci95 has two numbers */
+	double ci_lo, ci_hi;
+};
+/* {"ratio", "ci95"} of the ablation and the attribution: ratio NAN when absent. */
+struct summary_ratio { double ratio; bool has_ci; double lo, hi; };
+/* guards.attribution[i]: what a variable of the finalist a guard size disqualified
+ * costs there (with it / without it). */
+struct summary_attribution {
+	struct summary_env env;           /* the finalist */
+	const char *var, *value;
+	uint64_t bytes;                   /* the guard size */
+	long rounds;
+	struct summary_ratio cost;
+};
+/* ablation[i]: one variable of the winner, kept or dropped, and why. */
+struct summary_ablation {
+	const char *var, *value;
+	const char *kind;                 /* "decision" or "process" */
+	bool dropped;
+	const char *why;
+	long run;                         /* the journal's run of the winner less it; 0: none */
+	struct summary_ratio removed;     /* removed_vs_kept */
+};
 struct summary_pruned { struct summary_env when; const char *reason; };
 
 /* One probe run from the journal. Strings are owned by the summary. */
@@ -141,6 +172,17 @@ struct summary {
 	                                   * NULL when absent (older files) */
 	long budget_needed;               /* with SUMMARY_UNMEASURED: the budget that would do;
 	                                   * -1 when absent */
+	/* "per_size", "guards" and "ablation" (final.c of decide/ decided them): nper_size 0,
+	 * guards_verdict NULL, nablation 0 when absent */
+	size_t nper_size;
+	struct summary_size_cmp *per_size;
+	const char *guards_verdict;       /* "ok", "slower", "unmeasured" */
+	size_t nguard_sizes;
+	uint64_t *guard_sizes;
+	size_t nattribution;
+	struct summary_attribution *attribution;
+	size_t nablation;
+	struct summary_ablation *ablation;
 	size_t ntop, nfailures, npruned, ntries;
 	struct summary_measure *top;
 	struct summary_try *tries;

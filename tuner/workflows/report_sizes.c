@@ -35,61 +35,39 @@ void report_esc_us(FILE *o, double us)
 	report_esc(o, summary_format_us(us, b, sizeof(b)));
 }
 
-/* A number of object o, or NAN. */
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* One row of the per_size table. */
-static void size_row(FILE *o, const cJSON *e)
+static void size_row(FILE *o, const struct summary_size_cmp *c)
 {
-	const cJSON *role = cJSON_GetObjectItemCaseSensitive(e, "role");
-	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(e, "ratio_ci95");
-	bool guard = cJSON_IsString(role) && strcmp(role->valuestring, "guard") == 0;
-	double bytes = num(e, "bytes"), r = num(e, "ratio");
-
 	fprintf(o, "<tr><td class=\"num\">%.0f</td><td>%s</td><td class=\"num\">",
-	        isnan(bytes) || bytes < 0 ? 0 : bytes, guard ? "guard" : "tuned");
-	report_esc_us(o, num(e, "baseline_us"));
+	        (double)c->bytes, c->guard ? "guard" : "tuned");
+	report_esc_us(o, c->baseline_us);
 	fputs("</td><td class=\"num\">", o);
-	report_esc_us(o, num(e, "best_us"));
+	report_esc_us(o, c->best_us);
 	fputs("</td><td class=\"num\">", o);
-	if (!isnan(r))
-		fprintf(o, "%.2f&#215;", r);
+	if (!isnan(c->ratio))
+		fprintf(o, "%.2f&#215;", c->ratio);
 	fputs("</td><td class=\"num\">", o);
-	if (cJSON_IsArray(ci) && cJSON_GetArraySize(ci) == 2 && cJSON_IsNumber(ci->child) &&
-	    cJSON_IsNumber(ci->child->next))
-		fprintf(o, "%.2f&#215; &#8211; %.2f&#215;", ci->child->valuedouble,
-		        ci->child->next->valuedouble);
+	if (c->has_ci)
+		fprintf(o, "%.2f&#215; &#8211; %.2f&#215;", c->ci_lo, c->ci_hi);
 	fputs("</td></tr>", o);
 }
 
 /* The ablation: each variable of the best, kept or dropped, and why. */
-static void ablation(FILE *o, const cJSON *a)
+static void ablation(FILE *o, const struct summary *s)
 {
-	const cJSON *e;
-
 	fputs("<h3>Each variable of the best</h3><table><tr><th>variable</th><th>kind</th>"
 	      "<th>kept</th><th>why</th></tr>", o);
-	cJSON_ArrayForEach(e, a) {
-		const cJSON *var = cJSON_GetObjectItemCaseSensitive(e, "var");
-		const cJSON *val = cJSON_GetObjectItemCaseSensitive(e, "value");
-		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(e, "kind");
-		const cJSON *dropped = cJSON_GetObjectItemCaseSensitive(e, "dropped");
-		const cJSON *why = cJSON_GetObjectItemCaseSensitive(e, "why");
+	for (size_t i = 0; i < s->nablation; i++) {
+		const struct summary_ablation *a = &s->ablation[i];
 
 		fputs("<tr><td><code>", o);
-		report_esc(o, cJSON_IsString(var) ? var->valuestring : "?");
+		report_esc(o, a->var);
 		fputc('=', o);
-		report_esc(o, cJSON_IsString(val) ? val->valuestring : "?");
+		report_esc(o, a->value);
 		fputs("</code></td><td>", o);
-		report_esc(o, cJSON_IsString(kind) ? kind->valuestring : "");
-		fputs(cJSON_IsTrue(dropped) ? "</td><td>dropped</td><td>" : "</td><td>kept</td><td>",
-		      o);
-		report_esc(o, cJSON_IsString(why) ? why->valuestring : "");
+		report_esc(o, a->kind);
+		fputs(a->dropped ? "</td><td>dropped</td><td>" : "</td><td>kept</td><td>", o);
+		report_esc(o, a->why);
 		fputs("</td></tr>", o);
 	}
 	fputs("</table>", o);
@@ -97,33 +75,26 @@ static void ablation(FILE *o, const cJSON *a)
 
 void report_section_sizes(FILE *o, const struct summary *s)
 {
-	const cJSON *t = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "per_size") : NULL;
-	const cJSON *g = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "guards") : NULL;
-	const cJSON *a = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "ablation") : NULL;
-	const cJSON *verdict = cJSON_IsObject(g) ? cJSON_GetObjectItemCaseSensitive(g, "verdict")
-	                                         : NULL, *e;
-	bool has_t = cJSON_IsArray(t) && t->child, has_a = cJSON_IsArray(a) && a->child;
-
-	if (!has_t && !has_a)
+	if (s->nper_size == 0 && s->nablation == 0)
 		return;
 	fputs("<section><h2>Per size</h2>", o);
-	if (has_t) {
+	if (s->nper_size) {
 		fputs("<p class=\"dim\">Final rounds, interleaved: guard sizes are measured, never "
 		      "tuned; the ratio is best / baseline, paired by round.</p><table><tr><th "
 		      "class=\"num\">bytes</th><th>role</th><th class=\"num\">baseline</th><th "
 		      "class=\"num\">best</th><th class=\"num\">ratio</th><th class=\"num\">95% "
 		      "interval</th></tr>", o);
-		cJSON_ArrayForEach(e, t)
-			size_row(o, e);
+		for (size_t i = 0; i < s->nper_size; i++)
+			size_row(o, &s->per_size[i]);
 		fputs("</table>", o);
-		if (cJSON_IsString(verdict)) {
+		if (s->guards_verdict) {
 			fputs("<p>guards: <b>", o);
-			report_esc(o, verdict->valuestring);
+			report_esc(o, s->guards_verdict);
 			fputs("</b></p>", o);
 		}
 	}
-	if (has_a)
-		ablation(o, a);
+	if (s->nablation)
+		ablation(o, s);
 	fputs("</section>\n", o);
 }
 

@@ -289,67 +289,46 @@ static void rules(FILE *o, const struct summary *s)
 	}
 }
 
-/* A number of object o, or NAN. */
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* results.json "per_size" and "guards": every tuned and guard size, the baseline against
  * the best in the final rounds. */
 static void guards(FILE *o, const struct summary *s)
 {
-	const cJSON *t = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "per_size") : NULL;
-	const cJSON *g = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "guards") : NULL;
-	const cJSON *verdict = g ? cJSON_GetObjectItemCaseSensitive(g, "verdict") : NULL, *e;
 	char b1[32], b2[32], v[64];
 
-	if (!cJSON_IsArray(t) || !t->child)
+	if (s->nper_size == 0)
 		return;
 	fprintf(o, "\nper size, final rounds (guards: measured, never tuned)\n  %12s  %-6s  %10s  "
 	        "%10s  %s\n", "bytes", "role", "baseline", "best", "best/baseline [95%]");
-	cJSON_ArrayForEach(e, t) {
-		const cJSON *role = cJSON_GetObjectItemCaseSensitive(e, "role");
-		const cJSON *ci = cJSON_GetObjectItemCaseSensitive(e, "ratio_ci95");
-		double bytes = num(e, "bytes"), r = num(e, "ratio");
+	for (size_t i = 0; i < s->nper_size; i++) {
+		const struct summary_size_cmp *c = &s->per_size[i];
 		char iv[64] = "";
 
-		if (cJSON_IsArray(ci) && cJSON_GetArraySize(ci) == 2 && cJSON_IsNumber(ci->child) &&
-		    cJSON_IsNumber(ci->child->next))
-			snprintf(iv, sizeof iv, " [%.2f .. %.2f]", ci->child->valuedouble,
-			         ci->child->next->valuedouble);
-		fprintf(o, "  %12.0f  %-6s  %10s  %10s  %s%s\n", isnan(bytes) ? 0 : bytes,
-		        cJSON_IsString(role) && strcmp(role->valuestring, "guard") == 0 ? "guard"
-		                                                                       : "tuned",
-		        summary_format_us(num(e, "baseline_us"), b1, sizeof(b1)),
-		        summary_format_us(num(e, "best_us"), b2, sizeof(b2)),
-		        isnan(r) ? "-" : (snprintf(v, sizeof v, "%.2fx", r), v), iv);
+		if (c->has_ci)
+			snprintf(iv, sizeof iv, " [%.2f .. %.2f]", c->ci_lo, c->ci_hi);
+		fprintf(o, "  %12.0f  %-6s  %10s  %10s  %s%s\n", (double)c->bytes,
+		        c->guard ? "guard" : "tuned",
+		        summary_format_us(c->baseline_us, b1, sizeof(b1)),
+		        summary_format_us(c->best_us, b2, sizeof(b2)),
+		        isnan(c->ratio) ? "-" : (snprintf(v, sizeof v, "%.2fx", c->ratio), v), iv);
 	}
-	if (cJSON_IsString(verdict)) {
+	if (s->guards_verdict) {
 		char b[80];
 
-		fprintf(o, "  guards: %s\n", CLEAN(verdict->valuestring, b));
+		fprintf(o, "  guards: %s\n", CLEAN(s->guards_verdict, b));
 	}
 }
 
 /* results.json "ablation": each variable of the best, kept or dropped, and why. */
 static void ablation(FILE *o, const struct summary *s)
 {
-	const cJSON *a = s->doc ? cJSON_GetObjectItemCaseSensitive(s->doc, "ablation") : NULL, *e;
 	char b[2048];
 
-	if (!cJSON_IsArray(a) || !a->child)
+	if (s->nablation == 0)
 		return;
 	fputs("\nablation (each variable of the best: what NCCL ran without it, or its removal "
 	      "measured)\n", o);
-	cJSON_ArrayForEach(e, a) {
-		const cJSON *why = cJSON_GetObjectItemCaseSensitive(e, "why");
-
-		if (cJSON_IsString(why))
-			fprintf(o, "  %s\n", CLEAN(why->valuestring, b));
-	}
+	for (size_t i = 0; i < s->nablation; i++)
+		fprintf(o, "  %s\n", CLEAN(s->ablation[i].why, b));
 }
 
 static void per_size(FILE *o, const struct summary *s)
