@@ -13,6 +13,7 @@
 #include "fsutil.h"
 #include "ncclvars.h"
 #include "nccltune.h"
+#include "result/result.h"
 #include "result/summary.h"
 
 static char data_dir[PATH_MAX];
@@ -675,6 +676,77 @@ static void test_final_fields(void)
 	free(base);
 }
 
+/* One type, one writer, one reader: what result_final_add writes from the loader's own
+ * types reads back equal (NAN numbers as null, intervals only where there are two
+ * ends, ratios of the ablation and the attribution at 4 decimals). */
+static void test_final_round_trip(void)
+{
+	struct summary_var var = {"NCCL_PROTO", "LL"};
+	struct summary_ablation ab[2] = {
+		{"NCCL_MIN_NCHANNELS", "13", "decision", true, "no effect", 35, {NAN, false, NAN, NAN}},
+		{"NCCL_BUFFSIZE", "131072", "process", false, "kept <b>", 0, {1.23456, true, 1.1, 1.3}},
+	};
+	struct summary_size_cmp sz[2] = {
+		{43008, false, 200.5, 40.25, 0.2, true, 0.1, 0.3},
+		{117440512, true, 34888.2, NAN, NAN, false, NAN, NAN},
+	};
+	uint64_t guard = 117440512;
+	struct summary_attribution at = {{1, &var}, "NCCL_PROTO", "LL", 117440512, 2,
+	                                 {1.97, false, NAN, NAN}};
+	struct result_final fin = {2, ab, 2, sz, "slower", 1, &guard, 1, &at};
+	char path[PATH_MAX + 64], err[1024];
+	size_t len = 0;
+	char *base = NULL, *text = NULL;
+	cJSON *doc = NULL;
+	struct summary *s = NULL;
+
+	snprintf(path, sizeof(path), "%s/measured/results.json", data_dir);
+	base = fs_read_file(path, 1 << 20, &len, err, sizeof(err));
+	doc = base ? cJSON_Parse(base) : NULL;
+	CHECK(doc && result_final_add(doc, &fin));
+	text = doc ? cJSON_Print(doc) : NULL;
+	CHECK(text != NULL);
+	if (text)
+		CHECK_INT(summary_parse(text, strlen(text), "t.json", &s, err, sizeof(err)), 0);
+	if (s) {
+		CHECK_INT(s->nablation, 2);
+		for (size_t i = 0; i < 2 && s->nablation == 2; i++) {
+			CHECK_STR(s->ablation[i].var, ab[i].var);
+			CHECK_STR(s->ablation[i].value, ab[i].value);
+			CHECK_STR(s->ablation[i].kind, ab[i].kind);
+			CHECK_STR(s->ablation[i].why, ab[i].why);
+			CHECK_INT(s->ablation[i].dropped, ab[i].dropped);
+			CHECK_INT(s->ablation[i].run, ab[i].run);
+			CHECK_INT(s->ablation[i].removed.has_ci, ab[i].removed.has_ci);
+		}
+		CHECK(isnan(s->ablation[0].removed.ratio));
+		CHECK_NEAR(s->ablation[1].removed.ratio, 1.2346, 1e-12);
+		CHECK_NEAR(s->ablation[1].removed.hi, 1.3, 1e-12);
+		CHECK_INT(s->nper_size, 2);
+		for (size_t i = 0; i < 2 && s->nper_size == 2; i++) {
+			CHECK_INT(s->per_size[i].bytes, sz[i].bytes);
+			CHECK_INT(s->per_size[i].guard, sz[i].guard);
+			CHECK_INT(s->per_size[i].has_ci, sz[i].has_ci);
+			CHECK(isnan(s->per_size[i].best_us) == isnan(sz[i].best_us));
+		}
+		CHECK_NEAR(s->per_size[0].best_us, 40.25, 1e-12);
+		CHECK_NEAR(s->per_size[0].ci_lo, 0.1, 1e-12);
+		CHECK_STR(s->guards_verdict, "slower");
+		CHECK_INT(s->nguard_sizes, 1);
+		CHECK_INT(s->nattribution, 1);
+		CHECK_STR(summary_env_get(&s->attribution[0].env, "NCCL_PROTO"), "LL");
+		CHECK_INT(s->attribution[0].rounds, 2);
+		CHECK(!s->attribution[0].cost.has_ci);
+		CHECK_NEAR(s->attribution[0].cost.ratio, 1.97, 1e-12);
+	} else {
+		fprintf(stderr, "%s\n", err);
+	}
+	summary_destroy(s);
+	free(text);
+	cJSON_Delete(doc);
+	free(base);
+}
+
 int main(void)
 {
 	const char *root = getenv("NCCLTUNE_SOURCE_ROOT");
@@ -694,6 +766,7 @@ int main(void)
 	test_fingerprint();
 	test_header_fields();
 	test_final_fields();
+	test_final_round_trip();
 	test_rules();
 	return check_status();
 }

@@ -226,3 +226,125 @@ int result_write(const char *dir, const cJSON *doc, char *err, size_t errlen)
 	free(text);
 	return rc;
 }
+
+/* {"ratio": r, "ci95": [lo, hi]} (no interval without one) under key, rounded to 4
+ * decimals. */
+static bool add_ratio(cJSON *o, const char *key, const struct summary_ratio *x)
+{
+	cJSON *g = cJSON_AddObjectToObject(o, key);
+
+	if (!g || !cJSON_AddNumberToObject(g, "ratio", round(x->ratio * 1e4) / 1e4))
+		return false;
+	if (x->has_ci) {
+		double v[2] = {round(x->lo * 1e4) / 1e4, round(x->hi * 1e4) / 1e4};
+		cJSON *ci = cJSON_CreateDoubleArray(v, 2);
+
+		if (!ci || !cJSON_AddItemToObject(g, "ci95", ci)) {
+			cJSON_Delete(ci);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A number, or null for NAN. */
+static bool add_num(cJSON *o, const char *key, double v)
+{
+	return isnan(v) ? cJSON_AddNullToObject(o, key) != NULL
+	                : cJSON_AddNumberToObject(o, key, v) != NULL;
+}
+
+/* A new object appended to array arr; NULL when out of memory. */
+static cJSON *append_object(cJSON *arr)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o && cJSON_AddItemToArray(arr, o))
+		return o;
+	cJSON_Delete(o);
+	return NULL;
+}
+
+static bool add_env(cJSON *o, const char *key, const struct summary_env *env)
+{
+	cJSON *e = cJSON_AddObjectToObject(o, key);
+
+	for (size_t i = 0; e && i < env->n; i++)
+		if (!cJSON_AddStringToObject(e, env->v[i].name, env->v[i].value))
+			return false;
+	return e != NULL;
+}
+
+static bool add_ablation(cJSON *doc, const struct result_final *f)
+{
+	cJSON *arr = cJSON_AddArrayToObject(doc, "ablation");
+
+	for (size_t i = 0; arr && i < f->nablation; i++) {
+		const struct summary_ablation *a = &f->ablation[i];
+		cJSON *o = append_object(arr);
+
+		if (!o || !cJSON_AddStringToObject(o, "var", a->var) ||
+		    !cJSON_AddStringToObject(o, "value", a->value) ||
+		    !cJSON_AddStringToObject(o, "kind", a->kind) ||
+		    !cJSON_AddBoolToObject(o, "dropped", a->dropped) ||
+		    !cJSON_AddStringToObject(o, "why", a->why) ||
+		    (a->run && !cJSON_AddNumberToObject(o, "run", (double)a->run)) ||
+		    (!isnan(a->removed.ratio) && !add_ratio(o, "removed_vs_kept", &a->removed)))
+			return false;
+	}
+	return arr != NULL;
+}
+
+static bool add_per_size(cJSON *doc, const struct result_final *f)
+{
+	cJSON *arr = cJSON_AddArrayToObject(doc, "per_size");
+
+	for (size_t i = 0; arr && i < f->nper_size; i++) {
+		const struct summary_size_cmp *c = &f->per_size[i];
+		cJSON *o = append_object(arr), *ci;
+
+		if (!o || !cJSON_AddNumberToObject(o, "bytes", (double)c->bytes) ||
+		    !cJSON_AddStringToObject(o, "role", c->guard ? "guard" : "tuned") ||
+		    !add_num(o, "baseline_us", c->baseline_us) || !add_num(o, "best_us", c->best_us) ||
+		    !add_num(o, "ratio", c->ratio))
+			return false;
+		ci = cJSON_AddArrayToObject(o, "ratio_ci95");
+		if (!ci || (c->has_ci && (!cJSON_AddItemToArray(ci, cJSON_CreateNumber(c->ci_lo)) ||
+		                          !cJSON_AddItemToArray(ci, cJSON_CreateNumber(c->ci_hi)))))
+			return false;
+	}
+	return arr != NULL;
+}
+
+static bool add_guards(cJSON *doc, const struct result_final *f)
+{
+	cJSON *g = cJSON_AddObjectToObject(doc, "guards"), *gs, *arr;
+
+	gs = g ? cJSON_AddArrayToObject(g, "sizes") : NULL;
+	for (size_t i = 0; gs && i < f->nguard_sizes; i++)
+		if (!cJSON_AddItemToArray(gs, cJSON_CreateNumber((double)f->guard_sizes[i])))
+			return false;
+	if (!gs || !cJSON_AddStringToObject(g, "verdict", f->guards_verdict))
+		return false;
+	if (f->nattribution == 0)
+		return true;
+	arr = cJSON_AddArrayToObject(g, "attribution");
+	for (size_t i = 0; arr && i < f->nattribution; i++) {
+		const struct summary_attribution *a = &f->attribution[i];
+		cJSON *o = append_object(arr);
+
+		if (!o || !add_env(o, "env", &a->env) || !cJSON_AddStringToObject(o, "var", a->var) ||
+		    !cJSON_AddStringToObject(o, "value", a->value) ||
+		    !cJSON_AddNumberToObject(o, "bytes", (double)a->bytes) ||
+		    !cJSON_AddNumberToObject(o, "rounds", (double)a->rounds) ||
+		    (!isnan(a->cost.ratio) && !add_ratio(o, "cost", &a->cost)))
+			return false;
+	}
+	return arr != NULL;
+}
+
+bool result_final_add(cJSON *doc, const struct result_final *f)
+{
+	return (!f->nablation || add_ablation(doc, f)) && (!f->nper_size || add_per_size(doc, f)) &&
+	       (!f->guards_verdict || add_guards(doc, f));
+}

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "result/summary.h"
+
 #define RESULT_SCHEMA "nccltune-result/1"
 
 /* Mean of x[0..n-1] and, for n >= 2, its 95% t-interval (lo, hi are NAN for n < 2).
@@ -68,6 +70,27 @@ struct result_input {
 
 /* Build the results.json document. NULL when out of memory. */
 cJSON *result_build(const struct result_input *in);
+
+/* What the final phase decided, in the types the loader reads it back into (summary.h):
+ * "ablation" (nablation 0: none), the top-level "per_size" of the tuned and guard sizes
+ * (nper_size 0: none) and "guards" (guards_verdict NULL: none) with its "attribution"
+ * (nattribution 0: none). Everything is borrowed. */
+struct result_final {
+	size_t nablation;
+	const struct summary_ablation *ablation;
+	size_t nper_size;
+	const struct summary_size_cmp *per_size;
+	const char *guards_verdict;
+	size_t nguard_sizes;
+	const uint64_t *guard_sizes;
+	size_t nattribution;
+	const struct summary_attribution *attribution;
+};
+
+/* Add f to the document, in this order: "ablation", "per_size", "guards" (docs/formats.md;
+ * ratios of the ablation and attribution rounded to 4 decimals, NAN numbers as null or
+ * left out as the format says). False when out of memory. */
+bool result_final_add(cJSON *doc, const struct result_final *f);
 
 /* Write the document to dir/results.json atomically (pretty-printed, newline at the
  * end). Returns 0, or -1 with a message naming the file. */

@@ -285,33 +285,27 @@ static bool add_verdict(nccltune_session *s, cJSON *doc, bool has_best, bool eno
 	       cJSON_AddNumberToObject(doc, "budget_needed", need) != NULL;
 }
 
-/* results.json "ablation": what became of each of the winner's variables. False when
- * out of memory. */
-static bool ablation_add(const nccltune_session *s, const struct final_state *f, cJSON *doc)
+/* results.json "ablation": what became of each of the winner's variables, into out
+ * (room for SPACE_MAX_DIMS). Returns how many. */
+static size_t ablation_fill(const nccltune_session *s, const struct final_state *f,
+                            struct summary_ablation *out)
 {
-	cJSON *arr = cJSON_AddArrayToObject(doc, "ablation");
-
-	for (size_t i = 0; arr && i < f->nab; i++) {
+	for (size_t i = 0; i < f->nab; i++) {
 		const struct ablation *a = &f->ab[i];
-		cJSON *o = cJSON_CreateObject();
+		struct summary_ablation *o = &out[i];
 
-		if (!o || !cJSON_AddItemToArray(arr, o)) {
-			cJSON_Delete(o);
-			return false;
-		}
-		if (!cJSON_AddStringToObject(o, "var", space_name(s->run.sp, a->dim)) ||
-		    !cJSON_AddStringToObject(o, "value", space_level_text(s->run.sp, a->dim,
-		                                                          f->win->p.lv[a->dim])) ||
-		    !cJSON_AddStringToObject(o, "kind", a->decision ? "decision" : "process") ||
-		    !cJSON_AddBoolToObject(o, "dropped", a->dropped) ||
-		    !cJSON_AddStringToObject(o, "why", a->why))
-			return false;
-		if (a->run && !cJSON_AddNumberToObject(o, "run", (double)a->run))
-			return false;
-		if (!isnan(a->ratio) && !add_ratio(o, "removed_vs_kept", a->ratio, a->lo, a->hi))
-			return false;
+		o->var = space_name(s->run.sp, a->dim);
+		o->value = space_level_text(s->run.sp, a->dim, f->win->p.lv[a->dim]);
+		o->kind = a->decision ? "decision" : "process";
+		o->dropped = a->dropped;
+		o->why = a->why;
+		o->run = (long)a->run;
+		o->removed.ratio = a->ratio;
+		o->removed.has_ci = !isnan(a->lo) && !isnan(a->hi);
+		o->removed.lo = a->lo;
+		o->removed.hi = a->hi;
 	}
-	return arr != NULL;
+	return f->nab;
 }
 
 /* Did the guard sizes disqualify every finalist that would have won, leaving NCCL's
@@ -329,32 +323,81 @@ static bool guards_left_baseline(const struct final_state *f)
 }
 
 /* results.json guards.attribution: what each variable of the finalist a guard size
- * disqualified costs there, measured. False when out of memory. */
-static bool attribution_add(const nccltune_session *s, const struct final_state *f, cJSON *doc)
+ * disqualified costs there, measured, into out (room for SPACE_MAX_DIMS), each with the
+ * finalist's variables (env, borrowing from *env_doc, which the caller deletes).
+ * Returns how many; 0 without one, or when out of memory (*oom). */
+static size_t attribution_fill(const nccltune_session *s, const struct final_state *f,
+                               struct summary_attribution *out, struct summary_env *env,
+                               cJSON **env_doc, bool *oom)
 {
-	cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "guards"), *arr;
+	const cJSON *it;
 
-	if (!f->guarded || !f->nattr || !cJSON_IsObject(g))
-		return true;
-	arr = cJSON_AddArrayToObject(g, "attribution");
-	for (size_t i = 0; arr && i < f->nattr; i++) {
-		const struct attribution *a = &f->attr[i];
-		cJSON *o = cJSON_CreateObject();
-
-		if (!o || !cJSON_AddItemToArray(arr, o)) {
-			cJSON_Delete(o);
-			return false;
-		}
-		if (!cJSON_AddItemToObject(o, "env", env_point_to_json(s->run.sp, &f->guarded->p)) ||
-		    !cJSON_AddStringToObject(o, "var", space_name(s->run.sp, a->dim)) ||
-		    !cJSON_AddStringToObject(o, "value", space_level_text(s->run.sp, a->dim,
-		                                                          f->guarded->p.lv[a->dim])) ||
-		    !cJSON_AddNumberToObject(o, "bytes", (double)f->guarded->guard_bytes) ||
-		    !cJSON_AddNumberToObject(o, "rounds", (double)a->pairs) ||
-		    (!isnan(a->cost) && !add_ratio(o, "cost", a->cost, a->lo, a->hi)))
-			return false;
+	*oom = false;
+	if (!f->guarded || !f->nattr)
+		return 0;
+	*env_doc = env_point_to_json(s->run.sp, &f->guarded->p);
+	env->v = calloc((size_t)cJSON_GetArraySize(*env_doc) + 1, sizeof *env->v);
+	if (!*env_doc || !env->v) {
+		*oom = true;
+		return 0;
 	}
-	return arr != NULL;
+	env->n = 0;
+	cJSON_ArrayForEach(it, *env_doc) {
+		env->v[env->n].name = it->string;
+		env->v[env->n++].value = it->valuestring;
+	}
+	for (size_t i = 0; i < f->nattr; i++) {
+		const struct attribution *a = &f->attr[i];
+		struct summary_attribution *o = &out[i];
+
+		o->env = *env;
+		o->var = space_name(s->run.sp, a->dim);
+		o->value = space_level_text(s->run.sp, a->dim, f->guarded->p.lv[a->dim]);
+		o->bytes = f->guarded->guard_bytes;
+		o->rounds = (long)a->pairs;
+		o->cost.ratio = a->cost;
+		o->cost.has_ci = !isnan(a->lo) && !isnan(a->hi);
+		o->cost.lo = a->lo;
+		o->cost.hi = a->hi;
+	}
+	return f->nattr;
+}
+
+/* The final phase's part of results.json (ablation, per_size, guards), in the types the
+ * loader reads it back into, added to doc (result_final_add). `win` is the best's entry
+ * (NULL: the baseline is the best), has_best whether there is a best. False when out of
+ * memory. */
+static bool final_add(nccltune_session *s, const struct final_state *f, cJSON *doc,
+                      const struct finalist *win, bool has_best)
+{
+	struct summary_ablation ab[SPACE_MAX_DIMS];
+	struct summary_attribution at[SPACE_MAX_DIMS];
+	struct summary_size_cmp sizes[2 * WORKLOAD_MAX_ENTRIES];
+	uint64_t guard[WORKLOAD_MAX_ENTRIES];
+	struct summary_env env = {0, NULL};
+	cJSON *env_doc = NULL;
+	struct result_final fin;
+	bool oom = false, ok;
+
+	memset(&fin, 0, sizeof fin);
+	if (has_best && f->win && f->nab) {
+		fin.nablation = ablation_fill(s, f, ab);
+		fin.ablation = ab;
+	}
+	if (f->rounds && s->cfg.wl.nguard) {
+		fin.guards_verdict = session_per_size_fill(s, win, sizes, &fin.nper_size);
+		fin.per_size = sizes;
+		for (size_t i = 0; i < s->cfg.wl.nguard; i++)
+			guard[i] = s->cfg.wl.guard[i];
+		fin.nguard_sizes = s->cfg.wl.nguard;
+		fin.guard_sizes = guard;
+		fin.nattribution = attribution_fill(s, f, at, &env, &env_doc, &oom);
+		fin.attribution = at;
+	}
+	ok = !oom && result_final_add(doc, &fin);
+	free(env.v);
+	cJSON_Delete(env_doc);
+	return ok;
 }
 
 /* The env object of the recommendation (the winner less what the ablation dropped);
@@ -552,9 +595,7 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	    !session_server_results_add(s, doc, in.has_best && !win,
 	                                in.has_best && win && win->has_point ? &win->p : NULL,
 	                                f->has_rec ? &f->rec : NULL, f->rec_unset) ||
-	    (in.has_best && f->win && f->nab && !ablation_add(s, f, doc)) ||
-	    (f->rounds && s->cfg.wl.nguard && !session_per_size_add(s, doc, win)) ||
-	    !attribution_add(s, f, doc) || (s->cfg.ntries > 0 &&
+	    !final_add(s, f, doc, win, in.has_best) || (s->cfg.ntries > 0 &&
 	             !cJSON_AddItemToObject(doc, "tries",
 	                                    tries_json(s, f, in.has_best ? win : NULL,
 	                                               in.has_best ? in.best.objective_us : NAN,

@@ -26,6 +26,7 @@
 #include "run/profile.h"
 #include "search/prune.h"
 #include "result/record.h"
+#include "result/summary.h"
 #include "space/space.h"
 #include "search/strategy.h"
 #include "search/twolevel.h"
@@ -315,9 +316,11 @@ struct final_state;
  * every choice equals what NCCL ran in the baseline at its size (dropped whole, with a
  * note). False when out of memory. */
 bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p);
-/* Add the per_size table (tuned and guard sizes, baseline against `win`) and the guards
- * verdict to doc. False when out of memory. */
-bool session_per_size_add(const nccltune_session *s, cJSON *doc, const struct finalist *win);
+/* The per_size table of results.json (tuned then guard sizes, baseline against `win`;
+ * NULL: the baseline is the best) into out (room for 2 * WORKLOAD_MAX_ENTRIES), *n of
+ * them. Returns the guards' verdict: "ok", "slower" or "unmeasured". Can't fail. */
+const char *session_per_size_fill(const nccltune_session *s, const struct finalist *win,
+                                  struct summary_size_cmp *out, size_t *n);
 
 /* ---- results.c, exports.c, loop.c ---- */
 struct final_state;

@@ -1,7 +1,7 @@
 /* sizes.c - the per-size part of a session's results.json, rendered from the final
  * phase's decisions (decide/decide.h): best.rules (a rule equal to what NCCL ran in the
  * baseline is NCCL's own, dropped with a note) and the per_size table of tuned and guard
- * sizes, baseline against best, with the guards' verdict. */
+ * sizes, baseline against best, with the guards' verdict (result/result.h writes it). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,26 +52,17 @@ bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p)
 	return false;
 }
 
-static bool add_num(cJSON *o, const char *key, double v)
-{
-	return isnan(v) ? cJSON_AddNullToObject(o, key) != NULL
-	                : cJSON_AddNumberToObject(o, key, v) != NULL;
-}
-
-/* results.json "per_size" (each tuned and guard size: the baseline's and the best's
- * latency in the final rounds, the paired ratio and its interval) and "guards"
- * ({"verdict": "ok" | "slower" | "unmeasured", "sizes": [...]}). win NULL: the
- * baseline is the best. True unless out of memory. */
-bool session_per_size_add(const nccltune_session *s, cJSON *doc, const struct finalist *win)
+const char *session_per_size_fill(const nccltune_session *s, const struct finalist *win,
+                                  struct summary_size_cmp *out, size_t *n)
 {
 	const struct workload *w = &s->cfg.wl;
 	struct runlog l = session_runlog(s);
-	cJSON *a = cJSON_AddArrayToObject(doc, "per_size"), *g, *gs;
-	bool measured = true, slower = false, ok = a != NULL;
+	bool measured = true, slower = false;
 
-	for (size_t i = 0; ok && i < w->n + w->nguard; i++) {
+	*n = 0;
+	for (size_t i = 0; i < w->n + w->nguard; i++) {
 		size_t bytes = i < w->n ? w->e[i].bytes : w->guard[i - w->n];
-		cJSON *o = cJSON_CreateObject(), *ci;
+		struct summary_size_cmp *o = &out[(*n)++];
 		struct decide_size c;
 
 		if (win)
@@ -81,32 +72,18 @@ bool session_per_size_add(const nccltune_session *s, cJSON *doc, const struct fi
 			c.best = c.base;
 			c.slower = false;
 		}
-		ok = o && cJSON_AddItemToArray(a, o);
-		if (!ok) {
-			cJSON_Delete(o);
-			break;
-		}
-		ok = cJSON_AddNumberToObject(o, "bytes", (double)bytes) &&
-		     cJSON_AddStringToObject(o, "role", i < w->n ? "tuned" : "guard") &&
-		     add_num(o, "baseline_us", c.base) && add_num(o, "best_us", c.best) &&
-		     add_num(o, "ratio", win ? c.ratio : 1.0);
-		ci = ok ? cJSON_AddArrayToObject(o, "ratio_ci95") : NULL;
-		ok = ci && (win ? !isnan(c.lo) : false)
-		     ? cJSON_AddItemToArray(ci, cJSON_CreateNumber(c.lo)) &&
-		       cJSON_AddItemToArray(ci, cJSON_CreateNumber(c.hi))
-		     : ci != NULL;
+		o->bytes = bytes;
+		o->guard = i >= w->n;
+		o->baseline_us = c.base;
+		o->best_us = c.best;
+		o->ratio = win ? c.ratio : 1.0;
+		o->has_ci = win && !isnan(c.lo);
+		o->ci_lo = c.lo;
+		o->ci_hi = c.hi;
 		if (i >= w->n) {
-			measured &= isnan(c.base) ? false : true;
+			measured &= !isnan(c.base);
 			slower |= c.slower;
 		}
 	}
-	if (!ok || w->nguard == 0)
-		return ok;
-	g = cJSON_AddObjectToObject(doc, "guards");
-	gs = g ? cJSON_AddArrayToObject(g, "sizes") : NULL;
-	for (size_t i = 0; gs && i < w->nguard; i++)
-		if (!cJSON_AddItemToArray(gs, cJSON_CreateNumber((double)w->guard[i])))
-			gs = NULL;
-	return gs && cJSON_AddStringToObject(g, "verdict", slower ? "slower" : measured ? "ok"
-	                                                     : "unmeasured");
+	return slower ? "slower" : measured ? "ok" : "unmeasured";
 }
