@@ -162,7 +162,12 @@ static bool same_point(const struct fixture *fx, const struct point *a, const st
 
 /* Candidates of the search: A fastest (sets both variables), B within 1% of it (sets
  * one: closer to NCCL's defaults), C and D slower. */
-struct cands { struct point a, b, c, d; };
+struct cands {
+	struct point a, b, c, d;
+	/* the ablation's answers: A less NCCL_NTHREADS, less NCCL_BUFFSIZE, less both, as
+	 * ratios to A in the same round */
+	double r_t, r_b, r_tb;
+};
 
 static void search_log(struct fixture *fx, struct cands *k)
 {
@@ -175,6 +180,9 @@ static void search_log(struct fixture *fx, struct cands *k)
 	log_us(fx, PHASE_SEARCH, &k->c, 60.0);
 	log_us(fx, PHASE_SEARCH, &k->b, 50.3);
 	log_us(fx, PHASE_SEARCH, &k->d, 70.0);
+	k->r_t = 49.05 / 49.0;
+	k->r_b = 52.0 / 49.0;
+	k->r_tb = 60.0 / 49.0;
 }
 
 /* What each configuration measures in the final and ablation rounds (per step, us):
@@ -193,16 +201,16 @@ static double final_us(const struct fixture *fx, const struct cands *k,
 		p.lv[dt] = level(fx->sp, "NCCL_NTHREADS", NULL);
 	if (q->unset >> db & 1u)
 		p.lv[db] = level(fx->sp, "NCCL_BUFFSIZE", NULL);
+	if (q->phase == PHASE_ABLATE) {
+		bool t = p.lv[dt] != k->a.lv[dt], b = p.lv[db] != k->a.lv[db];
+
+		return 49.0 * jitter * (t && b ? k->r_tb : t ? k->r_t : b ? k->r_b : 1.0);
+	}
 	if (same_point(fx, &p, &k->a))
 		return 49.0 * jitter;
 	if (same_point(fx, &p, &k->b))
 		return 52.0 * jitter;
-	if (same_point(fx, &p, &k->c))
-		return 60.0 * jitter;
-	/* A less NCCL_NTHREADS: what A measures (the thread count does nothing there) */
-	if (p.lv[db] == k->a.lv[db])
-		return 49.05 * jitter;
-	return 60.0 * jitter;   /* without NCCL_BUFFSIZE it is slower */
+	return 60.0 * jitter;
 }
 
 /* Drive the stage to the end, answering each request from final_us; the requests go
@@ -346,6 +354,144 @@ static void test_winner_top_ablation(void)
 	space_destroy(fx.sp);
 }
 
+/* The ablation's judgement of the winner's two process-level variables, as a table: the
+ * ratio of the winner less each and less both to the winner in the same round, and
+ * what is dropped. Harmless alone and together: both go; harmless alone, harmful
+ * together (they stand in for each other): the one whose removal measured fastest goes;
+ * harmful alone: kept. */
+static void test_ablation_table(void)
+{
+	static const struct {
+		double r_t, r_b, r_tb;
+		bool drop_t, drop_b;
+		const char *why_t, *why_b, *note;
+	} cases[] = {
+		{1.001, 1.002, 1.003, true, true, "dropped, removing it is not slower",
+		 "dropped, removing it is not slower", "all 2 dropped together is not slower"},
+		{1.001, 1.002, 1.20, true, false, "dropped, removing it",
+		 "removed together with the others 1.20x slower", NULL},
+		{1.002, 1.001, 1.20, false, true, "NCCL_BUFFSIZE=4194304 goes",
+		 "dropped, removing it", NULL},
+		{1.001, 1.30, 1.30, true, false, "dropped", "kept (without it 1.30x slower", NULL},
+		{1.30, 1.30, 1.40, false, false, "kept (without it 1.30x", "kept (without it 1.30x",
+		 NULL},
+	};
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		struct fixture fx;
+		struct cands k;
+		struct final_state f;
+		struct decide_request asked[64];
+		size_t dt, found = 0;
+		bool noted = cases[c].note == NULL;
+
+		fixture_init(&fx, 40);
+		search_log(&fx, &k);
+		k.r_t = cases[c].r_t;
+		k.r_b = cases[c].r_b;
+		k.r_tb = cases[c].r_tb;
+		dt = dim(fx.sp, "NCCL_NTHREADS");
+		memset(&f, 0, sizeof f);
+		CHECK(drive(&fx, &k, &f, asked, 64) > 0);
+		CHECK_INT(f.nab, 2);
+		for (size_t i = 0; i < f.nab; i++) {
+			bool t = f.ab[i].dim == dt;
+
+			if (f.ab[i].dropped != (t ? cases[c].drop_t : cases[c].drop_b))
+				fprintf(stderr, "case %zu: %s\n", c, f.ab[i].why);
+			CHECK_INT(f.ab[i].dropped, t ? cases[c].drop_t : cases[c].drop_b);
+			CHECK_CONTAINS(f.ab[i].why, t ? cases[c].why_t : cases[c].why_b);
+			found++;
+		}
+		CHECK_INT(found, 2);
+		for (size_t i = 0; i < fx.nnotes && !noted; i++)
+			noted = strstr(fx.notes[i], cases[c].note) != NULL;
+		CHECK(noted);
+		decide_free(&f);
+		space_destroy(fx.sp);
+	}
+}
+
+/* An ok outcome whose report says NCCL ran Ring/LL on `ctas` CTAs at BYTES. */
+static void ran(struct outcome *o, double us, int ctas)
+{
+	ok_outcome(o, us);
+	o->report.results[0].nccl.known = true;
+	o->report.results[0].nccl.algo = 1;    /* Ring */
+	o->report.results[0].nccl.proto = 0;   /* LL */
+	o->report.results[0].nccl.ctas = ctas;
+}
+
+/* Decision-only variables the baseline cannot settle get one run without them: with
+ * NCCL_MAX_NCHANNELS=2 the op runs on 2 CTAs (the baseline on 1), so NCCL_MIN_NCHANNELS=1
+ * is judged by a run without it (the same decisions: dropped) and NCCL_MAX_NCHANNELS=2
+ * by a run without both (NCCL runs 1 CTA: kept). No dimension has an unset level: the
+ * runs leave the variables out through the mask. */
+static void test_ablation_decisions(void)
+{
+	const char *text = "{\"schema\": \"nccltune-space/1\", \"params\": {"
+	                   "\"NCCL_MIN_NCHANNELS\": {\"values\": [1]}, \"NCCL_MAX_NCHANNELS\": "
+	                   "{\"values\": [2]}, \"NCCL_NTHREADS\": {\"values\": [128]}}}";
+	struct fixture fx;
+	struct final_state f;
+	struct decide_request q;
+	struct point w;
+	struct outcome o;
+	size_t dmin, dmax, n = 0;
+	char err[512];
+	int rc;
+
+	fixture_init(&fx, 24);
+	space_destroy(fx.sp);
+	CHECK_INT(space_parse(text, strlen(text), "t", &fx.sp, err, sizeof err), 0);
+	dmin = dim(fx.sp, "NCCL_MIN_NCHANNELS");
+	dmax = dim(fx.sp, "NCCL_MAX_NCHANNELS");
+	memset(&w, 0, sizeof w);
+	ran(&o, 100, 1);
+	log_run(&fx, PHASE_BASELINE, NULL, 0, &o);
+	ran(&o, 50, 2);
+	log_run(&fx, PHASE_SEARCH, &w, 0, &o);
+	memset(&f, 0, sizeof f);
+	while ((rc = decide_next(&f, view(&fx), &q)) == 1 && n < 32) {
+		bool less_max = q.unset >> dmax & 1u;
+
+		n++;
+		/* without NCCL_MAX_NCHANNELS the op runs on 1 CTA and is slower */
+		if (!q.has_point)
+			ran(&o, 100 * (f.r % 2 ? 1.004 : 0.996), 1);
+		else
+			ran(&o, (less_max ? 60 : 50) * (f.r % 2 ? 1.004 : 0.996), less_max ? 1 : 2);
+		log_run(&fx, q.phase, q.has_point ? &q.p : NULL, q.unset, &o);
+		decide_tell(&f, view(&fx), &o);
+	}
+	CHECK_INT(rc, 0);
+	CHECK(f.win && f.has_rec);
+	CHECK_INT(f.nab, 3);
+	for (size_t i = 0; i < f.nab; i++) {
+		const struct ablation *a = &f.ab[i];
+
+		if (a->dim == dmin) {
+			CHECK(a->decision && a->dropped && a->measured);
+			CHECK_CONTAINS(a->why, "without it NCCL ran the same at every size");
+			CHECK(a->run >= 1 && a->run <= fx.n);
+			CHECK(a->run >= 1 && (fx.runs[a->run - 1].unset >> dmin & 1u));
+			CHECK(a->run >= 1 && !(fx.runs[a->run - 1].unset >> dmax & 1u));
+		} else if (a->dim == dmax) {
+			CHECK(a->decision && !a->dropped);
+			CHECK_CONTAINS(a->why, "kept (without it NCCL ran Ring/LL on 1 CTA at 43008 B "
+			               "instead of Ring/LL on 2 CTAs");
+			/* judged without NCCL_MIN_NCHANNELS too: it was dropped first */
+			CHECK(a->run >= 1 && (fx.runs[a->run - 1].unset >> dmin & 1u));
+		} else {
+			CHECK(!a->decision);
+		}
+	}
+	CHECK(f.rec_unset >> dmin & 1u);
+	CHECK(!(f.rec_unset >> dmax & 1u));
+	decide_free(&f);
+	space_destroy(fx.sp);
+}
+
 /* Live, with the time limit spent, the stage asks for nothing and says so. */
 static void test_out_of_time(void)
 {
@@ -467,6 +613,43 @@ static void test_keyindex(void)
 	keyindex_destroy(NULL);
 }
 
+/* The smallest budget that re-measures the best twice against the baseline (results.json
+ * "budget_needed"), and the runs a time limit keeps for the final rounds (two rounds of
+ * the finalists, the tries and the baseline, not the whole reserve), as a table. */
+static void test_budget_needed(void)
+{
+	static const struct { bool base_ok; size_t tries_ok; int need; } cases[] = {
+		{true, 0, 20}, {false, 0, 10}, {true, 1, 15},
+	};
+	static const struct { int budget; size_t ntries; int runs; } timed[] = {
+		{40, 0, 8}, {100, 0, 8}, {100, 1, 10}, {10, 0, 2},
+	};
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		struct fixture fx;
+		struct tryconf t[2];
+		struct outcome o;
+
+		fixture_init(&fx, 9);
+		memset(t, 0, sizeof t);
+		fx.v.tries = t;
+		fx.v.ntries = cases[c].tries_ok;
+		ok_outcome(&o, 100);
+		if (!cases[c].base_ok)
+			o.cls = OUTCOME_CRASH;
+		log_run(&fx, PHASE_BASELINE, NULL, 0, &o);
+		for (size_t i = 0; i < cases[c].tries_ok; i++) {
+			ok_outcome(&o, 90);
+			log_run(&fx, PHASE_TRY, NULL, 0, &o);
+			fx.runs[fx.n - 1].try_no = i + 1;
+		}
+		CHECK_INT(decide_budget_needed(view(&fx)), cases[c].need);
+		space_destroy(fx.sp);
+	}
+	for (size_t c = 0; c < sizeof timed / sizeof timed[0]; c++)
+		CHECK_INT(decide_final_time_runs(timed[c].budget, timed[c].ntries), timed[c].runs);
+}
+
 /* The reserves (docs/formats.md): min(12, budget / 5) plus three a try for the final
  * rounds, min(10, budget / 6) from a budget of 20 for the ablation. */
 static void test_reserves(void)
@@ -485,9 +668,12 @@ int main(void)
 	test_tie_rule_and_rounds();
 	test_strategy_order();
 	test_winner_top_ablation();
+	test_ablation_table();
+	test_ablation_decisions();
 	test_out_of_time();
 	test_same_points();
 	test_keyindex();
 	test_reserves();
+	test_budget_needed();
 	return check_status();
 }

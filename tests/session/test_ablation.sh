@@ -6,19 +6,13 @@
 # kept. The space has no unset level, so the ablation runs leave the variables out
 # ("unset" in the journal). The recommendation printed, results.json and every export
 # agree; a session killed during the ablation resumes to the same recommendation within
-# its budget; the journal's "unset" is checked when read back. Two variables that stand
-# in for each other (the fake probe's FAKEPROBE_EITHER) are each harmless to drop alone
-# but not together: one of them stays, as measured.
-# Usage: test_ablation.sh NCCLTUNE FAKEPROBE. Exit 77 when the model probe is not built.
+# its budget; the journal's "unset" is checked when read back.
+# Usage: test_ablation.sh NCCLTUNE. Exit 77 when the model probe is not built.
 set -u
 NT=$1
-FAKE=$2
-probe="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
-[ -x "$probe" ] || { echo "skipped: $probe is not built"; exit 77; }
-tmp=$(mktemp -d /tmp/nccltune-ablation-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/../lib.sh"
+lib_need_model_probe
+lib_init ablation
 
 cat > "$tmp/space.json" <<'JEOF'
 {"schema": "nccltune-space/1", "params": {"NCCL_PROTO": {"values": ["LL"]},
@@ -134,67 +128,9 @@ PYEOF
 	case "$out" in *"journal.jsonl:"*"unset:"*) ;; *) fail "bad unset $bad: message: $out" ;; esac
 done
 
-# decision-only variables the baseline cannot settle get one run without them: on the
-# PCIe model NCCL_MAX_NCHANNELS=2 puts the 43008 B op on 2 CTAs (the baseline runs 1), so
-# NCCL_MIN_NCHANNELS=1 is judged by a run without it (the same decisions everywhere:
-# dropped) and NCCL_MAX_NCHANNELS=2 too (without it NCCL runs more CTAs: kept)
-cat > "$tmp/ch.json" <<'JEOF'
-{"schema": "nccltune-space/1", "params": {"NCCL_MIN_NCHANNELS": {"values": [1]},
- "NCCL_MAX_NCHANNELS": {"values": [2]}, "NCCL_NTHREADS": {"values": [128]}}}
-JEOF
-out=$("$NT" run --model pcie-gen5-8gpu --space "$tmp/ch.json" --budget 24 --seed 1 \
-	--out "$tmp/ch" 2>&1)
-[ $? -eq 0 ] || fail "channels session: $out"
-python3 - "$tmp/ch" <<'PYEOF' || fail "channels session: $out"
-import json, sys
-d = sys.argv[1]
-res = json.load(open(d + "/results.json"))
-assert res["best"]["env"] == {"NCCL_MAX_NCHANNELS": "2", "NCCL_NTHREADS": "128"}, res["best"]
-ab = {a["var"]: a for a in res["ablation"]}
-mn, mx = ab["NCCL_MIN_NCHANNELS"], ab["NCCL_MAX_NCHANNELS"]
-assert mn["dropped"] and "without it NCCL ran the same at every size" in mn["why"], mn
-assert not mx["dropped"] and "without it NCCL ran Ring/LL on" in mx["why"], mx
-runs = {json.loads(l).get("run"): json.loads(l) for l in open(d + "/journal.jsonl")}
-# the runs named are ablation runs without that variable
-for a in (mn, mx):
-    r = runs[a["run"]]
-    assert r["phase"] == "ablate" and a["var"] in r["unset"], r
-PYEOF
+# The rest of the ablation's rules run as table cases on synthetic run logs, in
+# milliseconds (tests/decide/test_decide.c): decision-only variables judged by one run
+# without them (test_ablation_decisions), variables harmless alone but not together
+# (test_ablation_table). This whole session and its resume stay.
 
-# dropped one at a time is not dropped together: NCCL_BUFFSIZE=4194304 (the fake probe's
-# unset value) and NCCL_P2P_LEVEL=SYS change nothing alone, but the fake probe is 5 us
-# slower per op when neither is set; the ablation's rounds measure the best less both,
-# keep one, and never recommend the defaults the winner beat. (Both dropped when dropping
-# both is measured harmless: test_models.py, pcie-4gpu-switch seed 1.)
-cat > "$tmp/either.json" <<'JEOF'
-{"schema": "nccltune-space/1", "params": {"NCCL_BUFFSIZE": {"values": [4194304]},
- "NCCL_P2P_LEVEL": {"values": ["SYS"]}}}
-JEOF
-for knob in "NCCL_BUFFSIZE,NCCL_P2P_LEVEL:5"; do
-	d="$tmp/either"
-	out=$(FAKEPROBE_EITHER="$knob" "$NT" run --probe "$FAKE" --space "$tmp/either.json" \
-		--budget 30 --out "$d" 2>&1)
-	[ $? -eq 0 ] || { fail "either session ($knob): $out"; continue; }
-	python3 - "$d" "$knob" <<'PYEOF' || fail "either session ($knob): $out"
-import json, sys
-d, knob = sys.argv[1], sys.argv[2]
-res = json.load(open(d + "/results.json"))
-env, gain = res["best"]["env"], res["gain"]["ratio"]
-ab = {a["var"]: a for a in res["ablation"]}
-runs = [json.loads(l) for l in open(d + "/journal.jsonl")][1:]
-both = [r for r in runs if r["phase"] == "ablate" and
-        sorted(r.get("unset") or []) == ["NCCL_BUFFSIZE", "NCCL_P2P_LEVEL"]]
-assert len(both) >= 2, "the best less both was not measured in two rounds: %r" % both
-assert len(env) == 1 and gain > 1.1, (env, gain)
-kept = [a for a in ab.values() if not a["dropped"]]
-assert len(kept) == 1 and "removed together with the others 1.12x slower" in kept[0]["why"], ab
-for name in ("env.sh", "nccl.env", "env.json", "sitecustomize.py"):
-    body = [l for l in open(d + "/exports/" + name).read().splitlines()
-            if not l.lstrip().startswith("#")]
-    assert sum(v in "\n".join(body) for v in ("NCCL_BUFFSIZE", "NCCL_P2P_LEVEL")) == 1, \
-        (name, body)
-PYEOF
-done
-
-[ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok"
+lib_finish

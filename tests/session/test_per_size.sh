@@ -10,12 +10,9 @@
 set -u
 NT=$1
 SRC=$2
-probe="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
-[ -x "$probe" ] || { echo "skipped: $probe is not built"; exit 77; }
-tmp=$(mktemp -d /tmp/nccltune-per-size-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/../lib.sh"
+lib_need_model_probe
+lib_init per-size
 
 # The probe, wrapped: each run's NCCL_ALGO, NCCL_PROTO, plugin and table go to a log.
 cat > "$tmp/probe.sh" <<WEOF
@@ -307,5 +304,4 @@ case "$out" in *"may not also search or fix NCCL_ALGO or NCCL_PROTO"*) ;;
 	*) fail "NCCL_ALGO with per_size: message: $out" ;; esac
 [ ! -e "$tmp/bad/journal.jsonl" ] || fail "NCCL_ALGO with per_size: a session started"
 
-[ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok"
+lib_finish

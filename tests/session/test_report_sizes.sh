@@ -9,12 +9,9 @@
 set -u
 NT=$1
 SRC=$2
-probe="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
-[ -x "$probe" ] || { echo "skipped: $probe is not built"; exit 77; }
-tmp=$(mktemp -d /tmp/nccltune-report-sizes-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/../lib.sh"
+lib_need_model_probe
+lib_init report-sizes
 
 out=$("$NT" run --model pcie-gen5-8gpu --space "$SRC/examples/space-pcie-per-size.json" \
 	--budget 40 --seed 1 --out "$tmp/s" 2>&1)
@@ -133,5 +130,4 @@ first = r["report"]["results"][0]["bytes"]
 sys.exit(1 if re.search(r"<td>(\d+ B [^;]*; )*%d B " % first, row) else 0)
 PYEOF
 
-[ $failures -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok"
+lib_finish
