@@ -234,14 +234,6 @@ const struct proto_size_result *proto_report_size(const struct proto_report *r,
  * Accepts NULL. Call it before a report goes out of scope or is parsed into again. */
 void proto_report_clear(struct proto_report *r);
 
-/* Parse one decision object ("nccl"): "algo" and "proto" NCCL's names (any case) or
- * null (only with "symmetric": true), "ctas" an integer in 1..PROTO_MAX_CTAS,
- * "symmetric" a boolean, optional "mixed" (boolean) and "kernel" (string); other keys
- * are ignored. `where` names the object in messages ("results[0].nccl"). Returns 0
- * with *out filled (known true), or -1 with the first violation in err. */
-int proto_decision_parse(const struct cJSON *obj, const char *where, struct proto_decision *out,
-                         char *err, size_t errlen);
-
 /* Start a failure report at `stage` with a printf-style message. Can't fail. */
 void proto_report_fail(struct proto_report *r, enum proto_stage stage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

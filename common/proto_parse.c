@@ -118,15 +118,6 @@ static int take_decision_at(struct jr *r, const cJSON *v, void *dst)
 	return read_decision(r, v, &((struct proto_size_result *)dst)->nccl);
 }
 
-int proto_decision_parse(const cJSON *obj, const char *where, struct proto_decision *out,
-                         char *err, size_t errlen)
-{
-	struct jr r;
-
-	jr_init(&r, where, err, errlen);
-	return read_decision(&r, obj, out);
-}
-
 #define S(f) offsetof(struct proto_size_result, f)
 
 static const struct jr_field result_fields[] = {
