@@ -1,4 +1,4 @@
-/* final.c - the final phase of a session (final.h): the candidates ranked (the
+/* final.c - the final phase of a session (decide.h): the candidates ranked (the
  * strategy's ranking first), the finalists and the tries re-measured in rounds
  * interleaved with the baseline, and each one's mean, interval and paired gain. */
 #include <math.h>
