@@ -18,9 +18,15 @@
 # probe needs the GPUs: run this only while the server is stopped.
 #
 # Settings (environment): NCCLTUNE_STATE (default /var/lib/nccltune); NCCLTUNE_PYTHON,
-# the interpreter that runs the server (default python3). Variables the first session
-# had pinned from its environment must be set here too (retune refuses otherwise).
+# the interpreter that runs the server (required: a venv's, e.g. /opt/sglang/.venv/bin/
+# python; the system's python3 would put the tuned environment into every program it
+# runs, which nccltune does only with --system, never by default). Variables the first
+# session had pinned from its environment must be set here too (retune refuses
+# otherwise).
 set -u
 STATE=${NCCLTUNE_STATE:-/var/lib/nccltune}
-PYTHON=${NCCLTUNE_PYTHON:-python3}
-exec nccltune retune --quiet --python "$PYTHON" "$STATE"
+if [ -z "${NCCLTUNE_PYTHON:-}" ]; then
+	echo "nccltune-retune: set NCCLTUNE_PYTHON to the interpreter that runs the server (its venv's python)" >&2
+	exit 2
+fi
+exec nccltune retune --quiet --python "$NCCLTUNE_PYTHON" "$STATE"

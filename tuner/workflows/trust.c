@@ -137,6 +137,7 @@ int trust_which(const char *cmd, char *buf, size_t len, char *why, size_t whylen
 	if (strchr(cmd, '/')) {
 		if (!realpath(cmd, real))
 			return fs_errf(why, whylen, "%s: %s", cmd, strerror(errno));
+		snprintf(cand, sizeof cand, "%s", cmd);
 	} else {
 		bool found = false;
 
@@ -156,8 +157,8 @@ int trust_which(const char *cmd, char *buf, size_t len, char *why, size_t whylen
 		if (!found)
 			return fs_errf(why, whylen, "%s: not found in PATH", cmd);
 	}
-	if (strlen(real) >= len)
-		return fs_errf(why, whylen, "%s: path too long", real);
-	snprintf(buf, len, "%s", real);
+	if (strlen(cand) >= len)
+		return fs_errf(why, whylen, "%s: path too long", cand);
+	snprintf(buf, len, "%s", cand);
 	return 0;
 }

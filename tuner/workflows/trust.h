@@ -27,8 +27,10 @@ int trust_open_file(int dirfd, const char *shown, const char *name, char *why,
  * message. A missing path is refused. */
 int trust_check_path(const char *path, char *why, size_t whylen);
 
-/* The program `cmd` would run (a path, or a name found in PATH as execvp finds it) into
- * buf, symlinks resolved. 0, or -1 with a message when it is not found. */
+/* The program `cmd` would run into buf: cmd itself when it has a slash, else the first
+ * executable file of that name in PATH as execvp finds it; symlinks are not resolved (an
+ * interpreter tells a venv by the name it is started as). 0, or -1 with a message when
+ * it is not found. */
 int trust_which(const char *cmd, char *buf, size_t len, char *why, size_t whylen);
 
 #endif
