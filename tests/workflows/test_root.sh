@@ -52,7 +52,7 @@ mkdir "$T/st"
 ran || fail "a trusted state: the probe did not run"
 for case in state sessions parent; do
 	case $case in
-	state) chown "$NOBODY" "$S"; what="$S: owned by uid $NOBODY" ;;
+	state) rmdir "$S/sessions"; chown "$NOBODY" "$S"; what="$S: owned by uid $NOBODY" ;;
 	sessions) chown "$NOBODY" "$S/sessions"; what="$S/sessions: owned by uid $NOBODY" ;;
 	parent) chmod 777 "$T/st"; what="$T/st: writable by others" ;;
 	esac
@@ -61,7 +61,9 @@ for case in state sessions parent; do
 	"$NT" retune --quiet "$S" > /dev/null 2> "$T/err" || rc=$?
 	expect 2 "C1 $case" "$S: refused: $what"
 	ran && fail "C1 $case: the probe ran"
-	chown 0 "$S" "$S/sessions"
+	chown 0 "$S"
+	mkdir -p "$S/sessions"
+	chown 0 "$S/sessions"
 	chmod 755 "$T/st"
 done
 # a sticky folder on the way (as /tmp is) is fine
