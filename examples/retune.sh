@@ -13,7 +13,8 @@
 #                           when measured and shown faster than NCCL's defaults; then
 #                           STATE/current is relinked to it and STATE/previous to the old.
 # Once, by hand, after the first tuning session (whose result you installed):
-#   nccltune retune --init /var/lib/nccltune --from results/<session>
+#   sudo cp -r results/<session> /var/lib/nccltune-first   (retune trusts only root's)
+#   nccltune retune --init /var/lib/nccltune --from /var/lib/nccltune-first
 # The server must start after it (NCCL reads its variables once per process), and the
 # probe needs the GPUs: run this only while the server is stopped.
 #
