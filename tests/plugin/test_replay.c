@@ -246,6 +246,17 @@ static void replay_230(const struct h_plugin *pl)
 	/* the next group starts afresh */
 	group(&c, d, 1, t);
 	expect_chunks(&t[0], 65536, "43008 B alone");
+	/* more decisions than the plugin keeps for a group (64; merging is off, or symmetric
+	 * kernels asked no chunks): every query of that group keeps NCCL's chunk */
+	for (int i = 0; i < 65; i++) {
+		float cost[H_NA][H_NP];
+		int nch = 0;
+
+		h_table(H_PCIE, cost);
+		CHECK_INT(h_coll(&c, ALLREDUCE, i < 64 ? 43008 : 4194304, cost, H_NA, H_NP, 0, &nch), 0);
+	}
+	t[0] = (struct task){ .count = 43008 / ESIZE, .algo = 1, .proto = 2 };
+	CHECK_INT(ask(&c, &t[0], 43008), NCCL_CHUNK);
 	CHECK_INT(h_log_count(H_WARN), 0);
 	CHECK_INT(h_fini(&c), 0);
 }
