@@ -15,6 +15,7 @@
 #include "nccltune_config.h"
 #include "options.h"
 #include "report.h"
+#include "rig.h"
 #include "sweep.h"
 
 static void print_version(FILE *f)
@@ -29,6 +30,32 @@ static void print_version(FILE *f)
 	        ", without MPI launch"
 #endif
 	       );
+}
+
+/* --ranks-per-gpu in the process and all modes: what every report says (the sharing,
+ * in the process mode whether MPS serves it), the version check, the variable.
+ * Returns 0, or -1 with a message for stage env. */
+static int rig_setup(const struct probe_config *cfg, enum probe_launch mode,
+                     struct reporter *rep, char *err, size_t errlen)
+{
+	int version = 0;
+	char where[256];
+
+	rep->ranks_per_gpu = cfg->ranks_per_gpu;
+	if (cfg->ranks_per_gpu <= 1)
+		return 0;
+	if (ncclGetVersion(&version) != ncclSuccess)
+		version = 0;
+	if (rig_check(cfg->ranks_per_gpu, version, getenv(RIG_ENV), err, errlen) != 0 ||
+	    rig_enable(cfg->ranks_per_gpu, rep, err, errlen) != 0)
+		return -1;
+	if (mode != PROBE_LAUNCH_ALL) {
+		rep->has_mps = true;
+		rep->mps = rig_mps_running(where, sizeof where);
+		if (!rep->mps)
+			rig_no_mps_warning(cfg->ranks_per_gpu, where, rep->warning, sizeof rep->warning);
+	}
+	return 0;
 }
 
 /* The launch mode, refusing combinations that cannot work. Returns the exit status
@@ -57,6 +84,15 @@ static int run(const struct probe_config *asked, struct reporter *rep)
 	/* Under MPI only rank 0 may report: launch_mpi checks after MPI_Init. */
 	if (mode != PROBE_LAUNCH_MPI && !cfg->no_env_check &&
 	    envcheck_run(envcheck_getenv, NULL, err, sizeof err) != 0) {
+		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", err);
+		reporter_emit(rep, &r, NULL);
+		fprintf(stderr, "nccltune-probe: %s\n", err);
+		return PROTO_EXIT_FAILED;
+	}
+	/* Several ranks per GPU: refused on an NCCL before 2.30 (ncclGetVersion needs no
+	 * GPU), then NCCL_MULTI_RANK_GPU_ENABLE=1 before any NCCL thread exists. Under MPI
+	 * launch_mpi does the same after MPI_Init, where rank 0 reports. */
+	if (mode != PROBE_LAUNCH_MPI && rig_setup(cfg, mode, rep, err, sizeof err) != 0) {
 		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", err);
 		reporter_emit(rep, &r, NULL);
 		fprintf(stderr, "nccltune-probe: %s\n", err);
