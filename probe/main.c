@@ -89,15 +89,6 @@ static int run(const struct probe_config *asked, struct reporter *rep)
 		fprintf(stderr, "nccltune-probe: %s\n", err);
 		return PROTO_EXIT_FAILED;
 	}
-	/* Several ranks per GPU: refused on an NCCL before 2.30 (ncclGetVersion needs no
-	 * GPU), then NCCL_MULTI_RANK_GPU_ENABLE=1 before any NCCL thread exists. Under MPI
-	 * launch_mpi does the same after MPI_Init, where rank 0 reports. */
-	if (mode != PROBE_LAUNCH_MPI && rig_setup(cfg, mode, rep, err, sizeof err) != 0) {
-		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", err);
-		reporter_emit(rep, &r, NULL);
-		fprintf(stderr, "nccltune-probe: %s\n", err);
-		return PROTO_EXIT_FAILED;
-	}
 	/* The probe's own handle on the plugin, for the whole run: NCCL dlcloses its handle
 	 * with the last communicator, ours keeps the control state alive. Opened before any
 	 * fork, so the per-process mode's children share the object NCCL will load. */
@@ -107,6 +98,16 @@ static int run(const struct probe_config *asked, struct reporter *rep)
 		reporter_emit(rep, &r, NULL);
 		fprintf(stderr, "nccltune-probe: %s\n", err);
 		return PROTO_EXIT_USAGE;
+	}
+	/* Several ranks per GPU: refused on an NCCL before 2.30 (ncclGetVersion needs no
+	 * GPU), then NCCL_MULTI_RANK_GPU_ENABLE=1 before any NCCL thread exists. Under MPI
+	 * launch_mpi does the same after MPI_Init, where rank 0 reports. */
+	if (mode != PROBE_LAUNCH_MPI && rig_setup(cfg, mode, rep, err, sizeof err) != 0) {
+		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", err);
+		reporter_emit(rep, &r, NULL);
+		fprintf(stderr, "nccltune-probe: %s\n", err);
+		sweep_plugin_close(&plugin);
+		return PROTO_EXIT_FAILED;
 	}
 	switch (mode) {
 	case PROBE_LAUNCH_ALL:

@@ -57,7 +57,7 @@ int rig_enable(int ranks_per_gpu, struct reporter *rep, char *err, size_t errlen
 	return 0;
 }
 
-/* Whether /proc shows a process named nvidia-cuda-mps-control: 1 yes, 0 no, -1 /proc
+/* Whether /proc shows a process named nvidia-cuda-mps-control (or -server): 1 yes, 0 no, -1 /proc
  * could not be read (then the pipe alone decides). */
 static int mps_daemon_seen(void)
 {
@@ -79,8 +79,8 @@ static int mps_daemon_seen(void)
 			continue;
 		if (seen < 0)
 			seen = 0;
-		if (fgets(comm, sizeof comm, f) && strncmp(comm, "nvidia-cuda-mps", 15) == 0 &&
-		    strstr(comm, "control"))
+		/* comm is the name cut at 15 bytes: nvidia-cuda-mps-control (or -server) */
+		if (fgets(comm, sizeof comm, f) && strncmp(comm, "nvidia-cuda-mps", 15) == 0)
 			seen = 1;
 		fclose(f);
 		if (seen == 1)
