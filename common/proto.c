@@ -160,7 +160,7 @@ int proto_capabilities_parse(const char *text, size_t len, unsigned *caps, char 
 {
 	cJSON *root = NULL;
 	const cJSON *schema, *words, *w;
-	const char *end = NULL;
+	const char *end = NULL, *first;
 	unsigned got = 0;
 	int rc = -1;
 
@@ -174,9 +174,19 @@ int proto_capabilities_parse(const char *text, size_t len, unsigned *caps, char 
 		fs_errf(err, errlen, "capabilities: not a JSON object");
 		goto out;
 	}
-	for (; end && end < text + len; end++) {
-		if (!isspace((unsigned char)*end)) {
-			fs_errf(err, errlen, "capabilities: more than one JSON value");
+	/* A launcher that starts the probe once per rank (mpirun, srun) may print one line
+	 * per rank: copies of the first value, byte for byte, count as that one value. */
+	first = text;
+	while (first < end && isspace((unsigned char)*first))
+		first++;
+	for (size_t vlen = (size_t)(end - first); end < text + len;) {
+		if (isspace((unsigned char)*end)) {
+			end++;
+		} else if ((size_t)(text + len - end) >= vlen && memcmp(end, first, vlen) == 0) {
+			end += vlen;
+		} else {
+			fs_errf(err, errlen, "capabilities: more than one JSON value, and not copies "
+			        "of the first (one line per rank of a launcher must be the same)");
 			goto out;
 		}
 	}

@@ -32,6 +32,29 @@ static void print_version(FILE *f)
 	       );
 }
 
+/* This process's rank under a launcher that starts one probe per rank (mpirun, srun):
+ * the first of OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID that is set, 0
+ * when none is (or it is not a number). Only rank 0 answers --capabilities and
+ * --fingerprint, so a wrapped probe prints one line as the tuner expects. */
+static long launcher_rank(void)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
+	};
+
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		long r;
+
+		if (!v || !*v)
+			continue;
+		r = strtol(v, &end, 10);
+		return *end == '\0' && r > 0 ? r : 0;
+	}
+	return 0;
+}
+
 /* --ranks-per-gpu in the process and all modes: what every report says (the sharing,
  * in the process mode whether MPS serves it), the version check, the variable.
  * Returns 0, or -1 with a message for stage env. */
@@ -176,6 +199,10 @@ int main(int argc, char **argv)
 		status = fflush(rep.out) == 0 ? PROTO_EXIT_OK : PROTO_EXIT_FAILED;
 		break;
 	case OPTIONS_CAPABILITIES:
+		if (launcher_rank() != 0) {   /* rank 0 speaks for all */
+			status = PROTO_EXIT_OK;
+			break;
+		}
 		fp = proto_capabilities_format(MEASURE_CAPABILITIES);
 		if (fp && reporter_emit_text(&rep, fp) == 0)
 			status = PROTO_EXIT_OK;
@@ -188,6 +215,10 @@ int main(int argc, char **argv)
 		status = fflush(rep.out) == 0 ? PROTO_EXIT_OK : PROTO_EXIT_FAILED;
 		break;
 	case OPTIONS_FINGERPRINT:
+		if (launcher_rank() != 0) {
+			status = PROTO_EXIT_OK;
+			break;
+		}
 		fp = fingerprint_format();
 		if (fp && reporter_emit_text(&rep, fp) == 0)
 			status = PROTO_EXIT_OK;

@@ -279,6 +279,11 @@ static void test_capabilities(void)
 		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[1]}", "not a string"},
 		{"{\"schema\":\"nccltune-probe/1\"}", "not an array"},
 		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]} x", "more than one"},
+		/* one line per rank must be the same line */
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
+		 "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]}\n", "not copies"},
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]}\n"
+		 "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]", "not copies"},
 		{"usage: probe [options]", "not a JSON object"},
 		{"[]", "not a JSON object"},
 	};
@@ -308,6 +313,12 @@ static void test_capabilities(void)
 	}
 	CHECK_INT(proto_capabilities_parse("{}\0", 3, &caps, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "NUL");
+	/* `mpirun -np 3 nccltune-probe --capabilities`: three identical lines are one */
+	text = "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
+	       "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
+	       "  {\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n";
+	CHECK_INT(proto_capabilities_parse(text, strlen(text), &caps, err, sizeof err), 0);
+	CHECK_INT(caps, PROTO_CAP_SWEEP);
 }
 
 #define HEAD "{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":2,\"nccl_version\":\"2\"," \

@@ -176,6 +176,57 @@ def check_env_cases():
         fail("--no-env-check: want an init failure (no GPU visible), got %d %r" % (rc, out))
 
 
+def nccl_runtime_version():
+    """The NCCL the probe loads here, from its fingerprint ("2.28.9"), or None."""
+    rc, out, err = run(["--fingerprint"], {"CUDA_VISIBLE_DEVICES": ""})
+    try:
+        return json.loads(out).get("nccl_version")
+    except ValueError:
+        return None
+
+
+def check_ranks_per_gpu():
+    """--ranks-per-gpu K: a bad K is stage args; K > 1 on an NCCL before 2.30 is stage env,
+    before any GPU, in the process and all modes; every run report says the sharing."""
+    for bad in ["0", "65", "two"]:
+        rc, out, err = run(["--ranks-per-gpu", bad])
+        if rc != 2 or parse_with_tuner(out, "--ranks-per-gpu " + bad) != "fail args":
+            fail("--ranks-per-gpu %s: want exit 2 at stage args, got %d %r" % (bad, rc, out))
+    version = nccl_runtime_version() or ""
+    try:
+        major, minor = (int(x) for x in version.split(".")[:2])
+    except ValueError:
+        major = minor = 0
+    if (major, minor) < (2, 30):
+        for mode in ["process", "all"]:
+            rc, out, err = run(["--ranks-per-gpu", "2", "--launch", mode, "--iters", "5"])
+            what = "--ranks-per-gpu 2 --launch %s on NCCL %s" % (mode, version)
+            obj = json.loads(out) if out.strip() else {}
+            if rc != 1 or obj.get("stage") != "env" or obj.get("ranks_per_gpu") != 2:
+                fail("%s: want exit 1 at stage env with ranks_per_gpu 2, got %d %r"
+                     % (what, rc, out))
+            if "NCCL 2.30" not in obj.get("error", "") or "--nccl" not in obj.get("error", ""):
+                fail("%s: the message does not say what is needed: %r" % (what, obj))
+            if parse_with_tuner(out, what) != "fail env":
+                fail("%s: not parsed as an env failure" % what)
+    # one rank per GPU: the report says so too (here: no GPU visible)
+    rc, out, err = run(["--launch", "all", "--iters", "5"], {"CUDA_VISIBLE_DEVICES": ""})
+    if json.loads(out).get("ranks_per_gpu") != 1:
+        fail("a run's report does not say ranks_per_gpu 1: %r" % out)
+
+
+def check_launcher_rank():
+    """Under a launcher only rank 0 answers --capabilities and --fingerprint."""
+    for var in ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"]:
+        for args in (["--capabilities"], ["--fingerprint"]):
+            rc, out, err = run(args, {var: "1", "CUDA_VISIBLE_DEVICES": ""})
+            if rc != 0 or out != "":
+                fail("%s=1 %s: want silence and exit 0, got %d %r" % (var, args[0], rc, out))
+            rc, out, err = run(args, {var: "0", "CUDA_VISIBLE_DEVICES": ""})
+            if rc != 0 or out.count("\n") != 1:
+                fail("%s=0 %s: want one line, got %d %r" % (var, args[0], rc, out))
+
+
 def check_help_version():
     rc, out, err = run(["--help"])
     if rc != 0:
@@ -183,7 +234,8 @@ def check_help_version():
     for opt in ["--bytes", "--ops N[,N2...]", "--dtype", "--iters", "--warmup", "--out-of-place",
                 "--launch", "--teardown", "--gpus", "--step-timeout", "--no-env-check",
                 "--fingerprint", "--help", "--version", "nccltune-probe/1", "--sweep FILE",
-                "--capabilities", "--test-corrupt-choice I", "--test-stall-choice I"]:
+                "--capabilities", "--test-corrupt-choice I", "--test-stall-choice I",
+                "--ranks-per-gpu K"]:
         if opt not in out:
             fail("--help does not mention %s" % opt)
     rc, out, err = run(["--version"])
@@ -318,6 +370,8 @@ check_help_version()
 check_no_gpu()
 check_fingerprint_no_gpu()
 check_nccl_option()
+check_ranks_per_gpu()
+check_launcher_rank()
 if failures:
     print("%d failure(s)" % len(failures), file=sys.stderr)
     sys.exit(1)
