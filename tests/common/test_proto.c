@@ -282,6 +282,8 @@ static void test_capabilities(void)
 		/* one line per rank must be the same line */
 		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
 		 "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]}\n", "not copies"},
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
+		 "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"zzzzz\"]}\n", "not copies"},
 		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]}\n"
 		 "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]", "not copies"},
 		{"usage: probe [options]", "not a JSON object"},
