@@ -204,6 +204,11 @@ int main(int argc, char **argv)
 			i++;
 			continue;
 		}
+		if (strcmp(a, "--ranks-per-gpu") == 0 && i + 1 < argc) {
+			/* nccltune-probe's rig option: logged (log_run), nothing to share here */
+			i++;
+			continue;
+		}
 		if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
 			proto_report_fail(&r, PROTO_STAGE_ARGS, "bad argument '%s'", a);
 			proto_report_write(&r, stdout);

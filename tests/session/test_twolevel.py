@@ -14,7 +14,9 @@ tuner. Checks, on the journal, results.json and the invocation log:
     one with the same seed; a torn sweep record is swept again;
   * a damaged inner result is refused on resume, naming the file, line and key;
   * a probe without the sweep capability runs exactly as before: the global space,
-    journal /1, one configuration per process, never --sweep.
+    journal /1, one configuration per process, never --sweep;
+  * a wrapped probe that answers --capabilities once per rank (two identical lines, as
+    `mpirun -np 2` does) keeps the two-level search.
 Usage: test_twolevel.py NCCLTUNE WRAPPER MODEL_PROBE."""
 import json
 import os
@@ -244,6 +246,16 @@ def check_plain_probe(tmp):
              (len(invocations(log, ("sweep",))), len(invocations(log, ("run",))), len(runs)))
 
 
+def check_wrapped_ranks(tmp):
+    d, log = session(tmp, "ranks", 4, WRAP_RANKS=2)
+    if not d:
+        return
+    h, runs = records(d)
+    if h.get("two_level") is not True or not invocations(log, ("sweep",)):
+        fail("two capability lines (one per rank): not two-level (two_level %r, %d sweeps)" %
+             (h.get("two_level"), len(invocations(log, ("sweep",)))))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="nccltune-twolevel-")
     try:
@@ -253,6 +265,7 @@ def main():
         if ref:
             check_kill_resume(tmp, ref)
         check_plain_probe(tmp)
+        check_wrapped_ranks(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
