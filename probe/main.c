@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 			status = PROTO_EXIT_OK;
 			break;
 		}
-		fp = fingerprint_format();
+		fp = fingerprint_format(cfg.ranks_per_gpu);
 		if (fp && reporter_emit_text(&rep, fp) == 0)
 			status = PROTO_EXIT_OK;
 		else if (!fp)

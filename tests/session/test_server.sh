@@ -60,6 +60,10 @@ out=$(FAKEPROBE_LOG="$tmp/log7" "$NT" run --probe "$FAKE" --nccl "$lib" --ranks-
 	--budget 6 --seed 1 --out "$tmp/s7" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "--ranks-per-gpu: exit $rc: $out"
+case "$out" in *"the rig: 2 ranks share each GPU"*) ;;
+	*) fail "--ranks-per-gpu: the session does not say its figures are the rig's: $out" ;; esac
+grep -q "\"ranks_per_gpu\":[[:space:]]*2" "$tmp/s7/results.json" ||
+	fail "--ranks-per-gpu: results.json's fingerprint lacks ranks_per_gpu"
 runs=$(grep -c . "$tmp/log7" 2>/dev/null || echo 0)
 with=$(grep -c -- "--ranks-per-gpu 2" "$tmp/log7" 2>/dev/null || echo 0)
 [ "$runs" -gt 0 ] && [ "$runs" -eq "$with" ] ||

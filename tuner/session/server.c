@@ -130,7 +130,12 @@ int session_server_check_fingerprint(nccltune_session *s, const cJSON *fp)
 {
 	const cJSON *path = cJSON_GetObjectItemCaseSensitive(fp, "nccl_path");
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(fp, "nccl_version");
+	const cJSON *shared = cJSON_GetObjectItemCaseSensitive(fp, "ranks_per_gpu");
 
+	if (cJSON_IsNumber(shared) && shared->valuedouble > 1)
+		session_note(&s->out, "the rig: %d ranks share each GPU (--ranks-per-gpu): every "
+		             "figure is of ranks sharing one GPU's SMs and memory - real NCCL, not a "
+		             "multi-GPU machine's landscape", (int)shared->valuedouble);
 	if (!s->cfg.nccl)
 		return NCCLTUNE_OK;
 	if (!fp)
