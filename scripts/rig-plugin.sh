@@ -30,16 +30,21 @@ for mode in "${modes[@]}"; do
 			if [ "$mode" = mpi ]; then
 				# two processes on the GPU: the launcher's ranks share it (the probe sets
 				# NCCL_MULTI_RANK_GPU_ENABLE=1 and reports ranks_per_gpu 2 and MPS)
-				cmd=(mpirun --allow-run-as-root -np 2 -x LD_LIBRARY_PATH -x NCCL_DEBUG
-					-x NCCL_DEBUG_SUBSYS -x NCCL_NVLS_ENABLE -x NCCL_TUNER_PLUGIN
-					-x NCCLTUNE_TUNER_TABLE -x CUDA_MPS_PIPE_DIRECTORY "${cmd[@]}" --launch mpi)
+				mpi=(mpirun --allow-run-as-root -np 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
+				[ $how = tuning ] && mpi+=(-x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS)
+				[ $plug = plugin ] && mpi+=(-x NCCL_TUNER_PLUGIN -x NCCLTUNE_TUNER_TABLE)
+				[ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && mpi+=(-x CUDA_MPS_PIPE_DIRECTORY)
+				cmd=("${mpi[@]}" "${cmd[@]}" --launch mpi)
 			else
 				cmd+=(--ranks-per-gpu 2 --launch all)
 			fi
 			env "${envs[@]}" timeout 240 "${cmd[@]}" >"$res/$name.json" 2>"$res/$name.err"
 			rc=$?
 			{
-				echo "== $name: exit $rc; report: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r.get(k) for k in ("ok","nranks","ranks_per_gpu","mps","probe_env","warnings","error")}, [(x["bytes"], x["us"]["median"], x.get("nccl")) for x in r.get("results", [])])' "$res/$name.json" 2>&1)"
+				echo "== $name: exit $rc; report: $(python3 -c 'import json,sys
+try: r=json.load(open(sys.argv[1]))
+except ValueError: sys.exit("no report on stdout")
+print({k: r.get(k) for k in ("ok","nranks","ranks_per_gpu","mps","probe_env","warnings","error")}, [(x["bytes"], x["us"]["median"], x.get("nccl")) for x in r.get("results", [])])' "$res/$name.json" 2>&1)"
 				grep -E "TUNER|nccltune|NCCL version" "$res/$name.err" | sed 's/^[^ ]* [^ ]* //' | sort | uniq -c | head -6
 				for b in 43008 117440512; do
 					echo "-- NCCL's TUNING lines for $b B (count, text):"

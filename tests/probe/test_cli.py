@@ -350,6 +350,22 @@ def check_nccl_option():
             if rc != 1 or rep.get("stage") != "env" or why not in rep.get("error", ""):
                 fail("--nccl %s: want exit 1 at stage env saying %s, got %d %r" %
                      (bad, why, rc, out))
+        # a library this system cannot load (here: not an ELF file; on the rig's build
+        # machine NCCL 2.30.7 needs a newer glibc) is a report at stage env naming the
+        # loader's reason, not a probe that dies in the loader after re-executing
+        junk = os.path.join(d, "junk")
+        os.mkdir(junk)
+        with open(os.path.join(junk, "libnccl.so.2"), "w") as dst:
+            dst.write("not a shared object\n")
+        rc, out, _ = run(["--nccl", os.path.join(junk, "libnccl.so.2"), "--fingerprint"], hide)
+        try:
+            rep = json.loads(out)
+        except ValueError:
+            rep = {}
+        if rc != 1 or rep.get("stage") != "env" or "cannot be loaded here" not in \
+                rep.get("error", ""):
+            fail("--nccl of a file the loader refuses: want exit 1 at stage env, got %d %r"
+                 % (rc, out))
         # --nccl twice: a usage error; --help and --version never re-execute (a missing
         # library does not matter to them)
         rc, out, _ = run(["--nccl", copy, "--nccl", copy, "--fingerprint"], hide)
