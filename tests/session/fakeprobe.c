@@ -307,7 +307,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	r.ok = true;
-	r.nranks = 2;
+	r.nranks = 2 * (rpg ? atoi(rpg) : 1);   /* the rig: ranks share each of the 2 GPUs */
+	r.ranks_per_gpu = rpg ? atoi(rpg) : 0;
 	snprintf(r.nccl_version, sizeof r.nccl_version, "2.28.3");
 	snprintf(r.source, sizeof r.source, "%s", env_or("FAKEPROBE_SOURCE", "measured"));
 	if (strcmp(r.source, "model") == 0)
