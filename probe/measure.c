@@ -547,8 +547,8 @@ out:
 	return rc;
 }
 
-/* Release everything: graphs first, then communicators - finalized and destroyed when
- * all went well, aborted otherwise (abort also stops kernels that wait for a peer that
+/* Release everything: when all went well graphs first, then communicators finalized and
+ * destroyed; otherwise communicators aborted, then graphs (abort also stops kernels that wait for a peer that
  * will never come). With --teardown fast a run that went well leaves its communicators
  * alone: the process ends with _exit right after reporting and the driver releases
  * them with the CUDA context. What NCCL's destroy would cost is mostly waiting for its
@@ -562,7 +562,10 @@ static void teardown(struct measure *m, bool ok)
 	bool destroy = ok && !keep_comms;
 
 	end_captures(m);
-	drop_graphs(m);
+	/* Only a run that went well drops its graphs first: nothing of them is in flight
+	 * then. A failed run may have a replay stuck on a peer: abort first, as before. */
+	if (ok)
+		drop_graphs(m);
 	if (destroy) {
 		struct probe_outcome saved = m->out[0];   /* the ok outcome, before any failure */
 		char why[PROTO_ERROR_MAX] = "";
@@ -585,6 +588,7 @@ static void teardown(struct measure *m, bool ok)
 			ncclCommAbort(r->comm);
 		r->comm = NULL;
 	}
+	drop_graphs(m);   /* what is left (a failed run's): after the abort */
 	measure_compute_release(m);
 	for (int k = 0; k < m->s->nlocal; k++) {
 		struct rank_state *r = &m->rs[k];
