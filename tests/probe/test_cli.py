@@ -209,6 +209,16 @@ def check_ranks_per_gpu():
                 fail("%s: the message does not say what is needed: %r" % (what, obj))
             if parse_with_tuner(out, what) != "fail env":
                 fail("%s: not parsed as an env failure" % what)
+    # the fingerprint says the sharing when there is some, and is unchanged otherwise
+    rc, out, err = run(["--fingerprint", "--ranks-per-gpu", "2"], {"CUDA_VISIBLE_DEVICES": ""})
+    rc1, out1, err1 = run(["--fingerprint"], {"CUDA_VISIBLE_DEVICES": ""})
+    try:
+        shared, plain = json.loads(out), json.loads(out1)
+    except ValueError:
+        shared = plain = {}
+    if shared.get("ranks_per_gpu") != 2 or "ranks_per_gpu" in plain:
+        fail("--fingerprint: ranks_per_gpu 2 with --ranks-per-gpu 2 and absent without, got "
+             "%r and %r" % (shared.get("ranks_per_gpu"), plain.get("ranks_per_gpu")))
     # one rank per GPU: the report says so too (here: no GPU visible)
     rc, out, err = run(["--launch", "all", "--iters", "5"], {"CUDA_VISIBLE_DEVICES": ""})
     if json.loads(out).get("ranks_per_gpu") != 1:
