@@ -46,9 +46,14 @@ try: r=json.load(open(sys.argv[1]))
 except ValueError: sys.exit("no report on stdout")
 print({k: r.get(k) for k in ("ok","nranks","ranks_per_gpu","mps","probe_env","warnings","error")}, [(x["bytes"], x["us"]["median"], x.get("nccl")) for x in r.get("results", [])])' "$res/$name.json" 2>&1)"
 				grep -E "TUNER|nccltune|NCCL version" "$res/$name.err" | sed 's/^[^ ]* [^ ]* //' | sort | uniq -c | head -6
+				# per size, rank 0 logs the probe's 2 eager all-reduces first, then the
+				# captured ones (122 at 43008 B, 1 at 117440512 B)
 				for b in 43008 117440512; do
-					echo "-- NCCL's TUNING lines for $b B (count, text):"
-					grep -E "Bytes ->" "$res/$name.err" | grep -w "$b" | sed 's/^.*AllReduce/AllReduce/' | sort | uniq -c | head -4
+					lines=$(grep -E "Bytes ->" "$res/$name.err" | grep -w "$b" | sed 's/^.*AllReduce/AllReduce/')
+					echo "-- $b B, eager (NCCL's lines, count):"
+					[ -n "$lines" ] && echo "$lines" | head -2 | sort | uniq -c
+					echo "-- $b B, captured:"
+					[ -n "$lines" ] && echo "$lines" | tail -n +3 | sort | uniq -c | head -4
 				done
 			} >>"$res/summary.txt"
 		done
