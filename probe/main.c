@@ -183,14 +183,18 @@ int main(int argc, char **argv)
 	if (reporter_init(&rep) != 0)
 		perror("nccltune-probe: cannot separate the report from library output");
 
+	/* Before a launch mode runs, every rank of a launcher sees the same refusal: rank 0
+	 * alone reports it (one object on the launcher's stdout), all exit with its status. */
 	if (nccl_bad && (action == OPTIONS_RUN || action == OPTIONS_FINGERPRINT)) {
 		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", nccl_err);
-		reporter_emit(&rep, &r, NULL);
+		if (launcher_rank() == 0)
+			reporter_emit(&rep, &r, NULL);
 		fprintf(stderr, "nccltune-probe: %s\n", nccl_err);
 	} else switch (action) {
 	case OPTIONS_ERROR:
 		proto_report_fail(&r, PROTO_STAGE_ARGS, "%s", err);
-		reporter_emit(&rep, &r, NULL);
+		if (launcher_rank() == 0)
+			reporter_emit(&rep, &r, NULL);
 		fprintf(stderr, "nccltune-probe: %s\n", err);
 		status = PROTO_EXIT_USAGE;
 		break;

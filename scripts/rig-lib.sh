@@ -1,7 +1,8 @@
 # rig-lib.sh - sourced by scripts/rig-*.sh (issue 26): two ranks of one communicator on
 # the one GPU with NCCL 2.30.7 (NCCL_MULTI_RANK_GPU_ENABLE). On top of device-lib.sh (the
 # carried build: root, bin, P, PLUGIN, TORCH_PY, HAND, ngpu) it unpacks the NCCL 2.30.7
-# folder the lead copied into the checkout (git-ignored rig/nccl-2.30.7/, or RIG_NCCL_DIR)
+# folder the lead copied into the checkout (git-ignored rig/nccl-2.30.7/ or
+# .carry/rig/nccl-2.30.7/, or RIG_NCCL_DIR)
 # and sets:
 #   LIB230    .../libnccl.so.2 of NCCL 2.30.7
 #   RIG       the probe's rig options: --nccl $LIB230 --ranks-per-gpu 2
@@ -11,7 +12,10 @@
 # rig is of two ranks sharing one GPU's SMs and memory: real NCCL mechanics, not a
 # multi-GPU machine's landscape; each result folder says so in run.log.
 . "$(dirname "${BASH_SOURCE[0]}")/device-lib.sh"
-RIG_NCCL_DIR=${RIG_NCCL_DIR:-$root/rig/nccl-2.30.7}
+if [ -z "${RIG_NCCL_DIR:-}" ]; then   # rig/ (git-ignored) or .carry/rig/, as carried
+	RIG_NCCL_DIR=$root/rig/nccl-2.30.7
+	[ -f "$RIG_NCCL_DIR/setup.sh" ] || RIG_NCCL_DIR=$root/.carry/rig/nccl-2.30.7
+fi
 [ -f "$RIG_NCCL_DIR/setup.sh" ] || { echo "$0: no $RIG_NCCL_DIR/setup.sh (copy ../shared/tools/nccl-2.30.7 to rig/nccl-2.30.7 and carry rig)" >&2; exit 1; }
 . "$RIG_NCCL_DIR/setup.sh"
 LIB230=$NCCL230/libnccl.so.2

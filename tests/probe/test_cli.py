@@ -226,7 +226,8 @@ def check_ranks_per_gpu():
 
 
 def check_launcher_rank():
-    """Under a launcher only rank 0 answers --capabilities and --fingerprint."""
+    """Under a launcher only rank 0 answers --capabilities and --fingerprint, and reports a
+    bad command line."""
     for var in ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"]:
         for args in (["--capabilities"], ["--fingerprint"]):
             rc, out, err = run(args, {var: "1", "CUDA_VISIBLE_DEVICES": ""})
@@ -235,6 +236,11 @@ def check_launcher_rank():
             rc, out, err = run(args, {var: "0", "CUDA_VISIBLE_DEVICES": ""})
             if rc != 0 or out.count("\n") != 1:
                 fail("%s=0 %s: want one line, got %d %r" % (var, args[0], rc, out))
+        # a bad command line: every rank refuses, rank 0 alone reports
+        rc, out, err = run(["--bogus"], {var: "1"})
+        if rc != 2 or out != "" or "--bogus" not in err:
+            fail("%s=1 --bogus: want exit 2, no report, the reason on stderr: %d %r"
+                 % (var, rc, out))
 
 
 def check_help_version():
