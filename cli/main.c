@@ -20,7 +20,7 @@ enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE, O_GUARD,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
 	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
-	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE, O_COMPUTE, O_WINDOW,
+	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE, O_COMPUTE, O_WINDOW, O_RANKS_PER_GPU,
 	O_END   /* one past the last: sizes the tables below */
 };
 
@@ -72,6 +72,9 @@ static const struct opt run_opts[] = {
 	 "holds for that library"},
 	{"python", required_argument, "PY", O_PYTHON, "the server's interpreter: --nccl the NCCL "
 	 "of its PyTorch wheel (site-packages/nvidia/nccl/lib/libnccl.so.2)"},
+	{"ranks-per-gpu", required_argument, "K", O_RANKS_PER_GPU, "the rig: K ranks of one "
+	 "communicator share each GPU (the probe's --ranks-per-gpu; NCCL 2.30, so with --nccl); "
+	 "every figure is then of ranks sharing one GPU's SMs, not of a multi-GPU machine"},
 	{"like", required_argument, "SERVER", O_LIKE, "measure as the server runs: sglang, vllm "
 	 "(profiles/*.json) or a profile FILE; what it sets before NCCL starts is fixed for "
 	 "every run, recorded, and repeated in the exports as 'set by the server'"},
@@ -490,6 +493,7 @@ static const struct {
 	{O_OUT, nccltune_session_set_out_dir},
 	{O_WARM, nccltune_session_set_warm_start},
 	{O_NCCL, nccltune_session_set_nccl},
+	{O_RANKS_PER_GPU, nccltune_session_set_ranks_per_gpu},
 	{O_PYTHON, nccltune_session_set_python},
 	{O_LIKE, nccltune_session_set_like},
 };
@@ -552,7 +556,7 @@ static int cmd_run(const struct command *cmd, int argc, char **argv)
 	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_GUARD,
 	                               O_DTYPE, O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY,
 	                               O_TIMEOUT, O_OUT, O_WARM, O_TRY, O_TRY_FILE, O_NCCL,
-	                               O_PYTHON, O_LIKE, O_COMPUTE, O_WINDOW};
+	                               O_PYTHON, O_LIKE, O_COMPUTE, O_WINDOW, O_RANKS_PER_GPU};
 	struct parsed p;
 	nccltune_session *s;
 	int rc = parse_options(cmd, argc, argv, &p);

@@ -160,7 +160,7 @@ int proto_capabilities_parse(const char *text, size_t len, unsigned *caps, char 
 {
 	cJSON *root = NULL;
 	const cJSON *schema, *words, *w;
-	const char *end = NULL;
+	const char *end = NULL, *first;
 	unsigned got = 0;
 	int rc = -1;
 
@@ -174,9 +174,19 @@ int proto_capabilities_parse(const char *text, size_t len, unsigned *caps, char 
 		fs_errf(err, errlen, "capabilities: not a JSON object");
 		goto out;
 	}
-	for (; end && end < text + len; end++) {
-		if (!isspace((unsigned char)*end)) {
-			fs_errf(err, errlen, "capabilities: more than one JSON value");
+	/* A launcher that starts the probe once per rank (mpirun, srun) may print one line
+	 * per rank: copies of the first value, byte for byte, count as that one value. */
+	first = text;
+	while (first < end && isspace((unsigned char)*first))
+		first++;
+	for (size_t vlen = (size_t)(end - first); end < text + len;) {
+		if (isspace((unsigned char)*end)) {
+			end++;
+		} else if ((size_t)(text + len - end) >= vlen && memcmp(end, first, vlen) == 0) {
+			end += vlen;
+		} else {
+			fs_errf(err, errlen, "capabilities: more than one JSON value, and not copies "
+			        "of the first (one line per rank of a launcher must be the same)");
 			goto out;
 		}
 	}
@@ -474,7 +484,53 @@ void proto_report_fail(struct proto_report *r, enum proto_stage stage, const cha
 	va_end(ap);
 }
 
+int proto_report_warn(struct proto_report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nwarnings >= PROTO_MAX_WARNINGS)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(r->warnings[r->nwarnings], sizeof r->warnings[0], fmt, ap);
+	va_end(ap);
+	r->nwarnings++;
+	return 0;
+}
+
 /* ---- rendering the extensions ---- */
+
+/* A list of strings under `key`, when there is any. */
+static bool add_strings(cJSON *root, const char *key, const char (*list)[PROTO_WARNING_MAX],
+                        size_t n)
+{
+	cJSON *arr;
+
+	if (n == 0)
+		return true;
+	arr = cJSON_AddArrayToObject(root, key);
+	if (!arr)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		cJSON *str = cJSON_CreateString(list[i]);
+
+		if (!str || !cJSON_AddItemToArray(arr, str)) {
+			cJSON_Delete(str);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The rig extension: "ranks_per_gpu", "mps", "probe_env", "warnings" (each when known). */
+static bool add_rig(cJSON *root, const struct proto_report *r)
+{
+	if (r->ranks_per_gpu > 0 && !cJSON_AddNumberToObject(root, "ranks_per_gpu", r->ranks_per_gpu))
+		return false;
+	if (r->has_mps && !cJSON_AddBoolToObject(root, "mps", r->mps))
+		return false;
+	return add_strings(root, "probe_env", r->probe_env, r->nprobe_env) &&
+	       add_strings(root, "warnings", r->warnings, r->nwarnings);
+}
 
 /* `name`: NCCL's name for index i, or null (PROTO_NCCL_ANY / unknown). */
 static bool add_name_or_null(cJSON *o, const char *key, const char *name)
@@ -598,7 +654,8 @@ cJSON *proto_report_json(const struct proto_report *r)
 		goto fail;
 	if (!r->ok) {
 		if (!cJSON_AddStringToObject(root, "stage", proto_stage_name(r->stage)) ||
-		    !cJSON_AddStringToObject(root, "error", r->error) || !add_sweep(root, r))
+		    !cJSON_AddStringToObject(root, "error", r->error) || !add_sweep(root, r) ||
+		    !add_rig(root, r))
 			goto fail;
 	} else {
 		cJSON *results;
@@ -638,7 +695,7 @@ cJSON *proto_report_json(const struct proto_report *r)
 			                    !cJSON_AddNumberToObject(o, "allreduce_us", s->allreduce_us)))
 				goto fail;
 		}
-		if (!add_sweep(root, r) || !add_server(root, r))
+		if (!add_sweep(root, r) || !add_server(root, r) || !add_rig(root, r))
 			goto fail;
 	}
 	return root;

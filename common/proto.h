@@ -30,6 +30,10 @@ struct cJSON;
 #define PROTO_MAX_COMPUTE_US 10000.0   /* --compute-us: longest kernel between two
                                         * all-reduces (10 ms) */
 #define PROTO_MAX_COMPUTE_CTAS 65535    /* --compute-us US,CTAS: largest grid */
+#define PROTO_MAX_WARNINGS 8        /* "warnings" kept of one report */
+#define PROTO_WARNING_MAX 256       /* bytes kept of one warning */
+#define PROTO_MAX_PROBE_ENV 4       /* "probe_env" entries kept of one report */
+#define PROTO_MAX_RANKS_PER_GPU 64  /* --ranks-per-gpu: largest sharing of one GPU */
 #define PROTO_REPORT_DEPTH 16       /* deepest nesting of a report (unknown keys too):
                                      * a journalled report stays readable by its replay */
 
@@ -162,6 +166,18 @@ struct proto_report {
 	 * "window": "symmetric" when the buffers were registered symmetric windows. */
 	struct proto_compute compute;
 	bool window_symmetric;
+	/* The rig extension (success and failure; docs/probe-protocol.md, "Several ranks on
+	 * one GPU"): ranks_per_gpu is how many ranks share each GPU (0: the report does not
+	 * say, which reads as 1); mps says whether the MPS daemon served processes sharing a
+	 * GPU (meaningful only when has_mps); warnings are what went wrong without costing
+	 * the measurement (a teardown that hung); probe_env the variables the probe set
+	 * for NCCL itself, "NAME=VALUE". */
+	int ranks_per_gpu;
+	bool has_mps, mps;
+	size_t nwarnings;
+	char warnings[PROTO_MAX_WARNINGS][PROTO_WARNING_MAX];
+	size_t nprobe_env;
+	char probe_env[PROTO_MAX_PROBE_ENV][PROTO_WARNING_MAX];
 };
 
 /* Fill `w` with the protocol's defaults: --bytes 43008 --ops 122 --dtype bf16
@@ -233,6 +249,11 @@ const struct proto_size_result *proto_report_size(const struct proto_report *r,
 /* Free what `r` owns (the sweep entries) and leave it with none; the rest is untouched.
  * Accepts NULL. Call it before a report goes out of scope or is parsed into again. */
 void proto_report_clear(struct proto_report *r);
+
+/* Append a printf-style warning to r->warnings (dropped, returning -1, when
+ * PROTO_MAX_WARNINGS are there; truncated at PROTO_WARNING_MAX). 0 otherwise. */
+int proto_report_warn(struct proto_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Start a failure report at `stage` with a printf-style message. Can't fail. */
 void proto_report_fail(struct proto_report *r, enum proto_stage stage, const char *fmt, ...)

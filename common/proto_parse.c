@@ -395,6 +395,59 @@ static int read_server(struct jr *r, const cJSON *root, struct proto_report *out
 
 #define R(f) offsetof(struct proto_report, f)
 
+/* ---- the rig extension: "ranks_per_gpu", "mps", "probe_env", "warnings" ---- */
+
+struct string_list { char (*list)[PROTO_WARNING_MAX]; size_t *n; };
+
+static int take_string(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	const struct string_list *l = ctx;
+
+	if (!cJSON_IsString(v))
+		return jr_fail(r, "not a string");
+	if (strlen(v->valuestring) >= PROTO_WARNING_MAX)
+		return jr_fail(r, "longer than %d bytes", PROTO_WARNING_MAX - 1);
+	snprintf(l->list[i], PROTO_WARNING_MAX, "%s", v->valuestring);
+	*l->n = i + 1;
+	return 0;
+}
+
+static int take_warnings(struct jr *r, const cJSON *v, void *dst)
+{
+	struct proto_report *out = dst;
+	struct string_list l = {out->warnings, &out->nwarnings};
+
+	return jr_each(r, v, PROTO_MAX_WARNINGS, take_string, &l);
+}
+
+static int take_probe_env(struct jr *r, const cJSON *v, void *dst)
+{
+	struct proto_report *out = dst;
+	struct string_list l = {out->probe_env, &out->nprobe_env};
+
+	return jr_each(r, v, PROTO_MAX_PROBE_ENV, take_string, &l);
+}
+
+static const struct jr_field rig_fields[] = {
+	{"ranks_per_gpu", JR_NUMBER, JR_INTEGER, 1, PROTO_MAX_RANKS_PER_GPU, NULL, JR_INT,
+	 R(ranks_per_gpu), 0, NULL},
+	{"mps", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, R(mps), 0, NULL},
+	{"probe_env", JR_ARRAY, 0, 0, PROTO_MAX_PROBE_ENV, NULL, JR_KEEP, 0, 0, take_probe_env},
+	{"warnings", JR_ARRAY, 0, 0, PROTO_MAX_WARNINGS, NULL, JR_KEEP, 0, 0, take_warnings},
+	JR_END,
+};
+
+/* The rig extension, of any report (all optional: older probes have none of it). */
+static int read_rig(struct jr *r, const cJSON *root, struct proto_report *out)
+{
+	uint64_t seen = 0;
+
+	if (jr_dispatch(r, root, rig_fields, true, out, &seen) < 0)
+		return -1;
+	out->has_mps = (seen & 2) != 0;
+	return 0;
+}
+
 static const struct jr_field head_fields[] = {
 	{"schema", JR_STRING, JR_REQUIRED, 0, 0, schema_words, JR_KEEP, 0, 0, NULL},
 	{"ok", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, R(ok), 0, NULL},
@@ -443,7 +496,7 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 		goto out;
 	if (!out->ok) {
 		if (jr_dispatch(&r, root, fail_fields, true, out, NULL) < 0 ||
-		    read_sweep(&r, root, out) < 0)
+		    read_sweep(&r, root, out) < 0 || read_rig(&r, root, out) < 0)
 			goto out;
 		rc = 0;
 		goto out;
@@ -460,7 +513,8 @@ int proto_report_parse(const char *text, size_t len, struct proto_report *out, c
 			goto out;
 		}
 	}
-	if (read_sweep(&r, root, out) < 0 || read_server(&r, root, out) < 0)
+	if (read_sweep(&r, root, out) < 0 || read_server(&r, root, out) < 0 ||
+	    read_rig(&r, root, out) < 0)
 		goto out;
 	/* ok with a wrong sum breaks the protocol's promise; never let it pass as a
 	 * measurement: turn it into the verify failure it really is. */

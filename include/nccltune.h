@@ -55,6 +55,11 @@ int nccltune_session_set_out_dir(nccltune_session *s, const char *dir);
  * a shell, for its site-packages). (In tuner/session/server.c.) */
 int nccltune_session_set_nccl(nccltune_session *s, const char *path);
 int nccltune_session_set_python(nccltune_session *s, const char *python);
+/* The rig of docs/probe-protocol.md ("Several ranks on one GPU"): K ranks share each GPU
+ * (an integer in 1..64, as text), passed as the probe's --ranks-per-gpu K to every run
+ * and the fingerprint, so the journal's probe command keeps it for resume, check and
+ * retune. Needs NCCL 2.30 in the probe (--nccl). Not for a machine model. */
+int nccltune_session_set_ranks_per_gpu(nccltune_session *s, const char *k);
 /* The server's profile: "sglang", "vllm" (built in, from profiles/) or a profile file. What
  * it sets before NCCL starts (and the user's environment does not) is set for every run
  * after the candidate's variables, dropped from the search, recorded (journal and

@@ -126,7 +126,7 @@ out:
 	return rc;
 }
 
-char *fingerprint_format(void)
+char *fingerprint_format(int ranks_per_gpu)
 {
 	struct fp_gpu *gpus = calloc(FP_MAX_GPUS, sizeof *gpus);
 	cJSON *root = cJSON_CreateObject(), *warnings = cJSON_CreateArray(), *list;
@@ -166,6 +166,8 @@ char *fingerprint_format(void)
 	else if (!cJSON_AddStringToObject(root, "nccl_path", nccl_path))
 		goto out;
 	if (!cJSON_AddNumberToObject(root, "gpu_count", n))
+		goto out;
+	if (ranks_per_gpu > 1 && !cJSON_AddNumberToObject(root, "ranks_per_gpu", ranks_per_gpu))
 		goto out;
 	list = cJSON_AddArrayToObject(root, "gpus");
 	if (!list)

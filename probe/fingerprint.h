@@ -7,7 +7,9 @@
 
 /* Build the fingerprint as one line of JSON plus a newline, malloc'd (the caller frees).
  * Returns NULL only when out of memory; everything the probe cannot find out is written
- * as "unknown" and explained under "warnings". */
-char *fingerprint_format(void);
+ * as "unknown" and explained under "warnings". ranks_per_gpu (--ranks-per-gpu) above 1
+ * adds "ranks_per_gpu": the runs share each GPU among that many ranks (absent at 1, so
+ * an ordinary machine's fingerprint is what it always was). */
+char *fingerprint_format(int ranks_per_gpu);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "measure.h"
 #include "nccllog.h"
+#include "rig.h"
 #include "watchdog.h"
 
 /* ---- the pipe protocol between parent and children ----
@@ -40,6 +41,7 @@ struct msg_outcome {
 	double phase_s[PROBE_STEP_COUNT];
 	struct probe_compute_samples compute;
 	char error[PROTO_ERROR_MAX];
+	char warning[PROTO_WARNING_MAX];
 };
 
 enum probe_launch launch_resolve(const struct probe_config *cfg, char *why, size_t whylen)
@@ -154,6 +156,7 @@ static void outcome_to_msg(const struct probe_outcome *o, struct msg_outcome *m)
 	memcpy(m->phase_s, o->phase_s, sizeof m->phase_s);
 	m->compute = o->compute;
 	snprintf(m->error, sizeof m->error, "%s", o->error);
+	snprintf(m->warning, sizeof m->warning, "%s", o->warning);
 }
 
 /* ---- the child side ---- */
@@ -189,6 +192,17 @@ static void child_fire(void *arg, enum probe_step step, double silent_s)
 	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->out, -1, step, silent_s, msg,
 	                                                 sizeof msg);
 
+	if (c->out && probe_watchdog_keeps(c->out, step, silent_s, o.warning, sizeof o.warning)) {
+		char warning[PROTO_WARNING_MAX];
+
+		memcpy(warning, o.warning, sizeof warning);
+		o = *c->out;   /* shallow: the stuck thread keeps ownership; we _exit */
+		o.ok = true;
+		memcpy(o.warning, warning, sizeof o.warning);
+		outcome_to_msg(&o, &m);
+		send_outcome(c->up, &o, &m);
+		_exit(0);
+	}
 	memset(&o, 0, sizeof o);
 	probe_outcome_fail(&o, stage, "%s", msg);
 	o.in_flight_case = atomic_load(&c->in_flight);
@@ -203,7 +217,8 @@ static void child_fire(void *arg, enum probe_step step, double silent_s)
 	_exit(1);
 }
 
-/* Measure as `rank` on device `rank` and send the outcome up. Returns the exit status. */
+/* Measure as `rank` on its device (rig_device: `rank`, or rank / K with --ranks-per-gpu K)
+ * and send the outcome up. Returns the exit status. */
 /* --teardown fast leaves the communicator alive at exit. A rank must not leave while a
  * peer may still be receiving from it, so it waits until the parent has every rank's
  * outcome (each rank has checked its last all-reduce, so every transfer has landed) and
@@ -221,6 +236,7 @@ static void await_release(int down)
 static int child_measure(struct child_ctx *c, int nranks, const ncclUniqueId *id,
                          struct probe_outcome *o, double pre_s)
 {
+	int device = rig_device(c->rank, c->cfg->ranks_per_gpu);
 	struct measure_setup s;
 	struct msg_outcome m;
 	struct nccllog_reader log;
@@ -232,7 +248,7 @@ static int child_measure(struct child_ctx *c, int nranks, const ncclUniqueId *id
 	s.nranks = nranks;
 	s.nlocal = 1;
 	s.ranks = &c->rank;
-	s.devices = &c->rank;
+	s.devices = &device;
 	s.id = *id;
 	s.on_step = child_on_step;
 	s.arg = c;
@@ -277,7 +293,7 @@ static int child_rank0(struct child_ctx *c)
 		                   c->cfg->gpus, count);
 		goto fail;
 	}
-	h.nranks = c->cfg->gpus > 0 ? c->cfg->gpus : count;
+	h.nranks = (c->cfg->gpus > 0 ? c->cfg->gpus : count) * c->cfg->ranks_per_gpu;
 	if (measure_unique_id(&h.id, &o) != 0)
 		goto fail;
 	if (send_msg(c->up, MSG_HELLO, &h, sizeof h) != 0)
@@ -499,6 +515,8 @@ static int parse_msgs(struct parent *p, int rank)
 			k->o.in_flight_case = m.in_flight_case;
 			memcpy(k->o.phase_s, m.phase_s, sizeof m.phase_s);
 			k->o.compute = m.compute;
+			snprintf(k->o.warning, sizeof k->o.warning, "%.*s", (int)sizeof m.warning - 1,
+			         m.warning);
 			if (k->o.compute.n < 0 || k->o.compute.n > PROBE_COMPUTE_SAMPLES)
 				k->o.compute.n = 0;   /* never index past the samples a child sent */
 			snprintf(k->o.error, sizeof k->o.error, "%.*s", (int)sizeof m.error - 1, m.error);
@@ -711,7 +729,7 @@ int launch_process(const struct probe_config *cfg, const struct sweep_plugin *pl
 	launch_log_start(&log);
 	/* The parent cannot ask CUDA how many GPUs there are without breaking its
 	 * children, so it learns the count from rank 0; size for the most any box has. */
-	maxkids = cfg->gpus > 0 ? cfg->gpus : 1024;
+	maxkids = (cfg->gpus > 0 ? cfg->gpus : 1024) * cfg->ranks_per_gpu;
 	p.kids = calloc((size_t)maxkids, sizeof *p.kids);
 	p.fds = calloc((size_t)maxkids, sizeof *p.fds);
 	p.map = calloc((size_t)maxkids, sizeof *p.map);

@@ -11,6 +11,7 @@
 
 #include "measure.h"
 #include "nccllog.h"
+#include "rig.h"
 #include "watchdog.h"
 
 struct solo_ctx {
@@ -31,6 +32,32 @@ static void solo_on_step(void *arg, enum probe_step step, int case_idx)
 	watchdog_kick(c->wd, step);
 }
 
+/* A watchdog in the teardown of a measured run: report the results with a warning
+ * and end. Returns only when the run was not measured. */
+static void solo_keep(struct solo_ctx *c, enum probe_step step, double silent_s)
+{
+	struct probe_outcome *copy;
+	struct proto_report r;
+	double phase_s[PROBE_STEP_COUNT] = {0};
+	int k;
+
+	for (k = 0; k < c->n; k++)
+		if (!c->outs[k].measured)
+			return;
+	copy = calloc((size_t)c->n, sizeof *copy);
+	if (!copy)
+		return;
+	memcpy(copy, c->outs, (size_t)c->n * sizeof *copy);   /* shallow: we _exit */
+	for (k = 0; k < c->n; k++)
+		copy[k].ok = true;
+	probe_watchdog_keeps(&copy[0], step, silent_s, copy[0].warning, sizeof copy[0].warning);
+	memset(&r, 0, sizeof r);
+	probe_merge(c->cfg, copy, c->n, &r, phase_s);
+	reporter_emit(c->rep, &r, phase_s);
+	nccllog_cleanup(c->log);
+	_exit(r.ok ? PROTO_EXIT_OK : PROTO_EXIT_FAILED);
+}
+
 static void solo_fire(void *arg, enum probe_step step, double silent_s)
 {
 	struct solo_ctx *c = arg;
@@ -40,6 +67,8 @@ static void solo_fire(void *arg, enum probe_step step, double silent_s)
 	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->outs, -1, step, silent_s, msg,
 	                                                 sizeof msg);
 
+	if (c->outs && step == PROBE_STEP_TEARDOWN)
+		solo_keep(c, step, silent_s);
 	memset(&fail, 0, sizeof fail);
 	probe_outcome_fail(&fail, stage, "%s", msg);
 	fail.in_flight_case = atomic_load(&c->in_flight);
@@ -62,7 +91,7 @@ int launch_all(const struct probe_config *cfg, const struct sweep_plugin *plugin
 	struct nccllog_reader reader;
 	char path[PATH_MAX];
 	double phase_s[PROBE_STEP_COUNT] = {0};
-	int *ids = NULL, count = 0, n = 0, status = PROTO_EXIT_FAILED;
+	int *ids = NULL, *devs = NULL, count = 0, n = 0, status = PROTO_EXIT_FAILED;
 	bool comms_left = false;
 	struct probe_outcome first;
 	double t0 = probe_now(), pre_s;
@@ -87,23 +116,26 @@ int launch_all(const struct probe_config *cfg, const struct sweep_plugin *plugin
 		                  cfg->gpus, count);
 		goto out;
 	}
-	n = cfg->gpus > 0 ? cfg->gpus : count;
+	/* --ranks-per-gpu K: K ranks (one stream and communicator each) on every GPU */
+	n = (cfg->gpus > 0 ? cfg->gpus : count) * cfg->ranks_per_gpu;
 	ids = calloc((size_t)n, sizeof *ids);
+	devs = calloc((size_t)n, sizeof *devs);
 	outs = calloc((size_t)n, sizeof *outs);
-	if (!ids || !outs) {
+	if (!ids || !devs || !outs) {
 		proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory for %d ranks", n);
 		n = 0;
 		goto out;
 	}
 	for (int k = 0; k < n; k++) {
 		ids[k] = k;
+		devs[k] = rig_device(k, cfg->ranks_per_gpu);
 		outs[k].phase_s[PROBE_STEP_CUDA_INIT] = pre_s;
 	}
 	s.cfg = cfg;
 	s.nranks = n;
 	s.nlocal = n;
 	s.ranks = ids;
-	s.devices = ids;
+	s.devices = devs;
 	s.on_step = solo_on_step;
 	s.arg = &c;
 	s.plugin = plugin;
@@ -128,6 +160,7 @@ out:
 		probe_outcome_clear(&outs[k]);
 	free(outs);
 	free(ids);
+	free(devs);
 	if (comms_left) {
 		/* --teardown fast: the report is out (reporter_emit flushed it); end here,
 		 * before NCCL's static destructors could run under its live threads. The

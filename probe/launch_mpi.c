@@ -14,6 +14,7 @@
 #include "envcheck.h"
 #include "measure.h"
 #include "options.h"
+#include "rig.h"
 #include "watchdog.h"
 
 /* What every rank sends to rank 0 (timings and case verdicts follow separately). */
@@ -22,6 +23,7 @@ struct mpi_summary {
 	double phase_s[PROBE_STEP_COUNT];
 	struct probe_compute_samples compute;
 	char error[PROTO_ERROR_MAX];
+	char warning[PROTO_WARNING_MAX];
 };
 
 struct mpi_ctx {
@@ -86,6 +88,41 @@ static int mpi_ok(int err, const char *call)
 	return 0;
 }
 
+/* --ranks-per-gpu under MPI: this rank's device, what every report says about the
+ * sharing (rank 0 reports), the version check and NCCL_MULTI_RANK_GPU_ENABLE, before
+ * ncclGetUniqueId starts NCCL's threads. Returns 0, or -1 with the failure in o. */
+static int mpi_rig(const struct probe_config *cfg, struct reporter *rep, int local, int nlocal,
+                   int count, int *device, struct probe_outcome *o)
+{
+	int k = cfg->ranks_per_gpu, version = 0;
+	char err[PROTO_ERROR_MAX], where[256];
+
+	if (k > 1 && rig_device(local, k) >= count) {
+		probe_outcome_fail(o, PROTO_STAGE_INIT, "--ranks-per-gpu %d: local rank %d of %d "
+		                   "would use GPU %d, and %d are visible", k, local, nlocal,
+		                   rig_device(local, k), count);
+		return -1;
+	}
+	*device = k > 1 ? rig_device(local, k) : local % count;
+	if (k == 1 && nlocal > count)
+		k = (nlocal + count - 1) / count;   /* the launcher put more ranks than GPUs */
+	rep->ranks_per_gpu = k;
+	if (k <= 1)
+		return 0;
+	if (ncclGetVersion(&version) != ncclSuccess)
+		version = 0;
+	if (rig_check(k, version, getenv(RIG_ENV), err, sizeof err) != 0 ||
+	    rig_enable(k, rep, err, sizeof err) != 0) {
+		probe_outcome_fail(o, PROTO_STAGE_ENV, "%s", err);
+		return -1;
+	}
+	rep->has_mps = true;
+	rep->mps = rig_mps_running(where, sizeof where);
+	if (!rep->mps)
+		rig_no_mps_warning(k, where, rep->warning, sizeof rep->warning);
+	return 0;
+}
+
 int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 {
 	struct probe_config resolved = *asked;
@@ -104,7 +141,8 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 	size_t crbytes = ncases * sizeof(struct probe_case_result);
 	struct probe_case_result *cases_all = NULL;
 	char path[PATH_MAX];
-	int size = 1, local = 0, count = 0, device, status = PROTO_EXIT_FAILED, ok_all;
+	int size = 1, local = 0, nlocal = 1, count = 0, device = 0, status = PROTO_EXIT_FAILED;
+	int ok_all;
 	MPI_Comm node = MPI_COMM_NULL;
 
 	memset(&c, 0, sizeof c);
@@ -129,8 +167,10 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (mpi_ok(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c.rank,
-	                               MPI_INFO_NULL, &node), "MPI_Comm_split_type"))
+	                               MPI_INFO_NULL, &node), "MPI_Comm_split_type")) {
 		MPI_Comm_rank(node, &local);
+		MPI_Comm_size(node, &nlocal);
+	}
 	c.wd = watchdog_start(cfg->step_timeout_s, launch_grace_s(cfg), mpi_fire, &c);
 	/* Every rank has the same command line: all stop here, rank 0 says why. */
 	if (options_teardown(asked->teardown, PROBE_LAUNCH_MPI, &resolved.teardown, o.error,
@@ -149,14 +189,16 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 		goto gather;
 	}
 
-	if (measure_device_count(&count, &o) == 0) {
+	/* The GPU of this rank: with --ranks-per-gpu K the K local ranks in a row share one;
+	 * without it local ranks wrap around the GPUs, and those beyond share them too. */
+	if (measure_device_count(&count, &o) == 0 &&
+	    mpi_rig(cfg, rep, local, nlocal, count, &device, &o) == 0) {
 		hello.ok = 1;
 		if (c.rank == 0 && measure_unique_id(&hello.id, &o) != 0)
 			hello.ok = 0;
 	}
 	/* Rank 0's verdict travels with the id: if it cannot go on, nobody can. */
 	MPI_Bcast(&hello, (int)sizeof hello, MPI_BYTE, 0, MPI_COMM_WORLD);
-	device = count > 0 ? local % count : 0;
 	if (hello.ok && o.error[0] == '\0') {
 		int rank = c.rank;
 
@@ -193,6 +235,7 @@ gather:
 	memcpy(mine.phase_s, o.phase_s, sizeof mine.phase_s);
 	mine.compute = o.compute;
 	snprintf(mine.error, sizeof mine.error, "%s", o.error);
+	snprintf(mine.warning, sizeof mine.warning, "%s", o.warning);
 	if (c.rank == 0) {
 		all = calloc((size_t)size, sizeof *all);
 		ms_all = calloc((size_t)size * nms, sizeof *ms_all);
@@ -231,6 +274,7 @@ gather:
 				outs[k].in_flight_case = all[k].in_flight_case;
 				memcpy(outs[k].phase_s, all[k].phase_s, sizeof outs[k].phase_s);
 				outs[k].compute = all[k].compute;
+				memcpy(outs[k].warning, all[k].warning, sizeof outs[k].warning);
 				if (!all[k].ok && size > 1)
 					snprintf(outs[k].error, sizeof outs[k].error, "rank %d: %.*s", k,
 					         (int)sizeof all[k].error - 32, all[k].error);

@@ -15,6 +15,7 @@
 #include "nccltune_config.h"
 #include "options.h"
 #include "report.h"
+#include "rig.h"
 #include "sweep.h"
 
 static void print_version(FILE *f)
@@ -29,6 +30,55 @@ static void print_version(FILE *f)
 	        ", without MPI launch"
 #endif
 	       );
+}
+
+/* This process's rank under a launcher that starts one probe per rank (mpirun, srun):
+ * the first of OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID that is set, 0
+ * when none is (or it is not a number). Only rank 0 answers --capabilities and
+ * --fingerprint, so a wrapped probe prints one line as the tuner expects. */
+static long launcher_rank(void)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
+	};
+
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		long r;
+
+		if (!v || !*v)
+			continue;
+		r = strtol(v, &end, 10);
+		return *end == '\0' && r > 0 ? r : 0;
+	}
+	return 0;
+}
+
+/* --ranks-per-gpu in the process and all modes: what every report says (the sharing,
+ * in the process mode whether MPS serves it), the version check, the variable.
+ * Returns 0, or -1 with a message for stage env. */
+static int rig_setup(const struct probe_config *cfg, enum probe_launch mode,
+                     struct reporter *rep, char *err, size_t errlen)
+{
+	int version = 0;
+	char where[256];
+
+	rep->ranks_per_gpu = cfg->ranks_per_gpu;
+	if (cfg->ranks_per_gpu <= 1)
+		return 0;
+	if (ncclGetVersion(&version) != ncclSuccess)
+		version = 0;
+	if (rig_check(cfg->ranks_per_gpu, version, getenv(RIG_ENV), err, errlen) != 0 ||
+	    rig_enable(cfg->ranks_per_gpu, rep, err, errlen) != 0)
+		return -1;
+	if (mode != PROBE_LAUNCH_ALL) {
+		rep->has_mps = true;
+		rep->mps = rig_mps_running(where, sizeof where);
+		if (!rep->mps)
+			rig_no_mps_warning(cfg->ranks_per_gpu, where, rep->warning, sizeof rep->warning);
+	}
+	return 0;
 }
 
 /* The launch mode, refusing combinations that cannot work. Returns the exit status
@@ -71,6 +121,16 @@ static int run(const struct probe_config *asked, struct reporter *rep)
 		reporter_emit(rep, &r, NULL);
 		fprintf(stderr, "nccltune-probe: %s\n", err);
 		return PROTO_EXIT_USAGE;
+	}
+	/* Several ranks per GPU: refused on an NCCL before 2.30 (ncclGetVersion needs no
+	 * GPU), then NCCL_MULTI_RANK_GPU_ENABLE=1 before any NCCL thread exists. Under MPI
+	 * launch_mpi does the same after MPI_Init, where rank 0 reports. */
+	if (mode != PROBE_LAUNCH_MPI && rig_setup(cfg, mode, rep, err, sizeof err) != 0) {
+		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", err);
+		reporter_emit(rep, &r, NULL);
+		fprintf(stderr, "nccltune-probe: %s\n", err);
+		sweep_plugin_close(&plugin);
+		return PROTO_EXIT_FAILED;
 	}
 	switch (mode) {
 	case PROBE_LAUNCH_ALL:
@@ -123,14 +183,18 @@ int main(int argc, char **argv)
 	if (reporter_init(&rep) != 0)
 		perror("nccltune-probe: cannot separate the report from library output");
 
+	/* Before a launch mode runs, every rank of a launcher sees the same refusal: rank 0
+	 * alone reports it (one object on the launcher's stdout), all exit with its status. */
 	if (nccl_bad && (action == OPTIONS_RUN || action == OPTIONS_FINGERPRINT)) {
 		proto_report_fail(&r, PROTO_STAGE_ENV, "%s", nccl_err);
-		reporter_emit(&rep, &r, NULL);
+		if (launcher_rank() == 0)
+			reporter_emit(&rep, &r, NULL);
 		fprintf(stderr, "nccltune-probe: %s\n", nccl_err);
 	} else switch (action) {
 	case OPTIONS_ERROR:
 		proto_report_fail(&r, PROTO_STAGE_ARGS, "%s", err);
-		reporter_emit(&rep, &r, NULL);
+		if (launcher_rank() == 0)
+			reporter_emit(&rep, &r, NULL);
 		fprintf(stderr, "nccltune-probe: %s\n", err);
 		status = PROTO_EXIT_USAGE;
 		break;
@@ -139,6 +203,10 @@ int main(int argc, char **argv)
 		status = fflush(rep.out) == 0 ? PROTO_EXIT_OK : PROTO_EXIT_FAILED;
 		break;
 	case OPTIONS_CAPABILITIES:
+		if (launcher_rank() != 0) {   /* rank 0 speaks for all */
+			status = PROTO_EXIT_OK;
+			break;
+		}
 		fp = proto_capabilities_format(MEASURE_CAPABILITIES);
 		if (fp && reporter_emit_text(&rep, fp) == 0)
 			status = PROTO_EXIT_OK;
@@ -151,7 +219,11 @@ int main(int argc, char **argv)
 		status = fflush(rep.out) == 0 ? PROTO_EXIT_OK : PROTO_EXIT_FAILED;
 		break;
 	case OPTIONS_FINGERPRINT:
-		fp = fingerprint_format();
+		if (launcher_rank() != 0) {
+			status = PROTO_EXIT_OK;
+			break;
+		}
+		fp = fingerprint_format(cfg.ranks_per_gpu);
 		if (fp && reporter_emit_text(&rep, fp) == 0)
 			status = PROTO_EXIT_OK;
 		else if (!fp)

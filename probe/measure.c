@@ -513,46 +513,82 @@ static void drop_graphs(struct measure *m)
 		measure_drop_case(m, c);
 }
 
-/* Release everything; communicators are finalized when all went well, aborted
- * otherwise (abort also stops kernels that wait for a peer that will never come).
- * With --teardown fast a run that went well leaves its communicators alone: the
- * process ends with _exit right after reporting and the driver releases them with
- * the CUDA context. What NCCL's destroy would cost is mostly waiting for its proxy
- * service thread, which sleeps in poll() for up to 500 ms when idle (src/proxy.cc).
- * Returns `ok`, or false when a clean finalize failed (recorded in m->chk). */
-static bool teardown(struct measure *m, bool ok)
+/* After a verified run: deregister the windows and finalize every communicator, waiting
+ * at most half the step timeout (the other half is the abort's). Graphs must be gone
+ * first: NCCL's finalize waits until no graph that captured the communicator is left
+ * (commDestroySync polls localPersistentRefs down to 0 in NCCL 2.30, src/init.cc), so
+ * a graph destroyed after it hangs it - as NCCL 2.30.7 with two ranks on one GPU did.
+ * Returns 0, or -1 with the reason in `why` (the communicators are then to be
+ * aborted, and the measurement stands). */
+static int finalize_comms(struct measure *m, char *why, size_t len)
+{
+	double half = m->s->cfg->step_timeout_s / 2;
+	int rc = -1;
+
+	m->chk.deadline = probe_now() + half;
+	if (measure_window_release(m) != 0)
+		goto out;
+	for (int k = 0; k < m->s->nlocal; k++) {
+		ncclResult_t res = ncclCommFinalize(m->rs[k].comm);
+
+		if (res != ncclSuccess && res != ncclInProgress) {
+			check_nccl_result(&m->chk, m->rs[k].comm, res, "ncclCommFinalize", __FILE__,
+			                  __LINE__);
+			goto out;
+		}
+	}
+	m->chk.deadline = probe_now() + half;
+	if (measure_wait_comms(m) != 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc != 0)
+		snprintf(why, len, "%s", m->out[0].error);
+	return rc;
+}
+
+/* Release everything: when all went well graphs first, then communicators finalized and
+ * destroyed; otherwise communicators aborted, then graphs (abort also stops kernels that wait for a peer that
+ * will never come). With --teardown fast a run that went well leaves its communicators
+ * alone: the process ends with _exit right after reporting and the driver releases
+ * them with the CUDA context. What NCCL's destroy would cost is mostly waiting for its
+ * proxy service thread, which sleeps in poll() for up to 500 ms when idle
+ * (src/proxy.cc). A verified run stays verified: a finalize that fails or hangs is
+ * aborted within the step timeout and leaves a warning in out[0].warning, never a
+ * failure. Can't fail. */
+static void teardown(struct measure *m, bool ok)
 {
 	bool keep_comms = ok && m->s->cfg->teardown == PROBE_TEARDOWN_FAST;
+	bool destroy = ok && !keep_comms;
 
 	end_captures(m);
-	if (ok && !keep_comms) {
-		m->chk.deadline = probe_now() + m->s->cfg->step_timeout_s;
-		if (measure_window_release(m) != 0)
-			ok = false;
-		for (int k = 0; k < m->s->nlocal && ok; k++) {
-			ncclResult_t res = ncclCommFinalize(m->rs[k].comm);
+	/* Only a run that went well drops its graphs first: nothing of them is in flight
+	 * then. A failed run may have a replay stuck on a peer: abort first, as before. */
+	if (ok)
+		drop_graphs(m);
+	if (destroy) {
+		struct probe_outcome saved = m->out[0];   /* the ok outcome, before any failure */
+		char why[PROTO_ERROR_MAX] = "";
 
-			if (res != ncclSuccess && res != ncclInProgress) {
-				check_nccl_result(&m->chk, m->rs[k].comm, res, "ncclCommFinalize",
-				                  __FILE__, __LINE__);
-				ok = false;
-			}
+		if (finalize_comms(m, why, sizeof why) != 0) {
+			destroy = false;
+			snprintf(saved.warning, sizeof saved.warning, "teardown: %.160s; every result "
+			         "was checked and timed before it, the communicators were aborted", why);
+			m->out[0] = saved;
 		}
-		if (ok && measure_wait_comms(m) != 0)
-			ok = false;
 	}
 	for (int k = 0; k < m->s->nlocal && !keep_comms; k++) {
 		struct rank_state *r = &m->rs[k];
 
 		if (!r->comm)
 			continue;
-		if (ok)
+		if (destroy)
 			ncclCommDestroy(r->comm);
 		else
 			ncclCommAbort(r->comm);
 		r->comm = NULL;
 	}
-	drop_graphs(m);
+	drop_graphs(m);   /* what is left (a failed run's): after the abort */
 	measure_compute_release(m);
 	for (int k = 0; k < m->s->nlocal; k++) {
 		struct rank_state *r = &m->rs[k];
@@ -580,7 +616,6 @@ forget:
 		memset(r, 0, sizeof *r);
 	}
 	poll_log(m);   /* the last of NCCL's warnings */
-	return ok;
 }
 
 /* NCCL_CUMEM_ENABLE as NCCL reads it (an integer, strtoll base 0): set and 0. */
@@ -696,10 +731,11 @@ out:
 	in_flight = m.cur_case;
 	t = probe_now();
 	m.cur_case = -1;
+	for (int k = 0; rc == 0 && k < s->nlocal; k++)
+		out[k].measured = true;   /* a watchdog firing in teardown keeps the results */
 	measure_step_begin(&m, PROBE_STEP_TEARDOWN, "teardown");
 	m.step_open = false;
-	if (!teardown(&m, rc == 0))
-		rc = -1;
+	teardown(&m, rc == 0);
 	for (int k = 0; k < s->nlocal; k++) {
 		out[k].phase_s[PROBE_STEP_TEARDOWN] = probe_now() - t;
 		out[k].ok = rc == 0;

@@ -80,6 +80,21 @@ int ncclpath_ensure(const char *want, const char *symbol, char **argv, char *err
 		slash[1] = '\0';
 	else
 		*slash = '\0';
+	/* A library this system cannot load (built for a newer glibc, a dependency missing)
+	 * would kill the re-executed probe inside the loader, before it could report: try
+	 * it here first, where the failure is still a report. */
+	{
+		void *h = dlopen(real, RTLD_LAZY | RTLD_LOCAL);
+
+		if (!h) {
+			const char *why = dlerror();
+
+			snprintf(err, errlen, "--nccl %s: cannot be loaded here: %.400s", want,
+			         why ? why : "dlopen failed");
+			return -1;
+		}
+		dlclose(h);
+	}
 	/* the loader splits LD_LIBRARY_PATH at ':' and ';' (glibc's elf/dl-load.c): such a
 	 * folder would put other folders first */
 	if (strpbrk(dir, ":;")) {

@@ -10,7 +10,7 @@
 #include "fsutil.h"
 
 enum opt_kind {
-	OPT_WORKLOAD, OPT_LAUNCH, OPT_TEARDOWN, OPT_GPUS, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
+	OPT_WORKLOAD, OPT_LAUNCH, OPT_TEARDOWN, OPT_GPUS, OPT_RANKS_PER_GPU, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
 	OPT_FINGERPRINT, OPT_TEST_CORRUPT, OPT_TEST_CORRUPT_CHOICE, OPT_TEST_STALL_CHOICE,
 	OPT_SWEEP, OPT_NCCL, OPT_CAPABILITIES, OPT_HELP, OPT_VERSION,
 };
@@ -55,6 +55,10 @@ static const struct opt_row table[] = {
 	 "after a verified run: clean (destroy the NCCL communicators) or fast (leave them "
 	 "to the process exit, which frees all GPU memory) [fast; clean under mpi]"},
 	{"gpus", "N", OPT_GPUS, "use the first N visible GPUs (process, all) [all]"},
+	{"ranks-per-gpu", "K", OPT_RANKS_PER_GPU,
+	 "K ranks of the communicator share each GPU (ranks g*K .. g*K+K-1 on GPU g; under "
+	 "mpi the K local ranks in a row): needs NCCL 2.30+ (stage env otherwise); the probe "
+	 "sets NCCL_MULTI_RANK_GPU_ENABLE=1 itself. A test rig, not a multi-GPU machine [1]"},
 	{"step-timeout", "SEC", OPT_STEP_TIMEOUT,
 	 "longest any step may make no progress before the probe aborts it [60]"},
 	{"no-env-check", NULL, OPT_NO_ENV_CHECK,
@@ -85,6 +89,7 @@ void options_defaults(struct probe_config *cfg)
 	cfg->launch = PROBE_LAUNCH_AUTO;
 	cfg->teardown = PROBE_TEARDOWN_AUTO;
 	cfg->gpus = 0;
+	cfg->ranks_per_gpu = 1;
 	cfg->step_timeout_s = 60;
 	cfg->verbose = false;
 	cfg->corrupt_rank = -1;
@@ -176,6 +181,9 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 		return 0;
 	case OPT_GPUS:
 		return int_option(row, arg, 1, 1024, "an integer", &cfg->gpus, err, errlen);
+	case OPT_RANKS_PER_GPU:
+		return int_option(row, arg, 1, PROTO_MAX_RANKS_PER_GPU, "an integer",
+		                  &cfg->ranks_per_gpu, err, errlen);
 	case OPT_STEP_TIMEOUT: {
 		char *end;
 		double d;

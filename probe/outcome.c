@@ -96,6 +96,17 @@ enum proto_stage probe_watchdog_failure(const struct probe_config *cfg,
 	return probe_step_stage(step);
 }
 
+bool probe_watchdog_keeps(const struct probe_outcome *o, enum probe_step step, double silent_s,
+                          char *warning, size_t len)
+{
+	if (!o || !o->measured || step != PROBE_STEP_TEARDOWN)
+		return false;
+	snprintf(warning, len, "teardown hung for %.0f s (communicator finalize, destroy or "
+	         "abort); every result was checked and timed before it; the watchdog ended the "
+	         "process", silent_s);
+	return true;
+}
+
 size_t probe_slice_stride(size_t bytes)
 {
 	return (bytes + 511) / 512 * 512;
@@ -403,6 +414,9 @@ int probe_merge(const struct probe_config *cfg, const struct probe_outcome *rank
 	}
 	if (merge_compute(cfg, ranks, nranks, r) == 0)   /* else r is its failure */
 		r->window_symmetric = cfg->w.window_symmetric;
+	for (int k = 0; r->ok && k < nranks; k++)   /* a hung teardown, aborted: said, kept */
+		if (ranks[k].warning[0])
+			proto_report_warn(r, "rank %d: %.200s", k, ranks[k].warning);
 	rc = 0;
 out:
 	free(samples);

@@ -46,6 +46,7 @@ struct probe_config {
 	enum probe_launch launch;
 	enum probe_teardown teardown;
 	int gpus;                /* 0: every visible GPU */
+	int ranks_per_gpu;       /* --ranks-per-gpu: ranks sharing each GPU (1: one each) */
 	double step_timeout_s;   /* longest any single step may take */
 	bool verbose;            /* progress on stderr */
 	bool no_env_check;       /* --no-env-check: leave NCCL variables to NCCL alone */
@@ -114,6 +115,9 @@ struct probe_outcome {
 	bool in_flight_known;           /* !ok: the failure happened while case ... */
 	int in_flight_case;             /* ... in_flight_case was being prepared or replayed */
 	int nccl_version;               /* ncclGetVersion code, 0 when unknown */
+	bool measured;                  /* every case checked and timed: only teardown left */
+	char warning[PROTO_WARNING_MAX];   /* what went wrong without costing the measurement
+	                                      (a teardown that hung and was aborted); "" none */
 	struct probe_compute_samples compute;   /* --compute-us: the kernel alone */
 };
 
@@ -144,6 +148,13 @@ enum proto_stage probe_watchdog_failure(const struct probe_config *cfg,
                                         const struct probe_outcome *o, int rank,
                                         enum probe_step step, double silent_s, char *msg,
                                         size_t len);
+
+/* Whether a watchdog that found `step` silent for silent_s must keep the results: o
+ * (may be NULL) was measured (every case checked and timed) and only its teardown hung.
+ * Then writes the warning the report carries into o_warning and returns true. Can't
+ * fail. */
+bool probe_watchdog_keeps(const struct probe_outcome *o, enum probe_step step, double silent_s,
+                          char *warning, size_t len);
 
 /* Each captured all-reduce works on its own slice of the rank's buffer (see
  * docs/measurement.md); slices of a `bytes`-sized message start this many bytes apart

@@ -14,6 +14,10 @@ int reporter_init(struct reporter *rep)
 
 	rep->out = stdout;
 	rep->done = false;
+	rep->ranks_per_gpu = 0;
+	rep->has_mps = rep->mps = false;
+	rep->nprobe_env = 0;
+	rep->warning[0] = '\0';
 	pthread_mutex_init(&rep->lock, NULL);
 	fflush(stdout);
 	fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -95,10 +99,33 @@ int reporter_emit_text(struct reporter *rep, const char *text)
 	return rc;
 }
 
+void reporter_note_env(struct reporter *rep, const char *name, const char *value)
+{
+	if (rep->nprobe_env >= PROTO_MAX_PROBE_ENV)
+		return;
+	snprintf(rep->probe_env[rep->nprobe_env], sizeof rep->probe_env[0], "%s=%s", name, value);
+	rep->nprobe_env++;
+}
+
 int reporter_emit(struct reporter *rep, const struct proto_report *r, const double *phase_s)
 {
-	char *line = report_format(r, phase_s);
+	struct proto_report full = *r;   /* shares r's sweep entries: not cleared here */
+	char *line;
 	int rc;
+
+	if (!full.ranks_per_gpu)
+		full.ranks_per_gpu = rep->ranks_per_gpu;
+	if (!full.has_mps) {
+		full.has_mps = rep->has_mps;
+		full.mps = rep->mps;
+	}
+	if (!full.nprobe_env) {
+		full.nprobe_env = rep->nprobe_env;
+		memcpy(full.probe_env, rep->probe_env, sizeof full.probe_env);
+	}
+	if (rep->warning[0])
+		proto_report_warn(&full, "%s", rep->warning);
+	line = report_format(&full, phase_s);
 
 	if (!line) {
 		/* Out of memory: say so with a fixed text rather than say nothing. */

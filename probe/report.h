@@ -15,6 +15,15 @@ struct reporter {
 	FILE *out;              /* the original stdout */
 	pthread_mutex_t lock;   /* the watchdog thread may report too */
 	bool done;              /* one object per run, whoever comes first */
+	/* What every report of a run says about the rig, whoever writes it (the launch
+	 * mode, a watchdog, a refusal): ranks sharing each GPU (0: not a run), the MPS
+	 * verdict for processes sharing one (has_mps), the variables the probe set. Set
+	 * before the run starts; reporter_emit adds what a report does not say itself. */
+	int ranks_per_gpu;
+	bool has_mps, mps;
+	size_t nprobe_env;
+	char probe_env[PROTO_MAX_PROBE_ENV][PROTO_WARNING_MAX];
+	char warning[PROTO_WARNING_MAX];   /* a warning every report carries ("": none) */
 };
 
 /* Take over stdout as described above. Returns 0, or -1 when the descriptors cannot
@@ -25,7 +34,11 @@ int reporter_init(struct reporter *rep);
  * hold the report stream open. Can't fail. */
 void reporter_forget(struct reporter *rep);
 
-/* Write `r` (protocol v1) plus, when phase_s is not NULL and not all zero, the
+/* Record that the probe set NAME=VALUE in its own environment for NCCL (reported as
+ * "probe_env"). Dropped past PROTO_MAX_PROBE_ENV. Can't fail. */
+void reporter_note_env(struct reporter *rep, const char *name, const char *value);
+
+/* Write `r` (protocol v1), with the reporter's rig fields where r has none, plus, when phase_s is not NULL and not all zero, the
  * "phases_s" extension (wall seconds per step). Only the first call of a run writes; later ones return 0
  * without writing. Returns 0, or -1 on an I/O or memory error (message on stderr). */
 int reporter_emit(struct reporter *rep, const struct proto_report *r, const double *phase_s);

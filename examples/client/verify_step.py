@@ -26,6 +26,7 @@ installed into that interpreter (nccltune's .pth or sitecustomize block, its tun
 and variables) reaches torch's NCCL in every worker. examples/client/compare.py runs it
 under NCCL's defaults, the tuned result and --try configurations, interleaved."""
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -101,6 +102,9 @@ def main(argv):
     if not torch.cuda.is_available():
         print("verify_step.py: no CUDA device visible", file=sys.stderr)
         return 1
+    # more local ranks than GPUs share them (the rig: two ranks on one GPU with NCCL 2.30
+    # and NCCL_MULTI_RANK_GPU_ENABLE=1); one rank per GPU otherwise, as before
+    local %= max(1, torch.cuda.device_count())
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
     if "MASTER_ADDR" not in os.environ:   # run without torchrun: one rank
@@ -221,6 +225,12 @@ def main(argv):
         }
         print(json.dumps(doc, sort_keys=True))
         sys.stdout.flush()
+    # NCCL 2.30's communicator finalize waits until no CUDA graph that captured it is left
+    # (it hung here with two ranks on one GPU): drop the graphs before the destroy
+    g = None
+    graphs.clear()
+    torch.cuda.synchronize()
+    gc.collect()
     dist.destroy_process_group()
     return 0 if ok.item() else 1
 

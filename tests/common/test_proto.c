@@ -279,6 +279,13 @@ static void test_capabilities(void)
 		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[1]}", "not a string"},
 		{"{\"schema\":\"nccltune-probe/1\"}", "not an array"},
 		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]} x", "more than one"},
+		/* one line per rank must be the same line */
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
+		 "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]}\n", "not copies"},
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
+		 "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"zzzzz\"]}\n", "not copies"},
+		{"{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]}\n"
+		 "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[]", "not copies"},
 		{"usage: probe [options]", "not a JSON object"},
 		{"[]", "not a JSON object"},
 	};
@@ -308,6 +315,12 @@ static void test_capabilities(void)
 	}
 	CHECK_INT(proto_capabilities_parse("{}\0", 3, &caps, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "NUL");
+	/* `mpirun -np 3 nccltune-probe --capabilities`: three identical lines are one */
+	text = "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
+	       "{\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n"
+	       "  {\"schema\":\"nccltune-probe/1\",\"capabilities\":[\"sweep\"]}\n";
+	CHECK_INT(proto_capabilities_parse(text, strlen(text), &caps, err, sizeof err), 0);
+	CHECK_INT(caps, PROTO_CAP_SWEEP);
 }
 
 #define HEAD "{\"schema\":\"nccltune-probe/1\",\"ok\":true,\"nranks\":2,\"nccl_version\":\"2\"," \
@@ -672,6 +685,77 @@ static void test_server_extensions(void)
 	}
 }
 
+/* The rig extension (ranks_per_gpu, mps, probe_env, warnings): written by the writer on
+ * success and failure alike, read back, optional for older probes, typed strictly. */
+static void test_rig_extension(void)
+{
+	struct proto_report r, back;
+	char err[512], *text;
+
+	memset(&r, 0, sizeof r);
+	r.ok = true;
+	r.nranks = 2;
+	snprintf(r.nccl_version, sizeof r.nccl_version, "2.30.7");
+	snprintf(r.source, sizeof r.source, "measured");
+	r.nresults = 1;
+	r.results[0].bytes = 43008;
+	r.results[0].ops = 122;
+	r.results[0].samples = 5;
+	r.results[0].correct = true;
+	r.results[0].us = (struct proto_stats){7.5, 7.4, 7.6, 7.3, 8.0};
+	r.ranks_per_gpu = 2;
+	r.has_mps = true;
+	r.mps = false;
+	snprintf(r.probe_env[0], sizeof r.probe_env[0], "NCCL_MULTI_RANK_GPU_ENABLE=1");
+	r.nprobe_env = 1;
+	CHECK_INT(proto_report_warn(&r, "rank %d: teardown hung", 1), 0);
+	text = proto_report_format(&r);
+	CHECK(text != NULL);
+	CHECK_CONTAINS(text, "\"ranks_per_gpu\":2");
+	CHECK_CONTAINS(text, "\"mps\":false");
+	CHECK_CONTAINS(text, "\"probe_env\":[\"NCCL_MULTI_RANK_GPU_ENABLE=1\"]");
+	CHECK_CONTAINS(text, "\"warnings\":[\"rank 1: teardown hung\"]");
+	CHECK_INT(parse(text, &back, err, sizeof err), 0);
+	CHECK(back.ok);
+	CHECK_INT(back.ranks_per_gpu, 2);
+	CHECK(back.has_mps && !back.mps);
+	CHECK_INT(back.nwarnings, 1);
+	CHECK_STR(back.warnings[0], "rank 1: teardown hung");
+	CHECK_INT(back.nprobe_env, 1);
+	CHECK_STR(back.probe_env[0], "NCCL_MULTI_RANK_GPU_ENABLE=1");
+	free(text);
+	/* a failure says it too */
+	proto_report_fail(&r, PROTO_STAGE_ENV, "--ranks-per-gpu 2: needs NCCL 2.30");
+	text = proto_report_format(&r);
+	CHECK_CONTAINS(text, "\"ranks_per_gpu\":2");
+	CHECK_INT(parse(text, &back, err, sizeof err), 0);
+	CHECK(!back.ok);
+	CHECK_INT(back.ranks_per_gpu, 2);
+	free(text);
+	/* absent: an older probe's report, read as before */
+	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\","
+	                "\"error\":\"x\"}", &back, err, sizeof err), 0);
+	CHECK_INT(back.ranks_per_gpu, 0);
+	CHECK(!back.has_mps);
+	CHECK_INT(back.nwarnings, 0);
+	/* strict types and bounds */
+	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\","
+	                "\"error\":\"x\",\"ranks_per_gpu\":0}", &back, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "ranks_per_gpu");
+	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\","
+	                "\"error\":\"x\",\"ranks_per_gpu\":1.5}", &back, err, sizeof err), -1);
+	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\","
+	                "\"error\":\"x\",\"warnings\":[3]}", &back, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "warnings[0]");
+	CHECK_INT(parse("{\"schema\":\"nccltune-probe/1\",\"ok\":false,\"stage\":\"init\","
+	                "\"error\":\"x\",\"mps\":\"yes\"}", &back, err, sizeof err), -1);
+	/* at most PROTO_MAX_WARNINGS are kept by the writer */
+	for (int i = 0; i < PROTO_MAX_WARNINGS; i++)
+		proto_report_warn(&r, "w%d", i);
+	CHECK_INT(r.nwarnings, PROTO_MAX_WARNINGS);
+	CHECK_INT(proto_report_warn(&r, "one too many"), -1);
+}
+
 int main(void)
 {
 	test_options();
@@ -684,5 +768,6 @@ int main(void)
 	test_decisions();
 	test_sweep_entries();
 	test_server_extensions();
+	test_rig_extension();
 	return check_status();
 }

@@ -176,6 +176,73 @@ def check_env_cases():
         fail("--no-env-check: want an init failure (no GPU visible), got %d %r" % (rc, out))
 
 
+def nccl_runtime_version():
+    """The NCCL the probe loads here, from its fingerprint ("2.28.9"), or None."""
+    rc, out, err = run(["--fingerprint"], {"CUDA_VISIBLE_DEVICES": ""})
+    try:
+        return json.loads(out).get("nccl_version")
+    except ValueError:
+        return None
+
+
+def check_ranks_per_gpu():
+    """--ranks-per-gpu K: a bad K is stage args; K > 1 on an NCCL before 2.30 is stage env,
+    before any GPU, in the process and all modes; every run report says the sharing."""
+    for bad in ["0", "65", "two"]:
+        rc, out, err = run(["--ranks-per-gpu", bad])
+        if rc != 2 or parse_with_tuner(out, "--ranks-per-gpu " + bad) != "fail args":
+            fail("--ranks-per-gpu %s: want exit 2 at stage args, got %d %r" % (bad, rc, out))
+    version = nccl_runtime_version() or ""
+    try:
+        major, minor = (int(x) for x in version.split(".")[:2])
+    except ValueError:
+        major = minor = 0
+    if (major, minor) < (2, 30):
+        for mode in ["process", "all"]:
+            rc, out, err = run(["--ranks-per-gpu", "2", "--launch", mode, "--iters", "5"])
+            what = "--ranks-per-gpu 2 --launch %s on NCCL %s" % (mode, version)
+            obj = json.loads(out) if out.strip() else {}
+            if rc != 1 or obj.get("stage") != "env" or obj.get("ranks_per_gpu") != 2:
+                fail("%s: want exit 1 at stage env with ranks_per_gpu 2, got %d %r"
+                     % (what, rc, out))
+            if "NCCL 2.30" not in obj.get("error", "") or "--nccl" not in obj.get("error", ""):
+                fail("%s: the message does not say what is needed: %r" % (what, obj))
+            if parse_with_tuner(out, what) != "fail env":
+                fail("%s: not parsed as an env failure" % what)
+    # the fingerprint says the sharing when there is some, and is unchanged otherwise
+    rc, out, err = run(["--fingerprint", "--ranks-per-gpu", "2"], {"CUDA_VISIBLE_DEVICES": ""})
+    rc1, out1, err1 = run(["--fingerprint"], {"CUDA_VISIBLE_DEVICES": ""})
+    try:
+        shared, plain = json.loads(out), json.loads(out1)
+    except ValueError:
+        shared = plain = {}
+    if shared.get("ranks_per_gpu") != 2 or "ranks_per_gpu" in plain:
+        fail("--fingerprint: ranks_per_gpu 2 with --ranks-per-gpu 2 and absent without, got "
+             "%r and %r" % (shared.get("ranks_per_gpu"), plain.get("ranks_per_gpu")))
+    # one rank per GPU: the report says so too (here: no GPU visible)
+    rc, out, err = run(["--launch", "all", "--iters", "5"], {"CUDA_VISIBLE_DEVICES": ""})
+    if json.loads(out).get("ranks_per_gpu") != 1:
+        fail("a run's report does not say ranks_per_gpu 1: %r" % out)
+
+
+def check_launcher_rank():
+    """Under a launcher only rank 0 answers --capabilities and --fingerprint, and reports a
+    bad command line."""
+    for var in ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"]:
+        for args in (["--capabilities"], ["--fingerprint"]):
+            rc, out, err = run(args, {var: "1", "CUDA_VISIBLE_DEVICES": ""})
+            if rc != 0 or out != "":
+                fail("%s=1 %s: want silence and exit 0, got %d %r" % (var, args[0], rc, out))
+            rc, out, err = run(args, {var: "0", "CUDA_VISIBLE_DEVICES": ""})
+            if rc != 0 or out.count("\n") != 1:
+                fail("%s=0 %s: want one line, got %d %r" % (var, args[0], rc, out))
+        # a bad command line: every rank refuses, rank 0 alone reports
+        rc, out, err = run(["--bogus"], {var: "1"})
+        if rc != 2 or out != "" or "--bogus" not in err:
+            fail("%s=1 --bogus: want exit 2, no report, the reason on stderr: %d %r"
+                 % (var, rc, out))
+
+
 def check_help_version():
     rc, out, err = run(["--help"])
     if rc != 0:
@@ -183,7 +250,8 @@ def check_help_version():
     for opt in ["--bytes", "--ops N[,N2...]", "--dtype", "--iters", "--warmup", "--out-of-place",
                 "--launch", "--teardown", "--gpus", "--step-timeout", "--no-env-check",
                 "--fingerprint", "--help", "--version", "nccltune-probe/1", "--sweep FILE",
-                "--capabilities", "--test-corrupt-choice I", "--test-stall-choice I"]:
+                "--capabilities", "--test-corrupt-choice I", "--test-stall-choice I",
+                "--ranks-per-gpu K"]:
         if opt not in out:
             fail("--help does not mention %s" % opt)
     rc, out, err = run(["--version"])
@@ -298,6 +366,22 @@ def check_nccl_option():
             if rc != 1 or rep.get("stage") != "env" or why not in rep.get("error", ""):
                 fail("--nccl %s: want exit 1 at stage env saying %s, got %d %r" %
                      (bad, why, rc, out))
+        # a library this system cannot load (here: not an ELF file; on the rig's build
+        # machine NCCL 2.30.7 needs a newer glibc) is a report at stage env naming the
+        # loader's reason, not a probe that dies in the loader after re-executing
+        junk = os.path.join(d, "junk")
+        os.mkdir(junk)
+        with open(os.path.join(junk, "libnccl.so.2"), "w") as dst:
+            dst.write("not a shared object\n")
+        rc, out, _ = run(["--nccl", os.path.join(junk, "libnccl.so.2"), "--fingerprint"], hide)
+        try:
+            rep = json.loads(out)
+        except ValueError:
+            rep = {}
+        if rc != 1 or rep.get("stage") != "env" or "cannot be loaded here" not in \
+                rep.get("error", ""):
+            fail("--nccl of a file the loader refuses: want exit 1 at stage env, got %d %r"
+                 % (rc, out))
         # --nccl twice: a usage error; --help and --version never re-execute (a missing
         # library does not matter to them)
         rc, out, _ = run(["--nccl", copy, "--nccl", copy, "--fingerprint"], hide)
@@ -318,6 +402,8 @@ check_help_version()
 check_no_gpu()
 check_fingerprint_no_gpu()
 check_nccl_option()
+check_ranks_per_gpu()
+check_launcher_rank()
 if failures:
     print("%d failure(s)" % len(failures), file=sys.stderr)
     sys.exit(1)

@@ -337,6 +337,48 @@ static void test_watchdog_message(void)
 	          PROTO_STAGE_INIT);
 	CHECK_STR(msg, "NCCL communicator init (2 ranks): timed out (then step teardown hung for "
 	          "7 s; the watchdog ended the process)");
+	/* a measured run whose teardown hangs keeps its results, with a warning; any other
+	 * step, or a run not measured, does not */
+	memset(&o, 0, sizeof o);
+	CHECK(!probe_watchdog_keeps(&o, PROBE_STEP_TEARDOWN, 7, msg, sizeof msg));
+	CHECK(!probe_watchdog_keeps(NULL, PROBE_STEP_TEARDOWN, 7, msg, sizeof msg));
+	o.measured = true;
+	CHECK(!probe_watchdog_keeps(&o, PROBE_STEP_TIMING, 7, msg, sizeof msg));
+	CHECK(probe_watchdog_keeps(&o, PROBE_STEP_TEARDOWN, 7.4, msg, sizeof msg));
+	CHECK_CONTAINS(msg, "teardown hung for 7 s");
+	CHECK_CONTAINS(msg, "every result was checked and timed before it");
+}
+
+/* A rank's teardown warning (an aborted finalize) reaches the ok report, named by rank. */
+static void test_merge_warnings(void)
+{
+	struct probe_config cfg;
+	struct probe_outcome o[2];
+	struct proto_report r;
+	struct probe_case_result cr[2][1];
+	double phases[PROBE_STEP_COUNT], ms0[] = {1.0, 1.0}, ms1[] = {1.0, 2.0};
+
+	memset(&cfg, 0, sizeof cfg);
+	proto_workload_defaults(&cfg.w);
+	cfg.w.iters = 2;
+	memset(o, 0, sizeof o);
+	memset(cr, 0, sizeof cr);
+	for (int k = 0; k < 2; k++) {
+		o[k].ok = true;
+		o[k].ncases = 1;
+		o[k].cases = cr[k];
+		cr[k][0].status = PROBE_CASE_KEPT;
+		o[k].iters = 2;
+		o[k].nccl_version = 23007;
+	}
+	o[0].ms = ms0;
+	o[1].ms = ms1;
+	snprintf(o[1].warning, sizeof o[1].warning, "teardown: timed out; communicators aborted");
+	CHECK_INT(probe_merge(&cfg, o, 2, &r, phases), 0);
+	CHECK(r.ok);
+	CHECK_INT(r.nwarnings, 1);
+	CHECK_STR(r.warnings[0], "rank 1: teardown: timed out; communicators aborted");
+	proto_report_clear(&r);
 }
 
 /* --compute-us and --window in the merge: the kernel alone per sample the slowest rank's,
@@ -405,6 +447,7 @@ static void test_merge_server(void)
 
 int main(void)
 {
+	test_merge_warnings();
 	test_merge_server();
 	test_watchdog_message();
 	test_merge_slowest();

@@ -137,7 +137,7 @@ static double either_cost(void)
 	return getenv(a) || getenv(b) ? 0 : atof(colon + 1);
 }
 
-static int fingerprint(const char *nccl)
+static int fingerprint(const char *nccl, const char *ranks_per_gpu)
 {
 	const char *path = env_or("FAKEPROBE_NCCL_PATH", nccl ? nccl : "");
 	const char *gpu = env_or("FAKEPROBE_GPU", "Fake GPU");
@@ -149,6 +149,10 @@ static int fingerprint(const char *nccl)
 	}
 	if (*path)
 		printf("{\"nccl_path\": \"%s\", ", path);
+	if (ranks_per_gpu)
+		printf("%s\"ranks_per_gpu\": %d, ", *path ? "" : "{", atoi(ranks_per_gpu));
+	if (ranks_per_gpu && !*path)
+		path = " ";   /* the object is open */
 	printf("%s\"schema\": \"%s\", \"source\": \"%s\",%s \"host\": \"fakehost\", "
 	       "\"driver\": \"1.0\", \"cuda_runtime\": \"13.0\", \"nccl_version\": \"2.28.3\", "
 	       "\"gpu_count\": 2, \"gpus\": [{\"index\": 0, \"name\": \"%s\", \"bus_id\": \"0:1\"}, "
@@ -175,7 +179,7 @@ int main(int argc, char **argv)
 	double bufl2 = log2(num_env("NCCL_BUFFSIZE", 4194304)), thr = num_env("NCCL_NTHREADS", 0);
 	double base, per;
 	char err[256];
-	const char *nccl = NULL;
+	const char *nccl = NULL, *rpg = NULL;
 
 	proto_workload_defaults(&w);
 	memset(&r, 0, sizeof r);
@@ -184,7 +188,7 @@ int main(int argc, char **argv)
 		int rc;
 
 		if (strcmp(a, "--fingerprint") == 0)
-			return fingerprint(nccl);
+			return fingerprint(nccl, rpg);
 		if (strcmp(a, "--nccl") == 0 && i + 1 < argc) {
 			nccl = argv[++i];
 			continue;
@@ -202,6 +206,11 @@ int main(int argc, char **argv)
 		if (strcmp(a, "--seed") == 0 && i + 1 < argc) {
 			/* the model probe's noise seed: nothing to seed here */
 			i++;
+			continue;
+		}
+		if (strcmp(a, "--ranks-per-gpu") == 0 && i + 1 < argc) {
+			/* nccltune-probe's rig option: logged (log_run), said in the fingerprint */
+			rpg = argv[++i];
 			continue;
 		}
 		if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
@@ -298,7 +307,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	r.ok = true;
-	r.nranks = 2;
+	r.nranks = 2 * (rpg ? atoi(rpg) : 1);   /* the rig: ranks share each of the 2 GPUs */
+	r.ranks_per_gpu = rpg ? atoi(rpg) : 0;
 	snprintf(r.nccl_version, sizeof r.nccl_version, "2.28.3");
 	snprintf(r.source, sizeof r.source, "%s", env_or("FAKEPROBE_SOURCE", "measured"));
 	if (strcmp(r.source, "model") == 0)

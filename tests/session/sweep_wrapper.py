@@ -6,6 +6,11 @@ process group apply to it). Knobs, from the environment:
   WRAP_LOG=FILE           append one JSON line per invocation: {"pid", "args", "kind"},
                           kind "capabilities", "fingerprint", "sweep" or "run"
   WRAP_NO_CAPS=1          answer --capabilities with an error (exit 2): a plain probe
+  WRAP_EDIT=drop-last|echo|algo  rewrite an ok sweep report: drop its last entry
+                          (fewer answers than choices asked), or change the first entry's
+                          ctas or algo echo (an answer to another choice)
+  WRAP_RANKS=N            answer --capabilities and --fingerprint N times, one line each,
+                          as `mpirun -np N` of a probe that does not silence ranks > 0
   WRAP_SWEEP_ADD=ARGS     append these words to every sweep run ("--test-corrupt-choice 0")
   WRAP_ONCE_ADD=ARGS      ... to the first sweep run only (WRAP_STATE keeps the count)
   WRAP_SLEEP_AT=N         sleep WRAP_SLEEP_S (default 30) before the N-th sweep run
@@ -27,6 +32,13 @@ if log:
 if kind == "capabilities" and os.environ.get("WRAP_NO_CAPS"):
     sys.stderr.write("sweep_wrapper: --capabilities: unknown option\n")
     sys.exit(2)
+if kind in ("capabilities", "fingerprint") and os.environ.get("WRAP_RANKS"):
+    import subprocess
+    probe = os.environ["WRAP_PROBE"]
+    p = subprocess.run([probe] + args, stdout=subprocess.PIPE, timeout=60)
+    line = p.stdout.decode().strip() + "\n"
+    sys.stdout.write(line * int(os.environ["WRAP_RANKS"]))
+    sys.exit(p.returncode)
 extra = []
 if kind == "sweep":
     n = 0
@@ -49,4 +61,17 @@ if kind == "sweep":
             nchoices = len(json.load(f)["choices"])
         time.sleep(float(os.environ["WRAP_CHOICE_SLEEP_S"]) * nchoices)
 probe = os.environ["WRAP_PROBE"]
+if kind == "sweep" and os.environ.get("WRAP_EDIT"):
+    import subprocess
+    p = subprocess.run([probe] + args + extra, stdout=subprocess.PIPE, timeout=120)
+    rep = json.loads(p.stdout)
+    if rep.get("ok") and rep.get("sweep"):
+        if os.environ["WRAP_EDIT"] == "drop-last":
+            rep["sweep"].pop()
+        elif os.environ["WRAP_EDIT"] == "algo":
+            rep["sweep"][0]["algo"] = "Tree" if rep["sweep"][0]["algo"] != "Tree" else "Ring"
+        else:
+            rep["sweep"][0]["ctas"] = rep["sweep"][0]["ctas"] + 3
+    sys.stdout.write(json.dumps(rep) + "\n")
+    sys.exit(p.returncode)
 os.execv(probe, [probe] + args + extra)

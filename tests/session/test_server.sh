@@ -54,6 +54,32 @@ case "$out" in *"$tmp/none.so"*) ;; *) fail "--nccl missing: not named: $out" ;;
 out=$("$NT" run --probe "$FAKE" --nccl "$lib" --python python3 --out "$tmp/s4" 2>&1)
 [ $? -eq 2 ] || fail "--nccl with --python: want exit 2: $out"
 
+# --ranks-per-gpu K (the rig): every probe run, the fingerprint and the journal's probe
+# command carry it, so a resume and check run the same probe; a model has no GPU to share
+out=$(FAKEPROBE_LOG="$tmp/log7" "$NT" run --probe "$FAKE" --nccl "$lib" --ranks-per-gpu 2 \
+	--budget 6 --seed 1 --out "$tmp/s7" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "--ranks-per-gpu: exit $rc: $out"
+case "$out" in *"the rig: 2 ranks share each GPU"*) ;;
+	*) fail "--ranks-per-gpu: the session does not say its figures are the rig's: $out" ;; esac
+grep -q "\"ranks_per_gpu\":[[:space:]]*2" "$tmp/s7/results.json" ||
+	fail "--ranks-per-gpu: results.json's fingerprint lacks ranks_per_gpu"
+runs=$(grep -c . "$tmp/log7" 2>/dev/null || echo 0)
+with=$(grep -c -- "--ranks-per-gpu 2" "$tmp/log7" 2>/dev/null || echo 0)
+[ "$runs" -gt 0 ] && [ "$runs" -eq "$with" ] ||
+	fail "--ranks-per-gpu: $with of $runs probe runs got --ranks-per-gpu 2"
+head -1 "$tmp/s7/journal.jsonl" | grep -q -- "\"--ranks-per-gpu\",[[:space:]]*\"2\"" ||
+	fail "--ranks-per-gpu: the journal's probe command lacks it"
+out=$(FAKEPROBE_LOG="$tmp/log8" "$NT" check "$tmp/s7" 2>&1)
+[ $? -eq 0 ] || fail "check of a --ranks-per-gpu session: $out"
+out=$("$NT" run --model pcie-gen5-8gpu --ranks-per-gpu 2 --budget 6 --out "$tmp/s8" 2>&1)
+[ $? -eq 2 ] || fail "--ranks-per-gpu with --model: want exit 2: $out"
+case "$out" in *"has no GPU to share"*) ;; *) fail "--ranks-per-gpu with --model: $out" ;; esac
+out=$("$NT" run --probe "$FAKE" --ranks-per-gpu 0 --out "$tmp/s9" 2>&1)
+[ $? -eq 2 ] || fail "--ranks-per-gpu 0: want exit 2: $out"
+out=$("$NT" run --resume "$tmp/s7" --ranks-per-gpu 2 2>&1)
+[ $? -eq 2 ] || fail "--resume with --ranks-per-gpu: want exit 2: $out"
+
 # check: same library unchanged; another library is a change naming nccl_path
 out=$("$NT" check "$tmp/s1" 2>&1)
 [ $? -eq 0 ] || fail "check with --nccl: want unchanged: $out"

@@ -14,7 +14,11 @@ tuner. Checks, on the journal, results.json and the invocation log:
     one with the same seed; a torn sweep record is swept again;
   * a damaged inner result is refused on resume, naming the file, line and key;
   * a probe without the sweep capability runs exactly as before: the global space,
-    journal /1, one configuration per process, never --sweep.
+    journal /1, one configuration per process, never --sweep;
+  * a sweep report that answers other choices than asked (an entry's echo) or fewer than
+    asked is garbage, and none of its entries is learned (issue 31 m1, m2);
+  * a wrapped probe that answers --capabilities once per rank (two identical lines, as
+    `mpirun -np 2` does) keeps the two-level search.
 Usage: test_twolevel.py NCCLTUNE WRAPPER MODEL_PROBE."""
 import json
 import os
@@ -244,6 +248,37 @@ def check_plain_probe(tmp):
              (len(invocations(log, ("sweep",))), len(invocations(log, ("run",))), len(runs)))
 
 
+def check_answers(tmp):
+    for edit, want in (("drop-last", "choice(s), "), ("echo", "echoes"), ("algo", "echoes")):
+        d, log = session(tmp, "edit-" + edit, 10, WRAP_EDIT=edit)
+        if not d:
+            continue
+        h, runs = records(d)
+        sweeps = [r for r in runs if r["phase"] == "sweep"]
+        # every ok report was rewritten: none may count as ok; the rewritten ones are
+        # garbage naming why, and nothing of them is learned (failed sweeps pass as they are)
+        refused = [r for r in sweeps if r.get("outcome") == "garbage"]
+        if not refused or any(r.get("outcome") == "ok" for r in sweeps):
+            fail("%s: want the rewritten sweep reports refused, got outcomes %r"
+                 % (edit, [r.get("outcome") for r in sweeps]))
+        for r in refused:
+            if want not in r.get("error", ""):
+                fail("%s: the refusal does not say why: %r" % (edit, r.get("error")))
+            if r.get("inner"):
+                fail("%s: entries of a refused sweep report were learned: %r"
+                     % (edit, r["inner"][:2]))
+
+
+def check_wrapped_ranks(tmp):
+    d, log = session(tmp, "ranks", 4, WRAP_RANKS=2)
+    if not d:
+        return
+    h, runs = records(d)
+    if h.get("two_level") is not True or not invocations(log, ("sweep",)):
+        fail("two capability lines (one per rank): not two-level (two_level %r, %d sweeps)" %
+             (h.get("two_level"), len(invocations(log, ("sweep",)))))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="nccltune-twolevel-")
     try:
@@ -253,6 +288,8 @@ def main():
         if ref:
             check_kill_resume(tmp, ref)
         check_plain_probe(tmp)
+        check_wrapped_ranks(tmp)
+        check_answers(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:

@@ -282,11 +282,12 @@ static bool probe_picks_ranks(const nccltune_session *s)
 }
 
 /* How many ranks a report must have to be compared with the others: the first ok
- * baseline's, else (with none yet) the fingerprint's GPU count when it has one and the
- * probe does not choose its GPUs; 0: no reference. `what` names the reference. */
+ * baseline's, else (with none yet) the fingerprint's GPU count (times its ranks_per_gpu
+ * on the rig) when it has one and the probe does not choose its GPUs; 0: no reference.
+ * `what` names the reference. */
 static int expected_ranks(const nccltune_session *s, const char **what)
 {
-	const cJSON *n;
+	const cJSON *n, *k;
 
 	for (size_t i = 0; i < s->run.nruns; i++) {
 		const struct session_run *r = &s->run.runs[i];
@@ -301,6 +302,12 @@ static int expected_ranks(const nccltune_session *s, const char **what)
 	if (!cJSON_IsNumber(n) || n->valuedouble < 1 || n->valuedouble > 1 << 20 ||
 	    probe_picks_ranks(s))
 		return 0;
+	k = cJSON_GetObjectItemCaseSensitive(s->run.fingerprint, "ranks_per_gpu");
+	if (cJSON_IsNumber(k) && k->valuedouble >= 2 && k->valuedouble <= 64) {
+		/* the rig: several ranks share each GPU */
+		*what = "the fingerprint's gpu_count times its ranks_per_gpu";
+		return (int)n->valuedouble * (int)k->valuedouble;
+	}
 	*what = "the fingerprint's gpu_count";
 	return (int)n->valuedouble;
 }

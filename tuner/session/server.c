@@ -7,7 +7,8 @@
  * And its profile (--like sglang|vllm, tuner/run/profile.h): the variables the server
  * sets before NCCL starts reach every run (after the candidate's, so they win, as in the
  * server), are recorded in the journal and results.json ("server"), are dropped from the
- * search, and the custom all-reduce window is warned about. */
+ * search, and the custom all-reduce window is warned about. And the rig's sharing
+ * (--ranks-per-gpu K), appended to the probe's command line like --nccl. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -64,21 +65,38 @@ int nccltune_session_set_python(nccltune_session *s, const char *python)
 	return nccltune_session_set_nccl(s, path);
 }
 
-int session_server_argv(nccltune_session *s)
+int nccltune_session_set_ranks_per_gpu(nccltune_session *s, const char *k)
+{
+	char *end;
+	long v;
+
+	if (s->resumed || s->started)
+		return session_fail(s, NCCLTUNE_USAGE, "--ranks-per-gpu: %s", s->resumed
+		                    ? "a resumed session keeps the settings of its journal"
+		                    : "the session has already run");
+	errno = 0;
+	v = k ? strtol(k, &end, 10) : 0;
+	if (!k || !*k || *end || errno || v < 1 || v > 64)
+		return session_fail(s, NCCLTUNE_USAGE, "--ranks-per-gpu: '%s' is not an integer in "
+		                    "1..64", k ? k : "");
+	s->cfg.ranks_per_gpu = (int)v;
+	return NCCLTUNE_OK;
+}
+
+/* Append `name` and `value` to the probe's command line. */
+static int argv_append(nccltune_session *s, const char *name, const char *value)
 {
 	size_t n = 0;
 	char **argv;
 
-	if (!s->cfg.nccl)
-		return NCCLTUNE_OK;
 	while (s->run.probe_argv[n])
 		n++;
 	argv = realloc(s->run.probe_argv, (n + 3) * sizeof *argv);
 	if (!argv)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
 	s->run.probe_argv = argv;
-	argv[n] = strdup("--nccl");
-	argv[n + 1] = argv[n] ? strdup(s->cfg.nccl) : NULL;
+	argv[n] = strdup(name);
+	argv[n + 1] = argv[n] ? strdup(value) : NULL;
 	argv[n + 2] = NULL;
 	if (!argv[n + 1]) {
 		free(argv[n]);
@@ -88,11 +106,36 @@ int session_server_argv(nccltune_session *s)
 	return NCCLTUNE_OK;
 }
 
+int session_server_argv(nccltune_session *s)
+{
+	char k[16];
+	int rc = NCCLTUNE_OK;
+
+	if (s->cfg.nccl)
+		rc = argv_append(s, "--nccl", s->cfg.nccl);
+	if (rc == NCCLTUNE_OK && s->cfg.ranks_per_gpu > 1) {
+		/* a model probe has no GPU to share and does not know the option */
+		if (s->cfg.model)
+			return session_fail(s, NCCLTUNE_USAGE, "--ranks-per-gpu %d: a machine model "
+			                    "(--model %s) has no GPU to share; it is for nccltune-probe "
+			                    "on NCCL 2.30 (--probe, --nccl)", s->cfg.ranks_per_gpu,
+			                    s->cfg.model);
+		snprintf(k, sizeof k, "%d", s->cfg.ranks_per_gpu);
+		rc = argv_append(s, "--ranks-per-gpu", k);
+	}
+	return rc;
+}
+
 int session_server_check_fingerprint(nccltune_session *s, const cJSON *fp)
 {
 	const cJSON *path = cJSON_GetObjectItemCaseSensitive(fp, "nccl_path");
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(fp, "nccl_version");
+	const cJSON *shared = cJSON_GetObjectItemCaseSensitive(fp, "ranks_per_gpu");
 
+	if (cJSON_IsNumber(shared) && shared->valuedouble > 1)
+		session_note(&s->out, "the rig: %d ranks share each GPU (--ranks-per-gpu): every "
+		             "figure is of ranks sharing one GPU's SMs and memory - real NCCL, not a "
+		             "multi-GPU machine's landscape", (int)shared->valuedouble);
 	if (!s->cfg.nccl)
 		return NCCLTUNE_OK;
 	if (!fp)

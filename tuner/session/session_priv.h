@@ -66,6 +66,7 @@ struct session_config {
 	char *out_dir_opt;
 	char *warm_dir;
 	char *nccl;                  /* --nccl / --python: the library's real path, or NULL */
+	int ranks_per_gpu;           /* --ranks-per-gpu: ranks sharing each GPU (0, 1: one) */
 	struct profile *profile;     /* --like: the server's profile, or NULL (new sessions) */
 	struct tryconf *tries;       /* --try / --try-file, in command-line order */
 	size_t ntries;

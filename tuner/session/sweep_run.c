@@ -106,6 +106,42 @@ static bool rejected(void *ctx, const struct point *p)
 	return prune_rejects(ctx, p);
 }
 
+/* Does the report answer exactly the choices asked (issue 31 m1, m2)? Every entry's echo
+ * (bytes, algo, proto, ctas) must be its choice's, and an ok report must answer every
+ * choice (the parser already holds indices to positions); else a probe that answers
+ * other choices, or fewer or more, would have its entries learned as the asked ones, or
+ * the rest silently never measured. Returns 0, or -1 with the reason in why. */
+static int sweep_answers(const struct proto_report *r, const struct twolevel_choice *c,
+                         size_t n, char *why, size_t len)
+{
+	if (r->ok && r->nsweep != n)
+		return fs_errf(why, len, "the sweep report answers %zu choice(s), %zu were asked",
+		               r->nsweep, n);
+	for (size_t j = 0; j < r->nsweep; j++) {
+		const struct proto_sweep_entry *e = &r->sweep[j];
+		const struct twolevel_choice *ch;
+		int algo, proto;
+
+		if (e->index >= n)
+			return fs_errf(why, len, "the sweep report has an entry for choice %zu, and "
+			               "%zu were asked", e->index, n);
+		ch = &c[e->index];
+		algo = ch->algo ? proto_nccl_algo_parse(ch->algo) : PROTO_NCCL_ANY;
+		proto = ch->proto ? proto_nccl_proto_parse(ch->proto) : PROTO_NCCL_ANY;
+		if (e->bytes != ch->bytes || e->algo != algo || e->proto != proto ||
+		    e->ctas != ch->ctas)
+			return fs_errf(why, len, "sweep entry %zu echoes %zu B %s/%s %d CTAs, but choice "
+			               "%zu asked %llu B %s/%s %d CTAs", j, e->bytes,
+			               proto_nccl_algo_name(e->algo) ? proto_nccl_algo_name(e->algo)
+			                                             : "NCCL's",
+			               proto_nccl_proto_name(e->proto) ? proto_nccl_proto_name(e->proto)
+			                                               : "NCCL's", e->ctas, e->index,
+			               (unsigned long long)ch->bytes, ch->algo ? ch->algo : "NCCL's",
+			               ch->proto ? ch->proto : "NCCL's", ch->ctas);
+	}
+	return 0;
+}
+
 /* What the run came to: its inner results into s->run.inner, and into *run the point
  * (the best combination, the choice in flight, or the outer point itself) and the
  * outcome. Returns an nccltune_status. */
@@ -115,10 +151,19 @@ static int take_inner(nccltune_session *s, const struct point *outer_full,
 	struct twolevel_inner *in = calloc(n + WORKLOAD_MAX_ENTRIES, sizeof *in);
 	struct proto_report *rep = &run->o.report;
 	size_t k = 0, flight = TWOLEVEL_OWN, first = s->run.ninner;
+	char why[PROTO_ERROR_MAX];
 	double obj;
 
 	if (!in)
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	/* a report that does not answer the choices asked teaches nothing: garbage */
+	if (sweep_answers(rep, c, n, why, sizeof why) != 0) {
+		run->o.cls = OUTCOME_GARBAGE;
+		run->o.objective_us = NAN;
+		snprintf(run->o.error, sizeof run->o.error, "%s", why);
+		proto_report_clear(rep);
+		rep->ok = false;
+	}
 	/* an ok report the session refused (another number of ranks) teaches nothing */
 	if (run->o.cls == OUTCOME_OK || !rep->ok)
 		k = twolevel_learn(s->run.tl, &s->cfg.wl, c, n, rep, run->o.cls, in, &flight);
