@@ -41,6 +41,7 @@ struct facts {
 	char nccl_version[64];
 	bool nccl_loaded;
 	char nccl_tuner[96], nccl_why[512], nccl_ran[TEXT_MAX], nccl_env[TEXT_MAX];
+	char nccl_applied[TEXT_MAX];   /* the plugin's applied lines inside NCCL */
 	char warns[TEXT_MAX];
 };
 
@@ -410,6 +411,11 @@ static void report_nccl(struct check *c, const struct facts *f, const struct ver
 	else if (verify_env_get(e, EXPORT_PLUGIN_VAR) || rules)
 		fail(c, "NCCL did not load the tuner plugin%s%s", f->nccl_why[0] ? ": " : "",
 		     f->nccl_why);
+	if (f->nccl_applied[0])
+		fprintf(c->out, "the plugin inside NCCL: %s\n", f->nccl_applied);
+	else if (rules && o->ranks > 1 && f->nccl_loaded)
+		fail(c, "NCCL asked the plugin, but no rule applied to this communicator of %d "
+		     "ranks (the rules' nranks or sizes are another communicator's)", o->ranks);
 	if (f->nccl_ran[0])
 		fprintf(c->out, "NCCL ran: %s\n", f->nccl_ran);
 	else if ((o->ranks > 1))
@@ -475,8 +481,11 @@ int nccltune_verify(const struct nccltune_verify_options *o, FILE *out, char *er
 	rc = verify_env_collect(o, sizes, nsizes, e, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
-	if (e->log)
+	if (e->log) {
 		parse_log(f, e->log);
+		cp(f->nccl_applied, sizeof f->nccl_applied, f->applied);
+		f->applied[0] = '\0';
+	}
 	version = e->nccl_version[0] ? e->nccl_version : "2.30.7";
 	rc = run_helper(e, version, nranks, sizes, nsizes, f, err, errlen);
 	if (rc != NCCLTUNE_OK)
