@@ -721,9 +721,9 @@ const char *ncclvars_loader_refusal(const char *name)
 		return NULL;
 	if (var->role == NCCLVARS_LOADER)
 		return strcmp(name, "NCCL_TUNER_PLUGIN") == 0
-		       ? "a loader variable: nccltune sets NCCL_TUNER_PLUGIN only to its own "
-		         "plugin, itself (per-size rules and exports), never from a space, a --try "
-		         "or a results file"
+		       ? "a loader variable: NCCL_TUNER_PLUGIN is set only to nccltune's own "
+		         "plugin, by nccltune itself (per-size rules and exports), never from a "
+		         "space, a --try or a results file"
 		       : "a loader variable (it names a library or a file NCCL opens or writes): "
 		         "never searched, tried or exported";
 	if (var->role == NCCLVARS_DEBUG)

@@ -77,7 +77,7 @@ done
 
 # loader and logging variables in a --try and in a space: the export's message, no run
 for c in "NCCL_NET_PLUGIN=ofi|a loader variable" "NCCL_DEBUG=INFO|a logging variable" \
-	"NCCL_TUNER_PLUGIN=/x.so|sets NCCL_TUNER_PLUGIN only to its own"; do
+	"NCCL_TUNER_PLUGIN=/x.so|only to nccltune's own plugin"; do
 	var=${c%%|*}
 	run "$tmp/t-${var%%=*}" -- --try "NCCL_PROTO=LL $var"
 	rc=$?
