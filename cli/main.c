@@ -19,7 +19,7 @@
 enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE, O_GUARD,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
-	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
+	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL, O_ALLOW_UNPROVEN,
 	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE, O_COMPUTE, O_WINDOW, O_ENV_FILE,
 	O_RANKS, O_NO_START,
 	O_END   /* one past the last: sizes the tables below */
@@ -113,6 +113,9 @@ static const struct opt export_opts[] = {
 	 "sitecustomize.py (not a virtual environment's own, or the distribution's)"},
 	{"allow-model", no_argument, NULL, O_ALLOW_MODEL, "allow --install of a machine "
 	 "model's result (its numbers are not measurements: never for production)"},
+	{"allow-unproven", no_argument, NULL, O_ALLOW_UNPROVEN, "allow --install of a result not "
+	 "shown to be faster than NCCL's defaults (verdict 'not shown faster': its gain's 95% "
+	 "interval includes 1.00x)"},
 	{"help", no_argument, NULL, O_HELP, "this help"},
 	{NULL, 0, NULL, 0, NULL},
 };
@@ -658,6 +661,7 @@ static struct nccltune_install_options install_options(const struct parsed *p,
 	o.python = VAL(p, O_PYTHON);
 	o.system = GIVEN(p, O_SYSTEM);
 	o.allow_model = GIVEN(p, O_ALLOW_MODEL);
+	o.allow_unproven = GIVEN(p, O_ALLOW_UNPROVEN);
 	o.notes = stdout;
 	return o;
 }
@@ -692,8 +696,10 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 		 * --install=PATH, so take PATH from the operands when there are two. */
 		if (!target && argc - first == 2)
 			target = argv[first++];
-	} else if (GIVEN(&p, O_PYTHON) || GIVEN(&p, O_SYSTEM) || GIVEN(&p, O_ALLOW_MODEL)) {
-		return usage_error(cmd, "--python, --system and --allow-model only go with --install");
+	} else if (GIVEN(&p, O_PYTHON) || GIVEN(&p, O_SYSTEM) || GIVEN(&p, O_ALLOW_MODEL) ||
+	           GIVEN(&p, O_ALLOW_UNPROVEN)) {
+		return usage_error(cmd, "--python, --system, --allow-model and --allow-unproven only "
+		                   "go with --install");
 	} else if (!fmt) {
 		fprintf(stderr, "nccltune export: missing --format (one of ");
 		print_formats(stderr);

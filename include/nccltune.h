@@ -156,6 +156,8 @@ struct nccltune_install_options {
 	int system;              /* allow a system-wide sitecustomize (not a venv's own, or a
 	                          * file under /etc or /usr: a distribution's) */
 	int allow_model;         /* install a result of source "model" (never for production) */
+	int allow_unproven;      /* install a result whose best is not shown to be faster than
+	                          * NCCL's defaults (summary_shown_faster) */
 	FILE *notes;             /* which interpreters or programs it affects; NULL: none */
 };
 
@@ -163,7 +165,9 @@ struct nccltune_install_options {
  * `o` says: merge nccltune's block between marker lines (replacing an older block,
  * keeping the rest, the mode, owner and group) or write the pth files; a changed file's
  * previous text is kept as FILE.nccltune-bak; every file is replaced atomically. Refused
- * (NCCLTUNE_USAGE, with the reason): a model's result without allow_model, a system-wide
+ * (NCCLTUNE_USAGE, with the reason): a model's result without allow_model, a result whose
+ * best sets something it is not shown to need (its gain's interval reaches 1.00x)
+ * without allow_unproven, a system-wide
  * sitecustomize without `system`, an nccl-conf file in which a line outside the block
  * sets one of its variables before it (NCCL keeps the first line for a variable), a
  * target with other hard links, an indented or broken block, a Python file its

@@ -6,6 +6,8 @@
 # NCCLTUNE_TUNER_TABLE, a loader variable, CUDA_LAUNCH_BLOCKING and an unknown NCCL_ name
 # are refused before any run (no journal), as are loader and logging variables in a
 # --try and in a space; a resumed session refuses a variable its journal does not pin.
+# Also one meaning of "recommended" (issue 27 item 6): the verdict and --json's
+# shown_faster/gain_ci95 of a shown-faster and of a not-shown-faster session.
 # Usage: test_inherit.sh NCCLTUNE
 set -u
 NT=$1
@@ -23,13 +25,13 @@ run() {   # run DIR [VAR=VALUE...] -- [ARGS...]: a model session of $budget runs
 	while [ "$1" != -- ]; do vars+=("$1"); shift; done
 	shift
 	env -u NCCL_DEBUG -u NCCL_ALGO "${vars[@]}" "$NT" run --model nvlink-h200-8gpu \
-		--budget "$budget" --seed 3 --out "$dir" "$@" >"$dir.out" 2>&1
+		--budget "$budget" --seed 3 --out "$dir" "$@" >"$dir.stdout" 2>"$dir.out"
 }
 
 # NCCL_ALGO inherited into a per-size session: warned, pinned and carried everywhere
 # (30 runs: enough for a result the exports set)
 budget=30
-run "$tmp/algo" NCCL_ALGO=Ring NCCL_DEBUG=WARN --
+run "$tmp/algo" NCCL_ALGO=Ring NCCL_DEBUG=WARN -- --json
 rc=$?
 [ $rc -eq 0 ] || fail "NCCL_ALGO session: exit $rc: $(cat "$tmp/algo.out")"
 grep -q "warning: NCCL_ALGO=Ring is set in your environment: pinned" "$tmp/algo.out" ||
@@ -44,11 +46,37 @@ head = json.loads(open(d + "/journal.jsonl").readline())
 assert head["pinned"] == {"NCCL_ALGO": "Ring"}, head["pinned"]
 res = json.load(open(d + "/results.json"))
 assert res["pinned"] == {"NCCL_ALGO": "Ring"}, res["pinned"]
+# one meaning of "recommended" (issue 27 item 6): shown faster, which --json says too
+j = json.loads(open(d + ".stdout").read())
+lo = (res.get("gain") or {}).get("ci95", [None])[0]
+sets = bool(res["best"]["env"]) or bool(res.get("rules"))
+assert j["shown_faster"] == (res["verdict"] == "recommended" and lo is not None and lo > 1.0), j
+assert j["gain_ci95"] == (res["gain"].get("ci95") if res.get("gain") else None), j
+if sets and lo is not None and lo <= 1.0:
+    assert res["verdict"] == "not shown faster", res["verdict"]
 PY
 "$NT" export --format dotenv "$tmp/algo" >"$tmp/algo.env" 2>"$tmp/algo.err" ||
 	fail "export --format dotenv: $(cat "$tmp/algo.err")"
 grep -q "^NCCL_ALGO=Ring" "$tmp/algo.env" || fail "the export lacks the pin: $(cat "$tmp/algo.env")"
 grep -q "NCCL_DEBUG" "$tmp/algo.env" && fail "the export sets NCCL_DEBUG: $(cat "$tmp/algo.env")"
+
+# a measured best whose interval reaches 1.00x (this model and seed): verdict "not shown
+# faster", shown_faster false in --json (a model's summary suggests no install anyway;
+# show's wording: tests/workflows/test_recommended.sh)
+env -u NCCL_ALGO -u NCCL_DEBUG "$NT" run --model h200-nvlink-2gpu --budget 30 --seed 4 \
+	--out "$tmp/unproven" --json >"$tmp/unproven.stdout" 2>"$tmp/unproven.out" ||
+	fail "unproven session: $(cat "$tmp/unproven.out")"
+python3 - "$tmp/unproven" <<'PY' || fail "unproven session: verdict/json checks failed"
+import json, sys
+d = sys.argv[1]
+res = json.load(open(d + "/results.json"))
+j = json.loads(open(d + ".stdout").read())
+assert res["verdict"] == "not shown faster", res["verdict"]
+assert res["gain"]["ci95"][0] <= 1.0 < res["gain"]["ratio"], res["gain"]
+assert j["verdict"] == "not shown faster" and j["shown_faster"] is False, j
+assert j["gain_ci95"] == res["gain"]["ci95"], j
+PY
+grep -q "^use it:" "$tmp/unproven.out" && fail "unproven session suggests an install"
 
 # resumed with a variable the journal does not pin: refused
 env NCCL_SOCKET_IFNAME=eth0 "$NT" run --resume "$tmp/algo" >"$tmp/resume.out" 2>&1

@@ -85,6 +85,9 @@ rc=0
 [ "$rc" = 1 ] || fail "check, table gone: exit $rc"
 grep -q "the environment installed into $SITE/nccltune.pth no longer works: .*nccltune-tuner.table" "$T/err" ||
 	fail "check, table gone: $(cat "$T/err")"
+# the hint repeats the recorded install exactly (format, PATH, --python), runnable
+grep -qF "install it again with: nccltune export --format 'pth' '--install' '--python' '$V' '$S'" "$T/err" ||
+	fail "check, table gone: the hint: $(cat "$T/err")"
 [ ! -s "$T/out" ] || fail "check, table gone: a verdict"
 mv "$T/table.away" "$SITE/nccltune-tuner.table"
 cp "$PLUGIN" "$T/copy.so"

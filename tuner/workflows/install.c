@@ -23,8 +23,10 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <math.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,7 +77,8 @@ void install_record(const struct summary *s, const char *format, const char *fil
 
 	if (rules && locate_plugin(plugin, sizeof(plugin), &build, e, sizeof(e)) != 0)
 		rules = false;
-	installed_add(s, format, file, rules ? plugin : NULL, rules ? table : NULL, o->notes);
+	installed_add(s, format, file, rules ? plugin : NULL, rules ? table : NULL, o->target,
+	              o->python, o->notes);
 }
 
 /* ---- the target file ---- */
@@ -595,6 +598,28 @@ static int check_format(const struct nccltune_install_options *o, const char **f
 	return NCCLTUNE_OK;
 }
 
+/* Does the result's best set something (variables, per-size rules) it is not shown to
+ * need? A result not measured enough sets nothing (its exports hold comments only). */
+static bool install_unproven(const struct summary *s)
+{
+	return s->best.present && (s->best.env.n > 0 || s->nrules > 0) &&
+	       !summary_unmeasured(s) && !summary_shown_faster(s);
+}
+
+/* "gain 1.03x, 95% interval 0.97x .. 1.09x, which includes 1.00x" (or why there is no
+ * interval) into buf. Returns buf. */
+static char *install_gain_text(const struct summary *s, char *buf, size_t len)
+{
+	if (!s->baseline.present)
+		snprintf(buf, len, "NCCL's defaults did not run, so no gain was measured");
+	else if (!s->has_gain || !isfinite(s->gain_lo))
+		snprintf(buf, len, "no gain interval in the result");
+	else
+		snprintf(buf, len, "gain %.2fx, 95%% interval %.2fx .. %.2fx, which reaches 1.00x",
+		         s->gain, s->gain_lo, s->gain_hi);
+	return buf;
+}
+
 int nccltune_install(const char *path, const struct nccltune_install_options *o,
                      char *written, size_t written_len, char *err, size_t errlen)
 {
@@ -619,6 +644,15 @@ int nccltune_install(const char *path, const struct nccltune_install_options *o,
 		fs_errf(err, errlen, "%s: no configuration worked in this session (best is null): "
 		        "nothing to install", s->origin);
 		rc = NCCLTUNE_NO_CONFIG;
+	} else if (install_unproven(s) && !o->allow_unproven) {
+		char gain[128];
+
+		fs_errf(err, errlen, "%s: not shown to be faster than NCCL's defaults (%s): the "
+		        "server may run no faster, or slower, with it, so it is not installed; a "
+		        "longer session (nccltune run with a larger --budget) measures it more, and "
+		        "--allow-unproven installs it anyway", s->origin,
+		        install_gain_text(s, gain, sizeof gain));
+		rc = NCCLTUNE_USAGE;
 	} else if (strcmp(format, "pth") == 0) {
 		rc = pth_install(s, o, written, written_len, err, errlen);
 	} else {
