@@ -69,16 +69,10 @@ int install_table(const struct summary *s, const char *table,
 }
 
 void install_record(const struct summary *s, const char *format, const char *file,
-                    const char *table, const struct nccltune_install_options *o)
+                    const char *plugin, const char *table,
+                    const struct nccltune_install_options *o)
 {
-	char plugin[PATH_MAX], e[2048];
-	bool build;
-	bool rules = export_uses_plugin(s);
-
-	if (rules && locate_plugin(plugin, sizeof(plugin), &build, e, sizeof(e)) != 0)
-		rules = false;
-	installed_add(s, format, file, rules ? plugin : NULL, rules ? table : NULL, o->target,
-	              o->python, o->notes);
+	installed_add(s, format, file, plugin, table, o->target, o->python, o->notes);
 }
 
 /* ---- the target file ---- */
@@ -506,6 +500,7 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 	struct export_where where = {NULL, NULL};
 	struct target t;
 	char *merged = NULL, *block = NULL, path[PATH_MAX], table[PATH_MAX + 32];
+	char plugin[PATH_MAX + 32];
 	size_t mlen = 0, blen = 0, begin = 0, end = 0, nmarks = 0;
 	int rc, found;
 
@@ -518,9 +513,15 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 	if (rc != NCCLTUNE_OK)
 		goto out;
 	snprintf(table, sizeof(table), "%s" INSTALL_TABLE_SUFFIX, t.real);
-	if (s && export_uses_plugin(s))
+	snprintf(plugin, sizeof(plugin), "%s" INSTALL_PLUGIN_SUFFIX, t.real);
+	if (s && export_uses_plugin(s)) {
 		where.table = table;
-	if (s)
+		where.plugin = plugin;
+		/* the block names its own copy of the plugin, written first: the render
+		 * checks that what it names loads */
+		rc = install_plugin(s, plugin, o, err, errlen);
+	}
+	if (s && rc == NCCLTUNE_OK)
 		rc = export_render_string(s, format, &where, &block, &blen, err, errlen);
 	if (rc == NCCLTUNE_OK && t.existed)
 		rc = conf ? (text_markers(t.real, t.old, t.olen, marks, &nmarks, err, errlen) < 0
@@ -552,13 +553,21 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 		goto out;
 	if (s && (rc = install_table(s, table, o, err, errlen)) != NCCLTUNE_OK)
 		goto out;
-	if (!s && unlink(table) != 0 && errno != ENOENT) {
-		fs_errf(err, errlen, "%s: cannot remove it: %s", table, strerror(errno));
-		rc = NCCLTUNE_ERROR;
+	if (!s && ((rc = install_remove(table, err, errlen)) != NCCLTUNE_OK ||
+	           (rc = install_remove(plugin, err, errlen)) != NCCLTUNE_OK))
 		goto out;
-	}
 	if (t.existed && mlen == t.olen && memcmp(merged, t.old, t.olen) == 0)
 		goto done;   /* nothing changes: keep the backup of the last real change */
+	if (!s && mlen == 0) {
+		/* nothing but nccltune's block was in it (a file the install created): removed,
+		 * not left empty; its text is kept as the backup */
+		rc = target_write(&t, merged, mlen, err, errlen);
+		if (rc == NCCLTUNE_OK)
+			rc = install_remove(t.real, err, errlen);
+		if (rc == NCCLTUNE_OK)
+			install_note(o, "removed %s (it held nothing but nccltune's block)", t.real);
+		goto out;
+	}
 	rc = target_write(&t, merged, mlen, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
@@ -567,7 +576,8 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 done:
 	rc = NCCLTUNE_OK;
 	if (s)
-		install_record(s, format, t.real, export_uses_plugin(s) ? table : NULL, o);
+		install_record(s, format, t.real, export_uses_plugin(s) ? plugin : NULL,
+		               export_uses_plugin(s) ? table : NULL, o);
 	if (written && written_len)
 		snprintf(written, written_len, "%s", t.real);
 out:
