@@ -35,7 +35,7 @@ verify() { rc=0; "$NT" verify "$@" >"$T/out" 2>&1 || rc=$?; }
 # 1. a working install
 verify --python "$V" "$T/sess"
 [ $rc = 0 ] || fail "working install: exit $rc"
-grep -q "tuner plugin: $T/tree/libnccl-tuner-nccltune.so loaded through ncclTunerPlugin_v6 (ABI v6), named \"nccltune\"" "$T/out" ||
+grep -q "tuner plugin: $SITE/libnccl-tuner-nccltune.so loaded through ncclTunerPlugin_v6 (ABI v6), named \"nccltune\"" "$T/out" ||
 	fail "working install: no plugin line"
 grep -q "^table: $SITE/nccltune-tuner.table, 2 rule(s)" "$T/out" || fail "working install: no table line"
 grep -q "^rules applied: 43008 B -> Tree/Simple, 2 CTAs (rule 1)" "$T/out" || fail "no applied rule"
@@ -63,11 +63,16 @@ verify --python "$V" "$T/sess"
 [ $rc = 5 ] && grep -q "^FAIL: table unreadable" "$T/out" || fail "corrupt table: exit $rc"
 mv "$T/table.saved" "$SITE/nccltune-tuner.table"
 
-# 4. a moved build tree: the plugin the install names is gone
+# 4. a moved build tree: the install names its own copy of the plugin, and still works;
+# that copy gone: plugin not found (an env file naming the tree: section 6)
 mv "$T/tree" "$T/tree.moved"
 verify --python "$V" "$T/sess"
-[ $rc = 5 ] && grep -q "^FAIL: plugin not found: NCCL_TUNER_PLUGIN=$T/tree/libnccl-tuner-nccltune.so (the interpreter's start-up" "$T/out" ||
-	fail "moved build tree: exit $rc"
+[ $rc = 0 ] || fail "moved build tree: the install broke: exit $rc $(cat "$T/out")"
+mv "$SITE/libnccl-tuner-nccltune.so" "$T/copy.saved"
+verify --python "$V" "$T/sess"
+[ $rc = 5 ] && grep -q "^FAIL: plugin not found: NCCL_TUNER_PLUGIN=$SITE/libnccl-tuner-nccltune.so (the interpreter's start-up" "$T/out" ||
+	fail "the install's plugin copy gone: exit $rc"
+mv "$T/copy.saved" "$SITE/libnccl-tuner-nccltune.so"
 mv "$T/tree.moved" "$T/tree"
 
 # 5. a wrong interpreter: not one at all, and a program that is not Python
@@ -87,6 +92,12 @@ mkdir -p "$T/sess/exports"
 verify --env-file "$T/nccl.env" "$T/sess"
 [ $rc = 0 ] && grep -q "^  NCCL_BUFFSIZE=131072  (env file $T/nccl.env)" "$T/out" ||
 	fail "env file: exit $rc"
+# the env file names the build tree's plugin: a moved tree breaks it, and verify says so
+mv "$T/tree" "$T/tree.moved"
+verify --env-file "$T/nccl.env" "$T/sess"
+[ $rc = 5 ] && grep -q "^FAIL: plugin not found: NCCL_TUNER_PLUGIN=$T/tree/libnccl-tuner-nccltune.so (env file" "$T/out" ||
+	fail "env file, moved build tree: exit $rc $(cat "$T/out")"
+mv "$T/tree.moved" "$T/tree"
 printf 'NCCL BUFFSIZE=1\n' >"$T/bad.env"
 verify --env-file "$T/bad.env"
 [ $rc = 2 ] && grep -q "bad.env:1: not NAME=VALUE" "$T/out" || fail "bad env file: exit $rc"
