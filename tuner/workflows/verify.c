@@ -370,7 +370,9 @@ static void report_plugin(struct check *c, const struct facts *f, const struct v
 	if (f->table_read) {
 		fprintf(c->out, "table: %s, %ld rule(s) (the plugin's own line)\n", f->table, f->rules);
 		if (f->answers[0])
-			fprintf(c->out, "its answers (all-reduce, as NCCL asks them): %s\n", f->answers);
+			fprintf(c->out, "its answers (all-reduce, asked by nccltune-plugin-load with a "
+			        "made-up cost table, not NCCL's: where no rule applies, not what NCCL "
+			        "would run): %s\n", f->answers);
 		if (f->applied[0])
 			fprintf(c->out, "rules applied: %s\n", f->applied);
 		else if (rules)
