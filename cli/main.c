@@ -19,8 +19,9 @@
 enum opt_id {
 	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE, O_GUARD,
 	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
-	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
-	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE, O_COMPUTE, O_WINDOW, O_RANKS_PER_GPU,
+	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL, O_ALLOW_UNPROVEN,
+	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE, O_COMPUTE, O_WINDOW, O_RANKS_PER_GPU, O_ENV_FILE,
+	O_RANKS, O_NO_START,
 	O_END   /* one past the last: sizes the tables below */
 };
 
@@ -116,6 +117,9 @@ static const struct opt export_opts[] = {
 	 "site-packages of an interpreter that is not a virtual environment (pth)"},
 	{"allow-model", no_argument, NULL, O_ALLOW_MODEL, "allow --install of a machine "
 	 "model's result (its numbers are not measurements: never for production)"},
+	{"allow-unproven", no_argument, NULL, O_ALLOW_UNPROVEN, "allow --install of a result not "
+	 "shown to be faster than NCCL's defaults (verdict 'not shown faster': its gain's 95% "
+	 "interval includes 1.00x)"},
 	{"help", no_argument, NULL, O_HELP, "this help"},
 	{NULL, 0, NULL, 0, NULL},
 };
@@ -153,6 +157,21 @@ static const struct opt check_opts[] = {
 	{NULL, 0, NULL, 0, NULL},
 };
 
+static const struct opt verify_opts[] = {
+	{"python", required_argument, "PY", O_PYTHON, "the server's interpreter: run as the server "
+	 "runs it (its .pth files, its sitecustomize), NCCL started in it through PyTorch when a "
+	 "GPU is visible"},
+	{"env-file", required_argument, "FILE", O_ENV_FILE, "the env file the server gets (docker "
+	 "--env-file, systemd EnvironmentFile=), added to this environment"},
+	{"nccl", required_argument, "PATH", O_NCCL, "start this libnccl.so.2 instead of PyTorch's "
+	 "(LD_PRELOAD)"},
+	{"ranks", required_argument, "N", O_RANKS, "start NCCL with N ranks, 1 to 8 (default 1; "
+	 "two ranks on one GPU need NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1)"},
+	{"no-start", no_argument, NULL, O_NO_START, "never start NCCL, even with a GPU"},
+	{"help", no_argument, NULL, O_HELP, "this help"},
+	{NULL, 0, NULL, 0, NULL},
+};
+
 static const struct opt plain_opts[] = {
 	{"help", no_argument, NULL, O_HELP, "this help"},
 	{NULL, 0, NULL, 0, NULL},
@@ -163,6 +182,7 @@ static int cmd_export(const struct command *cmd, int argc, char **argv);
 static int cmd_uninstall(const struct command *cmd, int argc, char **argv);
 static int cmd_check(const struct command *cmd, int argc, char **argv);
 static int cmd_retune(const struct command *cmd, int argc, char **argv);
+static int cmd_verify(const struct command *cmd, int argc, char **argv);
 static int cmd_show(const struct command *cmd, int argc, char **argv);
 static int cmd_report(const struct command *cmd, int argc, char **argv);
 
@@ -179,6 +199,9 @@ static const struct command commands[] = {
 	{"retune", "STATE_DIR", "re-tune if the machine changed since STATE_DIR/current, install "
 	 "a measured gain, relink (run it before the server takes the GPUs)", retune_opts,
 	 cmd_retune},
+	{"verify", "[SESSION_DIR]", "does the server run what was tuned? its environment, NCCL, "
+	 "the plugin and its table, from their own log lines (exit 5 if not)", verify_opts,
+	 cmd_verify},
 	{"show", "SESSION_DIR", "print a session's summary", plain_opts, cmd_show},
 	{"report", "SESSION_DIR", "write SESSION_DIR/report.html", plain_opts, cmd_report},
 	{NULL, NULL, NULL, NULL, NULL},
@@ -194,6 +217,8 @@ static const struct { int code; const char *meaning; } exit_codes[] = {
 	 "yours alone"},
 	{NCCLTUNE_CHANGED, "check: the machine's fingerprint changed"},
 	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration"},
+	{NCCLTUNE_NOT_DEPLOYED, "verify: the server would not run what was tuned (plugin not "
+	 "found, table unreadable, a variable not as measured, NCCL too old)"},
 	{NCCLTUNE_INTERRUPTED, "interrupted (SIGINT/SIGTERM); the session folder is resumable"},
 };
 
@@ -642,6 +667,7 @@ static struct nccltune_install_options install_options(const struct parsed *p,
 	o.python = VAL(p, O_PYTHON);
 	o.system = GIVEN(p, O_SYSTEM);
 	o.allow_model = GIVEN(p, O_ALLOW_MODEL);
+	o.allow_unproven = GIVEN(p, O_ALLOW_UNPROVEN);
 	o.notes = stdout;
 	return o;
 }
@@ -676,8 +702,10 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 		 * --install=PATH, so take PATH from the operands when there are two. */
 		if (!target && argc - first == 2)
 			target = argv[first++];
-	} else if (GIVEN(&p, O_PYTHON) || GIVEN(&p, O_SYSTEM) || GIVEN(&p, O_ALLOW_MODEL)) {
-		return usage_error(cmd, "--python, --system and --allow-model only go with --install");
+	} else if (GIVEN(&p, O_PYTHON) || GIVEN(&p, O_SYSTEM) || GIVEN(&p, O_ALLOW_MODEL) ||
+	           GIVEN(&p, O_ALLOW_UNPROVEN)) {
+		return usage_error(cmd, "--python, --system, --allow-model and --allow-unproven only "
+		                   "go with --install");
 	} else if (!fmt) {
 		fprintf(stderr, "nccltune export: missing --format (one of ");
 		print_formats(stderr);
@@ -766,6 +794,35 @@ static int cmd_check(const struct command *cmd, int argc, char **argv)
 	rc = nccltune_check(dir, probe, stdout, err, sizeof err);
 	fflush(stdout);
 	return report_error(rc, err);
+}
+
+static int cmd_verify(const struct command *cmd, int argc, char **argv)
+{
+	struct parsed p;
+	struct nccltune_verify_options o;
+	char err[2048] = "";
+	long ranks = 0;
+	int rc = parse_options(cmd, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
+	memset(&o, 0, sizeof o);
+	if (p.first_operand < argc)
+		rc = one_operand(cmd, argc, argv, p.first_operand, &o.session);
+	if (rc)
+		return rc;
+	if (GIVEN(&p, O_RANKS) && parse_long(VAL(&p, O_RANKS), 1, 8, &ranks) != 0)
+		return usage_error(cmd, "--ranks: a whole number from 1 to 8");
+	o.python = GIVEN(&p, O_PYTHON) ? VAL(&p, O_PYTHON) : NULL;
+	o.env_file = GIVEN(&p, O_ENV_FILE) ? VAL(&p, O_ENV_FILE) : NULL;
+	o.nccl = GIVEN(&p, O_NCCL) ? VAL(&p, O_NCCL) : NULL;
+	o.ranks = (int)ranks;
+	o.no_start = GIVEN(&p, O_NO_START);
+	if (o.nccl && !o.python)
+		return usage_error(cmd, "--nccl needs --python (NCCL is started in the interpreter)");
+	rc = nccltune_verify(&o, stdout, err, sizeof err);
+	fflush(stdout);
+	return rc == NCCLTUNE_NOT_DEPLOYED ? rc : report_error(rc, err);
 }
 
 static int cmd_retune(const struct command *cmd, int argc, char **argv)

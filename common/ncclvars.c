@@ -713,6 +713,25 @@ int ncclvars_value_check(const struct ncclvar *v, const char *value, char *why,
 	return fs_errf(why, whylen, "internal: unknown rule");
 }
 
+const char *ncclvars_loader_refusal(const char *name)
+{
+	const struct ncclvar *var = ncclvars_find(name);
+
+	if (!var)
+		return NULL;
+	if (var->role == NCCLVARS_LOADER)
+		return strcmp(name, "NCCL_TUNER_PLUGIN") == 0
+		       ? "a loader variable: NCCL_TUNER_PLUGIN is set only to nccltune's own "
+		         "plugin, by nccltune itself (per-size rules and exports), never from a "
+		         "space, a --try or a results file"
+		       : "a loader variable (it names a library or a file NCCL opens or writes): "
+		         "never searched, tried or exported";
+	if (var->role == NCCLVARS_DEBUG)
+		return "a logging variable, not a tuning variable: never searched, tried or "
+		       "exported";
+	return NULL;
+}
+
 int ncclvars_check(const char *name, const char *value, char *why, size_t whylen)
 {
 	const struct ncclvar *v;

@@ -144,6 +144,14 @@ int ncclvars_name_lookup(const char *name, const struct ncclvar **var, char *why
 int ncclvars_value_check(const struct ncclvar *var, const char *value, char *why,
                          size_t whylen);
 
+/* Why nccltune never searches, tries, pins or exports `name`, or NULL when it may: a
+ * loader variable (a library or a file NCCL opens or writes) would let whoever wrote a
+ * space, a --try or a results file choose code or files for every NCCL program, and a
+ * logging variable changes no measurement. The one message the space reader, --try,
+ * the session's environment check and the exports give. NULL for a tuning variable, a
+ * site setting and a name nccltune does not know. Can't fail. */
+const char *ncclvars_loader_refusal(const char *name);
+
 /* ncclvars_name_lookup then ncclvars_value_check: what the space, --try, results and
  * exports accept for NAME=VALUE. Returns 0 or -1 with the reason in why. */
 int ncclvars_check(const char *name, const char *value, char *why, size_t whylen);

@@ -17,6 +17,7 @@ enum nccltune_status {
 	NCCLTUNE_USAGE = 2,        /* bad input: options, space/workload/results files */
 	NCCLTUNE_CHANGED = 3,      /* check: the machine's fingerprint changed */
 	NCCLTUNE_NO_CONFIG = 4,    /* the session ended without a single working config */
+	NCCLTUNE_NOT_DEPLOYED = 5, /* verify: the server would not run what was tuned */
 	NCCLTUNE_INTERRUPTED = 130 /* stopped by SIGINT/SIGTERM; the folder is resumable */
 };
 
@@ -160,6 +161,8 @@ struct nccltune_install_options {
 	int system;              /* allow a system-wide sitecustomize (not a venv's own, or a
 	                          * file under /etc or /usr: a distribution's) */
 	int allow_model;         /* install a result of source "model" (never for production) */
+	int allow_unproven;      /* install a result whose best is not shown to be faster than
+	                          * NCCL's defaults (summary_shown_faster) */
 	FILE *notes;             /* which interpreters or programs it affects; NULL: none */
 };
 
@@ -167,7 +170,9 @@ struct nccltune_install_options {
  * `o` says: merge nccltune's block between marker lines (replacing an older block,
  * keeping the rest, the mode, owner and group) or write the pth files; a changed file's
  * previous text is kept as FILE.nccltune-bak; every file is replaced atomically. Refused
- * (NCCLTUNE_USAGE, with the reason): a model's result without allow_model, a system-wide
+ * (NCCLTUNE_USAGE, with the reason): a model's result without allow_model, a result whose
+ * best sets something it is not shown to need (its gain's interval reaches 1.00x)
+ * without allow_unproven, a system-wide
  * sitecustomize without `system`, an nccl-conf file in which a line outside the block
  * sets one of its variables before it (NCCL keeps the first line for a variable), a
  * target with other hard links, an indented or broken block, a Python file its
@@ -190,6 +195,34 @@ int nccltune_uninstall(const struct nccltune_install_options *o, char *written,
  * session had some; NCCLTUNE_USAGE for a folder without a saved fingerprint. */
 int nccltune_check(const char *session_dir, const char *probe_command, FILE *out,
                    char *err, size_t errlen);
+
+/* How nccltune_verify looks at the server; zero it, then set what you need. */
+struct nccltune_verify_options {
+	const char *python;     /* the server's interpreter: run as the server runs it (its
+	                         * .pth files and sitecustomize), its PyTorch's NCCL started */
+	const char *env_file;   /* docker --env-file / systemd EnvironmentFile= file the server
+	                         * gets, added to this environment */
+	const char *session;    /* the session whose result should be in use: compared */
+	const char *nccl;       /* a libnccl.so.2 to start instead of PyTorch's (LD_PRELOAD) */
+	int ranks;              /* ranks NCCL is started with, 1..8 (0: 1; all on the visible
+	                         * GPUs in turn; 2 on one GPU needs NCCL >= 2.30 and
+	                         * NCCL_MULTI_RANK_GPU_ENABLE=1) */
+	int no_start;           /* do not start NCCL, even with a GPU */
+};
+
+/* Look at the environment the server will run in and say, on `out`, from NCCL's and the
+ * plugin's own log lines: the NCCL_* (and NCCLTUNE_*, CUDA_*) variables NCCL will see and
+ * where each comes from; NCCL's version; whether nccltune's tuner plugin loads (its ABI)
+ * and reads its table (the rule count, the rules' answers); with a session, whether that
+ * is what the session measured; and what could not be checked (no GPU: NCCL is not
+ * started, the plugin is loaded through its own entry points in a child process, never
+ * into this one). Returns NCCLTUNE_OK when every check that ran passed;
+ * NCCLTUNE_NOT_DEPLOYED when one failed (plugin not found or not loaded, table
+ * unreadable or not the session's, a variable that differs, NCCL older than 2.24 with
+ * per-size rules); NCCLTUNE_ERROR when the interpreter or a helper cannot run;
+ * NCCLTUNE_USAGE for bad options or files. (In tuner/workflows/verify.c.) */
+int nccltune_verify(const struct nccltune_verify_options *o, FILE *out, char *err,
+                    size_t errlen);
 
 /* ---- re-tuning unattended (tuner/workflows/retune.c; the session it runs: session/) ---- */
 

@@ -10,6 +10,7 @@
 #   .carry/probe/bin/probe_parse_report    the tuner's strict parser, for the GPU tests
 #   .carry/probe/bin/nccltune              the tuner, to run whole sessions there
 #   .carry/probe/bin/nccltune-model-probe  (the tuner looks for its probes beside itself)
+#   .carry/probe/bin/nccltune-plugin-load  (nccltune verify's plugin check, beside it too)
 #   .carry/probe/lib/libnccl-tuner-nccltune.so  nccltune's NCCL tuner plugin (libc only)
 #   .carry/probe/lib/libcjson.so.1, libgsl.so.27, libgslcblas.so.0, libnlopt.so.0
 #   .carry/probe/BUILD-INFO                what was built from what
@@ -27,7 +28,7 @@ meson setup "$build" "$src" -Dprobe=enabled -Dmpi=enabled -Dwerror=true \
 	-Dbuildtype=debugoptimized >"$root/.carry/build-device.log" 2>&1 ||
 	{ tail -20 "$root/.carry/build-device.log"; exit 1; }
 meson compile -C "$build" nccltune-probe probe_parse_report cli/nccltune:executable nccltune-model-probe \
-	nccl-tuner-nccltune
+	models/nccltune-plugin-load:executable nccl-tuner-nccltune
 meson setup "$build-nompi" "$src" -Dprobe=enabled -Dmpi=disabled -Dwerror=true \
 	-Dbuildtype=debugoptimized >>"$root/.carry/build-device.log" 2>&1 ||
 	{ tail -20 "$root/.carry/build-device.log"; exit 1; }
@@ -37,7 +38,7 @@ mkdir -p "$out/bin" "$out/lib"
 cp "$build/probe/nccltune-probe" "$out/bin/nccltune-probe"
 cp "$build-nompi/probe/nccltune-probe" "$out/bin/nccltune-probe-nompi"
 cp "$build/tests/probe/probe_parse_report" "$out/bin/probe_parse_report"
-cp "$build/cli/nccltune" "$build/models/nccltune-model-probe" "$out/bin/"
+cp "$build/cli/nccltune" "$build/models/nccltune-model-probe" "$build/models/nccltune-plugin-load" "$out/bin/"
 cp "$build/plugin/libnccl-tuner-nccltune.so" "$out/lib/libnccl-tuner-nccltune.so"
 cjson_dir=$(pkg-config --variable=libdir libcjson)
 cp -L "$cjson_dir/libcjson.so.1" "$out/lib/libcjson.so.1"

@@ -1,4 +1,5 @@
 /* test_env.c - pinned variables, the unpinned space, the probe's environment. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,92 @@ static void expect_var(char **env, const char *name, const char *want)
 	}
 	CHECK_INT(n, 1);
 	CHECK_STR(v, want);
+}
+
+struct seen { int pinned, decides, logging; };
+
+static void count_report(void *ctx, enum env_inherited what, const char *name,
+                         const char *value)
+{
+	struct seen *k = ctx;
+
+	(void)name;
+	(void)value;
+	if (what == ENV_INHERITED_PINNED)
+		k->pinned++;
+	else if (what == ENV_INHERITED_DECIDES)
+		k->decides++;
+	else
+		k->logging++;
+}
+
+/* One inherited variable against space sp: the check's return, err on refusal. */
+static int inherit_one(const space *sp, const char *entry, bool resumed,
+                       struct env_pins *pins, struct seen *k, char *err, size_t errlen)
+{
+	char one[256], home[] = "HOME=/h";
+	char *user[] = {home, one, NULL};
+
+	snprintf(one, sizeof one, "%s", entry);
+	return env_inherited_check(user, sp, resumed, pins, count_report, k, err, errlen);
+}
+
+/* Every inherited NCCL_* is pinned, reported or refused (issue 27 item 5, 31 M6). */
+static void test_inherited(const space *sp)
+{
+	static const struct { const char *entry, *says; } refused[] = {
+		{"NCCL_TUNER_PLUGIN=/old/libnccltune-tuner.so", "unset NCCL_TUNER_PLUGIN NCCLTUNE_TUNER_TABLE"},
+		{"NCCLTUNE_TUNER_TABLE=/old/nccl-rules.conf", "unset NCCL_TUNER_PLUGIN NCCLTUNE_TUNER_TABLE"},
+		{"NCCL_NET_PLUGIN=aws-ofi", "a loader variable"},
+		{"NCCL_TOPO_FILE=/x.xml", "unset NCCL_TOPO_FILE"},
+		{"NCCL_PROTOCOL=LL", "did you mean"},
+		{"NCCL_NTHREADS=100", "unset NCCL_NTHREADS or correct its value"},
+		{"NCCL_SOMETHING_NEW=1", "not a variable nccltune knows"},
+		{"CUDA_LAUNCH_BLOCKING=1", "unset CUDA_LAUNCH_BLOCKING"},
+	};
+	struct env_pins pins;
+	struct seen k;
+	char err[1024];
+
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		memset(&pins, 0, sizeof pins);
+		memset(&k, 0, sizeof k);
+		err[0] = '\0';
+		CHECK_INT(inherit_one(sp, refused[i].entry, false, &pins, &k, err, sizeof err), -1);
+		CHECK_CONTAINS(err, refused[i].says);
+		CHECK_CONTAINS(err, "refused before any run");
+		CHECK_INT(pins.n, 0);
+		env_pins_free(&pins);
+	}
+	/* a tuning variable the space does not mention: pinned, so recorded and exported */
+	memset(&pins, 0, sizeof pins);
+	memset(&k, 0, sizeof k);
+	CHECK_INT(inherit_one(sp, "NCCL_BUFFSIZE=1048576", false, &pins, &k, err, sizeof err), 0);
+	CHECK_STR(env_pins_get(&pins, "NCCL_BUFFSIZE"), "1048576");
+	CHECK_INT(k.pinned, 1);
+	/* a site setting too */
+	CHECK_INT(inherit_one(sp, "NCCL_SOCKET_IFNAME=eth0", false, &pins, &k, err, sizeof err), 0);
+	CHECK_STR(env_pins_get(&pins, "NCCL_SOCKET_IFNAME"), "eth0");
+	/* NCCL_ALGO: pinned, and said to narrow NCCL's choice */
+	CHECK_INT(inherit_one(sp, "NCCL_ALGO=Ring", false, &pins, &k, err, sizeof err), 0);
+	CHECK_STR(env_pins_get(&pins, "NCCL_ALGO"), "Ring");
+	CHECK_INT(k.decides, 1);
+	/* logging: reported, never pinned */
+	CHECK_INT(inherit_one(sp, "NCCL_DEBUG=INFO", false, &pins, &k, err, sizeof err), 0);
+	CHECK_INT(inherit_one(sp, "NCCL_DEBUG_FILE=/tmp/x.%p", false, &pins, &k, err, sizeof err), 0);
+	CHECK(env_pins_get(&pins, "NCCL_DEBUG") == NULL);
+	CHECK(env_pins_get(&pins, "NCCL_DEBUG_FILE") == NULL);
+	CHECK_INT(k.logging, 2);
+	/* the space's own variables are the space's (env_pins_collect); other names pass */
+	CHECK_INT(inherit_one(sp, "NCCL_PROTO=LL", false, &pins, &k, err, sizeof err), 0);
+	CHECK(env_pins_get(&pins, "NCCL_PROTO") == NULL);
+	CHECK_INT(inherit_one(sp, "CUDA_VISIBLE_DEVICES=0", false, &pins, &k, err, sizeof err), 0);
+	CHECK_INT(pins.n, 3);
+	/* resumed: a recorded pin stays; a new one is refused, the session ran without it */
+	CHECK_INT(inherit_one(sp, "NCCL_BUFFSIZE=1048576", true, &pins, &k, err, sizeof err), 0);
+	CHECK_INT(inherit_one(sp, "NCCL_NTHREADS=256", true, &pins, &k, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "ran without it");
+	env_pins_free(&pins);
 }
 
 int main(void)
@@ -166,6 +253,7 @@ int main(void)
 	CHECK_INT(env_space_unpin(sp, &pins, &un2, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "nothing left to tune");
 	env_pins_free(&pins);
+	test_inherited(sp);
 	space_destroy(un);
 	space_destroy(sp);
 	return check_status();

@@ -88,7 +88,10 @@ grep -q "the per-size rules for nccltune's tuner plugin: $SITE/nccltune-tuner.ta
 	fail "pth notes: $(cat "$T/notes")"
 out=$(env -i PATH="$PATH" "$V" -c "$vars")
 set -- $out
-[ "$1" = "$PLUGIN" ] && [ "$2" = "$SITE/nccltune-tuner.table" ] || fail "pth: python saw $out"
+# self-contained: the module names the plugin's copy next to it, not the build tree's
+[ "$1" = "$SITE/libnccl-tuner-nccltune.so" ] && [ "$2" = "$SITE/nccltune-tuner.table" ] ||
+	fail "pth: python saw $out"
+cmp -s "$PLUGIN" "$1" || fail "pth: the plugin's copy differs from the plugin"
 applies "$1" "$2" "pth install"
 # check: the machine unchanged and what is installed still loads; a table or a plugin
 # that went away is "cannot use" (1), with what to reinstall
@@ -99,7 +102,7 @@ chmod +x "$T/probe"
 "$TOOL" check "$S" "$T/probe" > "$T/out" || fail "check after install: $(cat "$T/out")"
 grep -q "^unchanged: " "$T/out" || fail "check: $(cat "$T/out")"
 python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["installs"]
-assert [(i["format"], i["file"], i["table"]) for i in r] == [("pth", sys.argv[2] + "/nccltune.pth", sys.argv[2] + "/nccltune-tuner.table")], r' \
+assert [(i["format"], i["file"], i["plugin"], i["table"]) for i in r] == [("pth", sys.argv[2] + "/nccltune.pth", sys.argv[2] + "/libnccl-tuner-nccltune.so", sys.argv[2] + "/nccltune-tuner.table")], r' \
 	"$S/installed.json" "$SITE" || fail "installed.json"
 mv "$SITE/nccltune-tuner.table" "$T/table.away"
 rc=0
@@ -107,21 +110,34 @@ rc=0
 [ "$rc" = 1 ] || fail "check, table gone: exit $rc"
 grep -q "the environment installed into $SITE/nccltune.pth no longer works: .*nccltune-tuner.table" "$T/err" ||
 	fail "check, table gone: $(cat "$T/err")"
+# the hint repeats the recorded install exactly (format, PATH, --python), runnable
+grep -qF "install it again with: nccltune export --format 'pth' '--install' '--python' '$V' '$S'" "$T/err" ||
+	fail "check, table gone: the hint: $(cat "$T/err")"
 [ ! -s "$T/out" ] || fail "check, table gone: a verdict"
 mv "$T/table.away" "$SITE/nccltune-tuner.table"
-cp "$PLUGIN" "$T/copy.so"
-NCCLTUNE_PLUGIN=$T/copy.so "$TOOL" inst pth "$S" - "$V" > /dev/null 2>&1 || fail "install with a copied plugin"
-grep -q "NCCL_TUNER_PLUGIN\", \"$T/copy.so" "$SITE/_nccltune_env.py" || fail "the module does not name the copy"
-"$TOOL" check "$S" "$T/probe" > /dev/null || fail "check with the copied plugin"
-rm "$T/copy.so"
+# a build tree that moves away after the install: the install keeps working
+mkdir "$T/tree"
+cp "$PLUGIN" "$T/tree/libnccl-tuner-nccltune.so"
+NCCLTUNE_PLUGIN=$T/tree/libnccl-tuner-nccltune.so "$TOOL" inst pth "$S" - "$V" > /dev/null 2>&1 ||
+	fail "install from another tree"
+grep -q "NCCL_TUNER_PLUGIN\", \"$SITE/libnccl-tuner-nccltune.so" "$SITE/_nccltune_env.py" ||
+	fail "the module does not name its own copy"
+rm -rf "$T/tree"
+"$TOOL" check "$S" "$T/probe" > /dev/null 2> "$T/err" || fail "check, the tree moved away: $(cat "$T/err")"
+out=$(env -i PATH="$PATH" "$V" -c "$vars")
+set -- $out
+applies "$1" "$2" "pth install, the build tree gone"
+# the install's own copy gone: check says so (exit 1), naming it
+rm "$SITE/libnccl-tuner-nccltune.so"
 rc=0
 "$TOOL" check "$S" "$T/probe" > /dev/null 2> "$T/err" || rc=$?
-[ "$rc" = 1 ] && grep -q "copy.so" "$T/err" || fail "check, plugin gone: $rc $(cat "$T/err")"
+[ "$rc" = 1 ] && grep -q "$SITE/libnccl-tuner-nccltune.so" "$T/err" || fail "check, plugin gone: $rc $(cat "$T/err")"
 "$TOOL" inst pth "$S" - "$V" > /dev/null 2>&1 || fail "reinstall"
 "$TOOL" check "$S" "$T/probe" > /dev/null || fail "check after reinstall"
 "$TOOL" uninst pth - "$V" > /dev/null 2>&1 || fail "pth uninstall"
 "$TOOL" check "$S" "$T/probe" > /dev/null || fail "check after uninstall (nothing installed to check)"
 [ ! -e "$SITE/nccltune-tuner.table" ] || fail "pth uninstall left the table"
+[ ! -e "$SITE/libnccl-tuner-nccltune.so" ] || fail "pth uninstall left the plugin's copy"
 
 # sitecustomize: the table next to the file
 mkdir "$T/site"
@@ -129,9 +145,12 @@ mkdir "$T/site"
 out=$(env -i PATH="$PATH" PYTHONPATH="$T/site" python3 -c "$vars")
 set -- $out
 [ "$2" = "$T/site/sitecustomize.py.nccltune-tuner.table" ] || fail "sitecustomize table: $2"
+[ "$1" = "$T/site/sitecustomize.py.nccltune-tuner.so" ] || fail "sitecustomize plugin: $1"
 applies "$1" "$2" "sitecustomize install"
 "$TOOL" uninst sitecustomize "$T/site/sitecustomize.py" - > /dev/null 2>&1 || fail "sitecustomize uninstall"
 [ ! -e "$T/site/sitecustomize.py.nccltune-tuner.table" ] || fail "sitecustomize uninstall left the table"
+[ ! -e "$T/site/sitecustomize.py.nccltune-tuner.so" ] || fail "sitecustomize uninstall left the plugin's copy"
+[ ! -e "$T/site/sitecustomize.py" ] || fail "sitecustomize uninstall left the file it created: $(cat "$T/site/sitecustomize.py")"
 
 # nccl-conf: NCCL itself reads the file; what it set goes to the plugin
 "$TOOL" inst nccl-conf "$S" "$T/nccl.conf" - > /dev/null 2>&1 || fail "nccl-conf install"
@@ -145,8 +164,13 @@ else
 	# NCCLTUNE_TUNER_TABLE is not NCCL_*: read it from the block as NCCL would
 	tb=$(sed -n 's/^NCCLTUNE_TUNER_TABLE=//p' "$T/nccl.conf")
 	[ "$tb" = "$T/nccl.conf.nccltune-tuner.table" ] || fail "nccl-conf table: $tb"
+	[ "$p" = "$T/nccl.conf.nccltune-tuner.so" ] || fail "nccl-conf plugin: $p"
 	applies "$p" "$tb" "nccl-conf install"
 fi
+"$TOOL" uninst nccl-conf "$T/nccl.conf" - > /dev/null 2>&1 || fail "nccl-conf uninstall"
+for f in "$T/nccl.conf" "$T/nccl.conf.nccltune-tuner.so" "$T/nccl.conf.nccltune-tuner.table"; do
+	[ ! -e "$f" ] || fail "nccl-conf uninstall left $f"
+done
 
 # a plugin path that is not nccltune's plugin is never exported
 # (a missing file, a program that is no library, a library without the entry point, one

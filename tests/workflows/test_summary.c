@@ -196,9 +196,11 @@ static void test_measured(void)
 	CHECK_STR(summary_describe_gain(s, buf, sizeof(buf)),
 	          "baseline 24.40 ms/step, tuned 2.85 ms/step: 8.56x faster (95% CI 8.30-8.80x)");
 	CHECK(!summary_gain_unproven(s));
+	CHECK(summary_shown_faster(s));
 	/* an interval down to 1.00x or below: faster on the point estimate, not shown to be */
 	s->gain_lo = 1.0;
 	CHECK(summary_gain_unproven(s));
+	CHECK(!summary_shown_faster(s));
 	CHECK_STR(summary_describe_gain(s, buf, sizeof(buf)),
 	          "baseline 24.40 ms/step, tuned 2.85 ms/step: 8.56x faster (95% CI 1.00-8.80x); "
 	          "not shown to be faster than NCCL's defaults");

@@ -584,7 +584,7 @@ static int take_pinned(struct jr *r, const cJSON *v, void *dst)
 static const char *const result_schema[] = {"nccltune-result/1", NULL};
 static const char *const sources[] = {"measured", "model", NULL};
 /* optional (older files have none): no gain is stated for an unmeasured best */
-static const char *const verdicts[] = {SUMMARY_VERDICT_OK, SUMMARY_UNMEASURED, SUMMARY_VERDICT_NONE,
+static const char *const verdicts[] = {SUMMARY_VERDICT_OK, SUMMARY_UNMEASURED, SUMMARY_VERDICT_UNPROVEN, SUMMARY_VERDICT_NONE,
                                        NULL};
 
 enum { ROOT_SEED = 9 };   /* index of "seed" below */

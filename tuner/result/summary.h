@@ -21,6 +21,9 @@
 /* results.json's verdicts (docs/formats.md) */
 #define SUMMARY_VERDICT_OK "recommended"
 #define SUMMARY_UNMEASURED "not measured enough to recommend"
+/* measured enough, and the best sets something, but its gain's 95% interval reaches down
+ * to 1.00x or below: NCCL's defaults are as good as far as the session can tell */
+#define SUMMARY_VERDICT_UNPROVEN "not shown faster"
 #define SUMMARY_VERDICT_NONE "nothing worked"
 
 /* An environment: names and values borrowed from the loaded document (or, for journal
@@ -289,6 +292,11 @@ char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len
  * final rounds did not run twice). Returns buf. Can't fail. */
 char *summary_unmeasured_text(long budget_needed, char *buf, size_t len);
 bool summary_gain_unproven(const struct summary *s);
+/* Is the result's best shown to be faster than NCCL's defaults: it sets something (a
+ * variable or a per-size rule), was measured against a measured baseline, and its gain's
+ * 95% interval lies above 1.00x? What "recommended" means, and what install needs (else
+ * --allow-unproven). Can't fail. */
+bool summary_shown_faster(const struct summary *s);
 char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B unset" */
 
 /* Runs of the journal grouped by protocol / algorithm ("LL / Ring"; an unset variable

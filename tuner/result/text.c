@@ -206,6 +206,12 @@ char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len
 	return summary_unmeasured_text(s->budget_needed, buf, len);
 }
 
+bool summary_shown_faster(const struct summary *s)
+{
+	return s->best.present && (s->best.env.n > 0 || s->nrules > 0) && s->baseline.present &&
+	       s->has_gain && isfinite(s->gain_lo) && s->gain_lo > 1.0 && !summary_unmeasured(s);
+}
+
 bool summary_gain_unproven(const struct summary *s)
 {
 	/* a rules-only best is a recommendation too (the plugin's table) */

@@ -33,6 +33,32 @@ int env_pins_collect(char *const *user_env, const space *sp, struct env_pins *ou
                      char *err, size_t errlen);
 void env_pins_free(struct env_pins *pins);   /* accepts a zeroed struct */
 
+/* What env_inherited_check did with an inherited variable. */
+enum env_inherited {
+	ENV_INHERITED_PINNED,    /* pinned: passed to every run, recorded, exported */
+	ENV_INHERITED_DECIDES,   /* pinned, and it narrows NCCL's algorithm or protocol
+	                          * (NCCL_ALGO, NCCL_PROTO): per-size rules choosing others
+	                          * are refused by NCCL */
+	ENV_INHERITED_LOGGING,   /* a logging variable (NCCL_DEBUG*, NCCL_DEBUG_FILE): passed
+	                          * on, never recorded nor exported */
+};
+typedef void env_inherited_fn(void *ctx, enum env_inherited what, const char *name,
+                              const char *value);
+
+/* Every variable of `user_env` that reaches NCCL in a probe run and is neither mentioned
+ * by `sp` nor already in `pins` (a resumed session's recorded pins): an NCCL_* tuning
+ * variable or site setting nccltune knows, with a value it accepts, is pinned (added to
+ * `pins`, so the journal, results, exports and summary carry it) unless `resumed` (the
+ * journal did not record it: refused); a logging variable is passed on and reported;
+ * everything else is refused with a message saying what to unset: a loader variable
+ * (NCCL_TUNER_PLUGIN and NCCLTUNE_TUNER_TABLE of an earlier env.sh, NCCL_NET_PLUGIN,
+ * ...), an unknown NCCL_ name, a value nccltune refuses, CUDA_LAUNCH_BLOCKING (the one
+ * CUDA_* variable NCCL reads). `report` (may be NULL) is called once per variable kept.
+ * Returns 0, or -1 with the message in err (pins may hold some of the new pins). */
+int env_inherited_check(char *const *user_env, const space *sp, bool resumed,
+                        struct env_pins *pins, env_inherited_fn *report, void *ctx,
+                        char *err, size_t errlen);
+
 /* Pin `name` to `value` (not searched) unless it is pinned already: a variable a --try
  * sets that the user's environment already sets (the user's value wins). Returns 0, or
  * -1 when out of memory. */

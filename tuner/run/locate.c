@@ -51,9 +51,7 @@ int locate_probe(const char *model, char *buf, size_t len, char *err, size_t err
 	                        errlen);
 }
 
-/* Append `word` to buf single-quoted, as a POSIX shell (and runner_split_command) reads
- * it back. Returns 0, or -1 when buf is too small. */
-static int quote_word(char *buf, size_t len, size_t *used, const char *word)
+int locate_quote_word(char *buf, size_t len, size_t *used, const char *word)
 {
 	size_t u = *used;
 
@@ -124,7 +122,7 @@ char *locate_self_command(char *buf, size_t len)
 		plain = plain && (isalnum((unsigned char)*c) || strchr("/._-+,:@", *c));
 	if (plain)
 		snprintf(buf, len, "%s", exe);
-	else if (quote_word(buf, len, &used, exe) != 0)
+	else if (locate_quote_word(buf, len, &used, exe) != 0)
 		snprintf(buf, len, "nccltune");
 	return buf;
 }
@@ -138,9 +136,9 @@ int nccltune_probe_command(const char *model, char *buf, size_t len, char *err, 
 		buf[0] = '\0';
 	if (locate_probe(model, path, sizeof path, err, errlen) != 0)
 		return NCCLTUNE_ERROR;
-	if (quote_word(buf, len, &used, path) != 0 ||
-	    (model && (quote_word(buf, len, &used, "--model") != 0 ||
-	               quote_word(buf, len, &used, model) != 0))) {
+	if (locate_quote_word(buf, len, &used, path) != 0 ||
+	    (model && (locate_quote_word(buf, len, &used, "--model") != 0 ||
+	               locate_quote_word(buf, len, &used, model) != 0))) {
 		fs_errf(err, errlen, "%s: command too long", path);
 		return NCCLTUNE_ERROR;
 	}

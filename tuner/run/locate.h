@@ -39,4 +39,9 @@ int locate_plugin_check(const char *path, char *err, size_t errlen);
  * fail: "nccltune" when it cannot tell. */
 char *locate_self_command(char *buf, size_t len);
 
+/* Append `word` to buf (a space first unless *used is 0) single-quoted, as a POSIX shell
+ * (and runner_split_command) reads it back; *used is the length so far. Returns 0, or -1
+ * when buf is too small (buf then holds a cut word). */
+int locate_quote_word(char *buf, size_t len, size_t *used, const char *word);
+
 #endif

@@ -38,6 +38,9 @@ static int add_var(struct tryconf *t, const char *name, const char *value, const
 			return fs_errf(err, errlen, "%s: '%s': %s is set twice", origin, item, name);
 	if (ncclvars_check(name, value, why, sizeof why) != 0)
 		return fs_errf(err, errlen, "%s: '%s': %s", origin, item, why);
+	if (ncclvars_loader_refusal(name))
+		return fs_errf(err, errlen, "%s: '%s': %s: %s; refused before any run", origin, item,
+		               name, ncclvars_loader_refusal(name));
 	if (t->n == TRYCONF_VARS)
 		return fs_errf(err, errlen, "%s: more than %d variables", origin, TRYCONF_VARS);
 	t->name[t->n] = strdup(name);

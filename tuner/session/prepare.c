@@ -101,6 +101,42 @@ static void describe_pins(nccltune_session *s)
 	}
 }
 
+/* What the session says about an inherited variable env_inherited_check kept. */
+static void report_inherited(void *ctx, enum env_inherited what, const char *name,
+                             const char *value)
+{
+	nccltune_session *s = ctx;
+
+	if (what == ENV_INHERITED_DECIDES && space_has_rules(s->run.sp))
+		session_warn(&s->out, "%s=%s is set in your environment: pinned for every run, the "
+		             "baseline included, and recorded; NCCL then refuses every per-size rule "
+		             "choosing another %s (pruned as rejected): unset %s to let the rules "
+		             "choose", name, value,
+		             strcmp(name, "NCCL_ALGO") == 0 ? "algorithm" : "protocol", name);
+	else if (what == ENV_INHERITED_LOGGING)
+		session_note(&s->out, "%s=%s is set in your environment: passed to every run, not "
+		             "recorded (logging)%s", name, value,
+		             strcmp(name, "NCCL_DEBUG") == 0
+		             ? "; while it is set the probe keeps no record of what NCCL ran (NCCL's "
+		               "TUNING log goes where you point it): unset NCCL_DEBUG for that record"
+		             : "");
+	else
+		session_note(&s->out, "pinned by your environment: %s=%s (not in the space: passed "
+		             "to every run and recorded; the exports set it too)", name, value);
+}
+
+/* Every inherited variable that reaches NCCL: pinned, reported or refused
+ * (env_inherited_check). */
+static int check_inherited(nccltune_session *s)
+{
+	char e[1024];
+
+	if (env_inherited_check(s->run.user_env, s->run.sp, s->resumed, &s->run.pins,
+	                        report_inherited, s, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s", e);
+	return NCCLTUNE_OK;
+}
+
 /* Place every try in the space searched (after pins), refusing what cannot be tried
  * and duplicates. Used by new and resumed sessions alike. */
 static int resolve_tries(nccltune_session *s)
@@ -426,7 +462,9 @@ int session_prepare_new(nccltune_session *s)
 		s->run.sp = s->cfg.space_full;
 		s->cfg.space_full = NULL;
 	}
-	rc = session_server_profile(s);
+	rc = check_inherited(s);
+	if (rc == NCCLTUNE_OK)
+		rc = session_server_profile(s);
 	if (rc == NCCLTUNE_OK)
 		rc = pin_try_vars(s);
 	if (rc == NCCLTUNE_OK)
@@ -518,6 +556,9 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 	snprintf(s->run.dir, sizeof s->run.dir, "%s", dir);
 	s->run.user_env = environ;
 	note_environment(s);
+	rc = check_inherited(s);
+	if (rc)
+		return rc;
 	if (s->run.nqueue > 0)
 		s->run.t_offset = s->run.queue[s->run.nqueue - 1].t_s;
 	if (s->run.fingerprint)

@@ -625,6 +625,14 @@ static void print_summary(FILE *f, const struct session_ending *end, const cJSON
 		                                     env, sizeof env));
 }
 
+/* Is doc's "verdict" v? */
+static bool verdict_is(const cJSON *doc, const char *v)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc, "verdict");
+
+	return cJSON_IsString(it) && strcmp(it->valuestring, v) == 0;
+}
+
 /* The commands that use the result, as the user can run them (after scripts/tune.sh
  * nccltune is not in PATH), each on one line however long: they are copied and pasted.
  * Nothing when there is nothing to use; for a model, how to get real figures instead. */
@@ -643,6 +651,12 @@ static void print_use(FILE *f, const struct session_ending *end, const cJSON *do
 		        "          On the real machine run %s run (no --model) with the same\n"
 		        "          workload, then install that session (exports: %s/exports/)\n",
 		        me, dir);
+		return;
+	}
+	if (!verdict_is(doc, SUMMARY_VERDICT_OK)) {
+		fprintf(f, "next:     not shown to be faster than NCCL's defaults: nothing to install;"
+		        "\n          a larger --budget measures it more (export --install refuses "
+		        "it\n          without --allow-unproven)\n");
 		return;
 	}
 	fprintf(f, "use it:   %s export --format shell %s\n", me, dir);

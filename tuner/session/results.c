@@ -268,8 +268,11 @@ static cJSON *tries_json(const nccltune_session *s, const struct final_state *f,
 }
 
 /* results.json's "verdict" (docs/formats.md) and, for a session too small to measure
- * its best twice, "budget_needed". Returns false when out of memory. */
-static bool add_verdict(nccltune_session *s, cJSON *doc, bool has_best, bool enough)
+ * its best twice, "budget_needed". `unproven`: the best sets something and its gain's
+ * interval reaches down to 1.00x ("recommended" means shown faster, nothing else).
+ * Returns false when out of memory. */
+static bool add_verdict(nccltune_session *s, cJSON *doc, bool has_best, bool enough,
+                        bool unproven)
 {
 	struct decide_view v;
 	int need;
@@ -278,8 +281,9 @@ static bool add_verdict(nccltune_session *s, cJSON *doc, bool has_best, bool eno
 	need = decide_budget_needed(&v);
 
 	if (!cJSON_AddStringToObject(doc, "verdict", !has_best ? SUMMARY_VERDICT_NONE
-	                                             : enough ? SUMMARY_VERDICT_OK
-	                                             : SUMMARY_UNMEASURED))
+	                                             : !enough ? SUMMARY_UNMEASURED
+	                                             : unproven ? SUMMARY_VERDICT_UNPROVEN
+	                                             : SUMMARY_VERDICT_OK))
 		return false;
 	return !has_best || enough || need <= s->cfg.budget ||
 	       cJSON_AddNumberToObject(doc, "budget_needed", need) != NULL;
@@ -589,7 +593,9 @@ int session_results_write(nccltune_session *s, struct final_state *f, cJSON **do
 	in.ntop = pt.ntop;
 	in.top = pt.top;
 	doc = result_build(&in);
-	if (!doc || !add_verdict(s, doc, in.has_best, enough) ||
+	/* a best that is not NCCL's defaults (win) with no interval above 1.00x */
+	if (!doc || !add_verdict(s, doc, in.has_best, enough,
+	                         win && (!in.has_gain || !(in.gain_lo > 1.0))) ||
 	    !session_rules_add(s, doc, in.has_best && win && win->has_point
 	                                 ? (f->has_rec ? &f->rec : &win->p) : NULL) ||
 	    !session_server_results_add(s, doc, in.has_best && !win,

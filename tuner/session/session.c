@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "result/summary.h"
 #include "run/runner.h"
 #include "session/session_priv.h"
 
@@ -472,6 +473,26 @@ static bool copy_key(cJSON *o, const cJSON *doc, const char *key)
 	return true;
 }
 
+/* The keys a script acts on: "shown_faster" (the verdict is "recommended" and the
+ * gain's 95% interval lies above 1.00x: the one thing worth installing) and
+ * "gain_ci95" (that interval, or null). False when out of memory. */
+static bool add_shown_faster(cJSON *o, const cJSON *doc)
+{
+	const cJSON *v = doc ? cJSON_GetObjectItemCaseSensitive(doc, "verdict") : NULL;
+	const cJSON *g = doc ? cJSON_GetObjectItemCaseSensitive(doc, "gain") : NULL;
+	const cJSON *ci = g ? cJSON_GetObjectItemCaseSensitive(g, "ci95") : NULL;
+	const cJSON *lo = cJSON_GetArraySize(ci) == 2 ? cJSON_GetArrayItem(ci, 0) : NULL;
+	bool shown = cJSON_IsString(v) && strcmp(v->valuestring, SUMMARY_VERDICT_OK) == 0 &&
+	             cJSON_IsNumber(lo) && lo->valuedouble > 1.0;
+	cJSON *c = lo ? cJSON_Duplicate(ci, true) : cJSON_CreateNull();
+
+	if (!c || !cJSON_AddItemToObject(o, "gain_ci95", c)) {
+		cJSON_Delete(c);
+		return false;
+	}
+	return cJSON_AddBoolToObject(o, "shown_faster", shown) != NULL;
+}
+
 int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *out)
 {
 	static const char *const keys[] = {"verdict", "source", "model", "baseline", "best",
@@ -493,6 +514,8 @@ int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *o
 	for (size_t i = 0; keys[i]; i++)
 		if (!copy_key(o, doc, keys[i]))
 			goto out;
+	if (!add_shown_faster(o, doc))
+		goto out;
 	text = cJSON_PrintUnformatted(o);
 	if (text && fprintf(out, "%s\n", text) > 0 && fflush(out) == 0)
 		rc = NCCLTUNE_OK;

@@ -319,6 +319,8 @@ static int parse_param(struct jr *r, struct param *p, const char *name, const cJ
 		p->server = true;
 	} else if (ncclvars_name_lookup(name, &p->var, why, sizeof why) < 0) {
 		return jr_fail(r, "%s", why);
+	} else if (ncclvars_loader_refusal(name)) {
+		return jr_fail(r, "%s; refused before any run", ncclvars_loader_refusal(name));
 	}
 	snprintf(p->name, sizeof p->name, "%s", name);
 	if (jr_dispatch(r, v, spec_fields, false, &sp, NULL) < 0)
@@ -354,6 +356,8 @@ static int take_fixed(struct jr *r, const char *name, const cJSON *v, void *ctx)
 
 	if (ncclvars_name_lookup(name, &var, why, sizeof why) < 0)
 		return jr_fail(r, "%s", why);
+	if (ncclvars_loader_refusal(name))
+		return jr_fail(r, "%s; refused before any run", ncclvars_loader_refusal(name));
 	if (space_dim_index(sp, name, &d) == 0)
 		return jr_fail(r, "also searched in params");
 	if (cJSON_IsNull(v))

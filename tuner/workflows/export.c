@@ -194,26 +194,17 @@ bool export_uses_plugin(const struct summary *s)
 static const char *role_refusal(const char *name, bool pinned)
 {
 	const struct ncclvar *var = ncclvars_find(name);
+	const char *never = ncclvars_loader_refusal(name);
 
 	if (!var)
 		return "not a tuning variable nccltune knows (common/ncclvars.c); an export sets "
 		       "only those, since an unknown name may be a loader of a newer NCCL";
-	switch (var->role) {
-	case NCCLVARS_TUNE:
-		return NULL;
-	case NCCLVARS_LOADER:
-		if (strcmp(name, "NCCL_TUNER_PLUGIN") == 0)
-			return "a loader variable: an export sets NCCL_TUNER_PLUGIN only to nccltune's "
-			       "own plugin, itself, never from a results file";
-		return "a loader variable (it names a library or a file NCCL opens or writes): "
-		       "never exported from a results file";
-	case NCCLVARS_SETTING:
-		return pinned ? NULL
-		              : "a site setting, not a tuning variable: exported only as pinned (set "
-		                "in the environment the session ran in)";
-	default:
-		return "a logging variable, not a tuning variable: never exported";
-	}
+	if (never)
+		return never;
+	if (var->role == NCCLVARS_SETTING && !pinned)
+		return "a site setting, not a tuning variable: exported only as pinned (set in the "
+		       "environment the session ran in)";
+	return NULL;
 }
 
 /* Add env's variables to the plan as `kind`: the loader's name and value checks again (an

@@ -23,8 +23,10 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <math.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,15 +69,10 @@ int install_table(const struct summary *s, const char *table,
 }
 
 void install_record(const struct summary *s, const char *format, const char *file,
-                    const char *table, const struct nccltune_install_options *o)
+                    const char *plugin, const char *table,
+                    const struct nccltune_install_options *o)
 {
-	char plugin[PATH_MAX], e[2048];
-	bool build;
-	bool rules = export_uses_plugin(s);
-
-	if (rules && locate_plugin(plugin, sizeof(plugin), &build, e, sizeof(e)) != 0)
-		rules = false;
-	installed_add(s, format, file, rules ? plugin : NULL, rules ? table : NULL, o->notes);
+	installed_add(s, format, file, plugin, table, o->target, o->python, o->notes);
 }
 
 /* ---- the target file ---- */
@@ -503,6 +500,7 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 	struct export_where where = {NULL, NULL};
 	struct target t;
 	char *merged = NULL, *block = NULL, path[PATH_MAX], table[PATH_MAX + 32];
+	char plugin[PATH_MAX + 32];
 	size_t mlen = 0, blen = 0, begin = 0, end = 0, nmarks = 0;
 	int rc, found;
 
@@ -515,9 +513,15 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 	if (rc != NCCLTUNE_OK)
 		goto out;
 	snprintf(table, sizeof(table), "%s" INSTALL_TABLE_SUFFIX, t.real);
-	if (s && export_uses_plugin(s))
+	snprintf(plugin, sizeof(plugin), "%s" INSTALL_PLUGIN_SUFFIX, t.real);
+	if (s && export_uses_plugin(s)) {
 		where.table = table;
-	if (s)
+		where.plugin = plugin;
+		/* the block names its own copy of the plugin, written first: the render
+		 * checks that what it names loads */
+		rc = install_plugin(s, plugin, o, err, errlen);
+	}
+	if (s && rc == NCCLTUNE_OK)
 		rc = export_render_string(s, format, &where, &block, &blen, err, errlen);
 	if (rc == NCCLTUNE_OK && t.existed)
 		rc = conf ? (text_markers(t.real, t.old, t.olen, marks, &nmarks, err, errlen) < 0
@@ -549,13 +553,21 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 		goto out;
 	if (s && (rc = install_table(s, table, o, err, errlen)) != NCCLTUNE_OK)
 		goto out;
-	if (!s && unlink(table) != 0 && errno != ENOENT) {
-		fs_errf(err, errlen, "%s: cannot remove it: %s", table, strerror(errno));
-		rc = NCCLTUNE_ERROR;
+	if (!s && ((rc = install_remove(table, err, errlen)) != NCCLTUNE_OK ||
+	           (rc = install_remove(plugin, err, errlen)) != NCCLTUNE_OK))
 		goto out;
-	}
 	if (t.existed && mlen == t.olen && memcmp(merged, t.old, t.olen) == 0)
 		goto done;   /* nothing changes: keep the backup of the last real change */
+	if (!s && mlen == 0) {
+		/* nothing but nccltune's block was in it (a file the install created): removed,
+		 * not left empty; its text is kept as the backup */
+		rc = target_write(&t, merged, mlen, err, errlen);
+		if (rc == NCCLTUNE_OK)
+			rc = install_remove(t.real, err, errlen);
+		if (rc == NCCLTUNE_OK)
+			install_note(o, "removed %s (it held nothing but nccltune's block)", t.real);
+		goto out;
+	}
 	rc = target_write(&t, merged, mlen, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
@@ -564,7 +576,8 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 done:
 	rc = NCCLTUNE_OK;
 	if (s)
-		install_record(s, format, t.real, export_uses_plugin(s) ? table : NULL, o);
+		install_record(s, format, t.real, export_uses_plugin(s) ? plugin : NULL,
+		               export_uses_plugin(s) ? table : NULL, o);
 	if (written && written_len)
 		snprintf(written, written_len, "%s", t.real);
 out:
@@ -595,6 +608,28 @@ static int check_format(const struct nccltune_install_options *o, const char **f
 	return NCCLTUNE_OK;
 }
 
+/* Does the result's best set something (variables, per-size rules) it is not shown to
+ * need? A result not measured enough sets nothing (its exports hold comments only). */
+static bool install_unproven(const struct summary *s)
+{
+	return s->best.present && (s->best.env.n > 0 || s->nrules > 0) &&
+	       !summary_unmeasured(s) && !summary_shown_faster(s);
+}
+
+/* "gain 1.03x, 95% interval 0.97x .. 1.09x, which includes 1.00x" (or why there is no
+ * interval) into buf. Returns buf. */
+static char *install_gain_text(const struct summary *s, char *buf, size_t len)
+{
+	if (!s->baseline.present)
+		snprintf(buf, len, "NCCL's defaults did not run, so no gain was measured");
+	else if (!s->has_gain || !isfinite(s->gain_lo))
+		snprintf(buf, len, "no gain interval in the result");
+	else
+		snprintf(buf, len, "gain %.2fx, 95%% interval %.2fx .. %.2fx, which reaches 1.00x",
+		         s->gain, s->gain_lo, s->gain_hi);
+	return buf;
+}
+
 int nccltune_install(const char *path, const struct nccltune_install_options *o,
                      char *written, size_t written_len, char *err, size_t errlen)
 {
@@ -619,6 +654,15 @@ int nccltune_install(const char *path, const struct nccltune_install_options *o,
 		fs_errf(err, errlen, "%s: no configuration worked in this session (best is null): "
 		        "nothing to install", s->origin);
 		rc = NCCLTUNE_NO_CONFIG;
+	} else if (install_unproven(s) && !o->allow_unproven) {
+		char gain[128];
+
+		fs_errf(err, errlen, "%s: not shown to be faster than NCCL's defaults (%s): the "
+		        "server may run no faster, or slower, with it, so it is not installed; a "
+		        "longer session (nccltune run with a larger --budget) measures it more, and "
+		        "--allow-unproven installs it anyway", s->origin,
+		        install_gain_text(s, gain, sizeof gain));
+		rc = NCCLTUNE_USAGE;
 	} else if (strcmp(format, "pth") == 0) {
 		rc = pth_install(s, o, written, written_len, err, errlen);
 	} else {

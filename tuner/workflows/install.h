@@ -50,11 +50,27 @@ void target_free(struct target *t);   /* accepts a zeroed target */
 int install_table(const struct summary *s, const char *table,
                   const struct nccltune_install_options *o, char *err, size_t errlen);
 
-/* Record a successful install of s in `format` into `file` (and its table, NULL for
- * none) in the session folder (workflows/installed.h), naming the plugin its block
- * names. Best effort, as installed_add. */
+#define INSTALL_PLUGIN_SUFFIX ".nccltune-tuner.so"      /* next to a block's file */
+#define INSTALL_PLUGIN_MAX (256u << 20)                  /* a plugin larger is refused */
+
+/* For a result with per-size rules, copy nccltune's tuner plugin (the one locate_plugin
+ * finds, as an export would name it) to the absolute path `dest`, atomically, mode 0755,
+ * so that the install names its own copy and outlives the build tree; nothing for
+ * another result, or when `dest` is that plugin already (install_copy.c). Returns
+ * NCCLTUNE_OK or a status with a message. */
+int install_plugin(const struct summary *s, const char *dest,
+                   const struct nccltune_install_options *o, char *err, size_t errlen);
+
+/* Remove `path` (a file an install made); a missing one is fine. Returns NCCLTUNE_OK or
+ * NCCLTUNE_ERROR with a message. */
+int install_remove(const char *path, char *err, size_t errlen);
+
+/* Record a successful install of s in `format` into `file` (and its plugin and table,
+ * NULL for none) in the session folder (workflows/installed.h). Best effort, as
+ * installed_add. */
 void install_record(const struct summary *s, const char *format, const char *file,
-                    const char *table, const struct nccltune_install_options *o);
+                    const char *plugin, const char *table,
+                    const struct nccltune_install_options *o);
 
 /* Print a note on o->notes (when set). */
 void install_note(const struct nccltune_install_options *o, const char *fmt, ...)

@@ -13,6 +13,7 @@
 
 #include "fsutil.h"
 #include "nccltune.h"
+#include "run/locate.h"
 #include "table.h"
 #include "workflows/export.h"
 #include "workflows/plugin_file.h"
@@ -49,7 +50,8 @@ static bool add_path(cJSON *o, const char *key, const char *value)
 }
 
 void installed_add(const struct summary *s, const char *format, const char *file,
-                   const char *plugin, const char *table, FILE *notes)
+                   const char *plugin, const char *table, const char *target,
+                   const char *python, FILE *notes)
 {
 	char path[PATH_MAX + 32], e[1024] = "out of memory";
 	cJSON *doc, *list, *entry = NULL, *it;
@@ -73,7 +75,8 @@ void installed_add(const struct summary *s, const char *format, const char *file
 	entry = cJSON_CreateObject();
 	if (!doc || !entry || !cJSON_AddStringToObject(entry, "format", format) ||
 	    !cJSON_AddStringToObject(entry, "file", file) || !add_path(entry, "plugin", plugin) ||
-	    !add_path(entry, "table", table) || !cJSON_AddItemToArray(list, entry))
+	    !add_path(entry, "table", table) || !add_path(entry, "target", target) ||
+	    !add_path(entry, "python", python) || !cJSON_AddItemToArray(list, entry))
 		goto fail;
 	entry = NULL;
 	text = cJSON_Print(doc);
@@ -113,41 +116,75 @@ static bool still_installed(const char *format, const char *file)
 	return found;
 }
 
+/* The command that installs `entry` again as it was installed: "CMD export --format F
+ * --install[=PATH] [--python PY] SESSION", each word quoted for a shell. Into buf. */
+static char *reinstall_command(const cJSON *entry, const char *session_dir, char *buf,
+                               size_t len)
+{
+	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(entry, "format");
+	const cJSON *target = cJSON_GetObjectItemCaseSensitive(entry, "target");
+	const cJSON *python = cJSON_GetObjectItemCaseSensitive(entry, "python");
+	char self[PATH_MAX + 8], opt[PATH_MAX + 16];
+	size_t used;
+
+	snprintf(buf, len, "%s export --format", locate_self_command(self, sizeof self));
+	used = strlen(buf);
+	if (locate_quote_word(buf, len, &used, fmt->valuestring) != 0)
+		return buf;
+	snprintf(opt, sizeof opt, "--install%s%s", cJSON_IsString(target) ? "=" : "",
+	         cJSON_IsString(target) ? target->valuestring : "");
+	if (locate_quote_word(buf, len, &used, opt) != 0)
+		return buf;
+	if (cJSON_IsString(python) && (locate_quote_word(buf, len, &used, "--python") != 0 ||
+	                               locate_quote_word(buf, len, &used, python->valuestring) != 0))
+		return buf;
+	(void)locate_quote_word(buf, len, &used, session_dir);
+	return buf;
+}
+
 int installed_verify(const char *session_dir, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 32], why[2048];
+	char path[PATH_MAX + 32], why[2048], cmd[3 * PATH_MAX];
 	struct stat st;
 	cJSON *doc, *it;
+	size_t off = 0;
 	int rc = NCCLTUNE_OK;
 
 	snprintf(path, sizeof path, "%s/" INSTALLED_FILE, session_dir);
 	if (stat(path, &st) != 0)
 		return NCCLTUNE_OK;
 	doc = record_load(path);
+	if (errlen)
+		err[0] = '\0';
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "installs")) {
 		const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(it, "format");
 		const cJSON *file = cJSON_GetObjectItemCaseSensitive(it, "file");
 		const cJSON *plugin = cJSON_GetObjectItemCaseSensitive(it, "plugin");
 		const cJSON *table = cJSON_GetObjectItemCaseSensitive(it, "table");
 		struct tuner_table t;
+		bool broken = false;
 
 		if (!cJSON_IsString(fmt) || !cJSON_IsString(file) ||
 		    !still_installed(fmt->valuestring, file->valuestring))
 			continue;
 		if (cJSON_IsString(plugin) &&
 		    plugin_file_check(plugin->valuestring, why, sizeof why) != 0)
-			rc = NCCLTUNE_ERROR;
+			broken = true;
 		else if (cJSON_IsString(table) &&
 		         tuner_table_load(table->valuestring, &t, why, sizeof why) != 0)
-			rc = NCCLTUNE_ERROR;
+			broken = true;
 		else if (cJSON_IsString(table))
 			tuner_table_free(&t);
-		if (rc != NCCLTUNE_OK) {
-			fs_errf(err, errlen, "the environment installed into %s no longer works: %s; "
-			        "NCCL would run without the tuned rules: install it again (nccltune export "
-			        "--install %s)", file->valuestring, why, session_dir);
-			break;
-		}
+		if (!broken)
+			continue;
+		/* every broken install, each with its own command */
+		if (off < errlen)
+			off += (size_t)snprintf(err + off, errlen - off, "%sthe environment installed "
+			                        "into %s no longer works: %s; NCCL would run without "
+			                        "the tuned rules: install it again with: %s",
+			                        rc == NCCLTUNE_OK ? "" : "\n", file->valuestring, why,
+			                        reinstall_command(it, session_dir, cmd, sizeof cmd));
+		rc = NCCLTUNE_ERROR;
 	}
 	cJSON_Delete(doc);
 	return rc;

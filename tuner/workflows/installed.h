@@ -15,16 +15,20 @@
 #define INSTALLED_SCHEMA "nccltune-installed/1"
 
 /* Record that s (loaded from a session folder; nothing for a bare results.json) was
- * installed in `format` into `file`, naming `plugin` and `table` (NULL: none), replacing
+ * installed in `format` into `file`, naming `plugin` and `table` (NULL: none), as asked
+ * (`target`: --install's PATH, `python`: --python; NULL: not given), replacing
  * an earlier record of the same file. Best effort: a folder that cannot be written gets
  * a warning on `notes` (check then knows nothing of this install). Can't fail. */
 void installed_add(const struct summary *s, const char *format, const char *file,
-                   const char *plugin, const char *table, FILE *notes);
+                   const char *plugin, const char *table, const char *target,
+                   const char *python, FILE *notes);
 
 /* For every recorded install that is still in place (its file exists and still holds
  * nccltune's block or .pth), check that its plugin is nccltune's plugin by its file
- * (plugin_file.h: never loaded into nccltune) and its table parses as the plugin parses it. Returns NCCLTUNE_OK (also without a record), or
- * NCCLTUNE_ERROR with a message naming the file, what is broken and how to repair it. */
+ * (plugin_file.h: never loaded into nccltune) and its table parses as the plugin parses
+ * it. Returns NCCLTUNE_OK (also without a record), or NCCLTUNE_ERROR with a message naming
+ * every broken file, what is broken and the command that installs it again as it was
+ * installed (format, PATH, --python), with nccltune named as it can be run. */
 int installed_verify(const char *session_dir, char *err, size_t errlen);
 
 #endif

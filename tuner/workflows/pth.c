@@ -31,6 +31,7 @@
 #define PTH_MODULE "_nccltune_env.py"
 #define PTH_LINE "import _nccltune_env\n"
 #define PTH_TABLE "nccltune-tuner.table"   /* a result with per-size rules: its table */
+#define PTH_PLUGIN "libnccl-tuner-nccltune.so"   /* ... and its copy of the plugin */
 
 /* The site-packages folder into dir: o->target, or o->python's purelib, which must be on
  * its sys.path; when installing, says on o->notes which interpreters read it. */
@@ -126,7 +127,7 @@ int pth_install(const struct summary *s, const struct nccltune_install_options *
 	const char *python = o->python ? o->python : "python3";
 	struct target mod, pth;
 	struct export_where where = {NULL, NULL};
-	char dir[PATH_MAX], table[PATH_MAX + 32], *block = NULL;
+	char dir[PATH_MAX], table[PATH_MAX + 32], plugin[PATH_MAX + 32], *block = NULL;
 	size_t blen = 0;
 	int rc;
 
@@ -136,9 +137,15 @@ int pth_install(const struct summary *s, const struct nccltune_install_options *
 	if (rc != NCCLTUNE_OK)
 		return rc;
 	snprintf(table, sizeof(table), "%s/" PTH_TABLE, dir);
-	if (export_uses_plugin(s))
+	snprintf(plugin, sizeof(plugin), "%s/" PTH_PLUGIN, dir);
+	if (export_uses_plugin(s)) {
 		where.table = table;
-	rc = export_render_string(s, "sitecustomize", &where, &block, &blen, err, errlen);
+		where.plugin = plugin;
+		/* the module names its own copy, written first: the render checks it loads */
+		rc = install_plugin(s, plugin, o, err, errlen);
+	}
+	if (rc == NCCLTUNE_OK)
+		rc = export_render_string(s, "sitecustomize", &where, &block, &blen, err, errlen);
 	if (rc == NCCLTUNE_OK)
 		rc = read_owned(dir, PTH_MODULE, true, &mod, err, errlen);
 	if (rc == NCCLTUNE_OK)
@@ -155,7 +162,8 @@ int pth_install(const struct summary *s, const struct nccltune_install_options *
 	if (rc == NCCLTUNE_OK && !pth.existed)
 		rc = target_write(&pth, PTH_LINE, strlen(PTH_LINE), err, errlen);
 	if (rc == NCCLTUNE_OK)
-		install_record(s, "pth", pth.real, export_uses_plugin(s) ? table : NULL, o);
+		install_record(s, "pth", pth.real, export_uses_plugin(s) ? plugin : NULL,
+		               export_uses_plugin(s) ? table : NULL, o);
 	if (rc == NCCLTUNE_OK && written && written_len)
 		snprintf(written, written_len, "%s", pth.real);
 out:
@@ -197,10 +205,11 @@ int pth_uninstall(const struct nccltune_install_options *o, char *written, size_
 		goto out;
 	}
 	snprintf(table, sizeof(table), "%s/" PTH_TABLE, dir);
-	if (unlink(table) != 0 && errno != ENOENT) {
-		fs_errf(err, errlen, "%s: cannot remove it: %s", table, strerror(errno));
+	if (install_remove(table, err, errlen) != NCCLTUNE_OK)
 		goto out;
-	}
+	snprintf(table, sizeof(table), "%s/" PTH_PLUGIN, dir);
+	if (install_remove(table, err, errlen) != NCCLTUNE_OK)
+		goto out;
 	rc = NCCLTUNE_OK;
 	if (mod.existed)
 		install_note(o, "the module is kept as %s", bak);

@@ -362,6 +362,15 @@ static void next_steps(FILE *o, const struct summary *s)
 		      "that session.\n", o);
 		return;
 	}
+	if (summary_unmeasured(s))
+		return;   /* the verdict line said what to do */
+	if ((s->best.env.n > 0 || s->nrules > 0) && !summary_shown_faster(s)) {
+		fprintf(o, "\nnext\n  not shown to be faster than NCCL's defaults: nothing to "
+		        "install (NCCL's defaults\n  are as good as far as this session can tell); "
+		        "a larger --budget measures it more\n  (export --install refuses it without "
+		        "--allow-unproven)\n");
+		return;
+	}
 	fprintf(o, "\nuse it\n  nccltune export --install %s\n  nccltune export --format shell "
 	        "%s\n", where, where);
 }
