@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "run/locate.h"
 #include "run/ruletable.h"
 #include "run/runner.h"
 #include "session/progress.h"
@@ -162,11 +163,33 @@ bool session_replaying(const nccltune_session *s)
 	return s->run.qpos < s->run.nqueue;
 }
 
+/* While replaying: the checks of NCCL's defaults the journal holds here (a baseline run
+ * after the first, session_probe_watch), taken as recorded whatever the loop asks next:
+ * the check came between two of the loop's runs. Returns 0, or -1 out of memory. */
+static int replay_checks(nccltune_session *s)
+{
+	while (session_replaying(s) && s->run.nruns > 0) {
+		const struct session_run *r = &s->run.queue[s->run.qpos];
+
+		if (r->phase != PHASE_BASELINE || r->has_point || r->try_no)
+			return 0;
+		s->run.qpos++;
+		if (push_run(s, r) != NCCLTUNE_OK)
+			return -1;
+	}
+	return 0;
+}
+
 int session_replay_sweep(nccltune_session *s, const struct point *outer_full,
                          struct outcome *o)
 {
-	const struct session_run *r = &s->run.queue[s->run.qpos];
+	const struct session_run *r;
 
+	if (replay_checks(s) != 0)
+		return -1;
+	if (!session_replaying(s))
+		return 0;
+	r = &s->run.queue[s->run.qpos];
 	if (r->phase == PHASE_SWEEP && r->has_point &&
 	    twolevel_same_outer(s->run.tl, &r->p, outer_full)) {
 		*o = r->o;
@@ -177,12 +200,18 @@ int session_replay_sweep(nccltune_session *s, const struct point *outer_full,
 }
 
 /* While replaying, the journal's next run: taken when it is the run asked for (1, with
- * *o), else the journal and the loop part ways (0). Returns -1 on an error of the tuner,
- * message in s->err. */
+ * *o), else the journal and the loop part ways (0; also when the journal ends in a
+ * check). Returns -1 on an error of the tuner, message in s->err. */
 static int replay_next(nccltune_session *s, enum session_phase phase, const struct point *p,
                        size_t try_no, uint32_t unset, struct outcome *o)
 {
-	const struct session_run *r = &s->run.queue[s->run.qpos];
+	const struct session_run *r;
+
+	if (replay_checks(s) != 0)
+		return -1;
+	if (!session_replaying(s))
+		return 0;
+	r = &s->run.queue[s->run.qpos];
 
 	if (r->phase == phase && r->try_no == try_no && r->unset == unset &&
 	    (unset ? r->has_point && p && point_equal(&r->p, p, space_dims(s->run.sp))
@@ -480,6 +509,64 @@ int session_check_probe(nccltune_session *s)
 	return 0;
 }
 
+static int execute(nccltune_session *s, enum session_phase phase, const struct point *p,
+                   size_t try_no, uint32_t unset, struct outcome *o);
+
+/* The probe's command line as one string for a message (cut when long). */
+static void probe_command(const nccltune_session *s, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; s->run.probe_argv[i] && at + 1 < len; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", i ? " " : "", s->run.probe_argv[i]);
+
+		if (n < 0)
+			break;
+		at += (size_t)n < len - at ? (size_t)n : len - at - 1;
+	}
+}
+
+int session_probe_watch(nccltune_session *s)
+{
+	const struct session_run *last;
+	struct outcome *check;
+	char cmd[512], self[PATH_MAX + 8];
+	size_t configs, runs;
+	enum session_lost v = session_probe_lost(s, &configs, &runs);
+	int rc;
+
+	if (v == SESSION_LOST_CHECK) {
+		last = &s->run.runs[s->run.nruns - 1];
+		/* the final rounds run NCCL's defaults themselves; the budget has the last say */
+		if (last->phase == PHASE_FINAL || last->phase == PHASE_ABLATE ||
+		    s->run.nruns >= (size_t)s->cfg.budget)
+			return 0;
+		session_note(&s->out, "%zu configurations in a row %s alike; running NCCL's "
+		             "defaults to tell the probe from the configurations", configs,
+		             outcome_class_phrase(last->o.cls));
+		check = malloc(sizeof *check);
+		if (!check)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		rc = execute(s, PHASE_BASELINE, NULL, 0, 0, check);
+		free(check);
+		return rc;
+	}
+	if (v != SESSION_LOST_YES)
+		return 0;
+	last = &s->run.runs[s->run.nruns - 1];
+	probe_command(s, cmd, sizeof cmd);
+	return session_fail(s, NCCLTUNE_ERROR, "the probe no longer starts: NCCL's defaults and "
+	                    "%zu other configuration(s), %zu runs in a row, all %s: %s: %s; "
+	                    "stopped after %zu runs, recorded in %s/journal.jsonl (a "
+	                    "failure no NCCL variable changes: the probe's file, its "
+	                    "interpreter or the driver). Probe: %s. Put it right, then "
+	                    "resume with: %s run --resume %s", configs - 1, runs,
+	                    outcome_class_phrase(last->o.cls), outcome_class_name(last->o.cls),
+	                    last->o.error, s->run.nruns, s->run.dir, cmd,
+	                    locate_self_command(self, sizeof self), s->run.dir);
+}
+
 /* session_execute, and session_execute_unset with `unset` dimensions of p left unset. */
 static int execute(nccltune_session *s, enum session_phase phase, const struct point *p,
                    size_t try_no, uint32_t unset, struct outcome *o)
@@ -525,7 +612,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		status = session_record_run(s, &run, &res);
 	}
 	runner_result_free(&res);
-	return status;
+	return status ? status : session_probe_watch(s);
 }
 
 int session_execute(nccltune_session *s, enum session_phase phase, const struct point *p,

@@ -190,5 +190,5 @@ int session_sweep_execute(nccltune_session *s, const struct point *outer_full,
 	if (status == 0)
 		session_sweep_observe(s, s->run.nruns - 1);
 	runner_result_free(&res);
-	return status;
+	return status ? status : session_probe_watch(s);
 }
