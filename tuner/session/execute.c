@@ -251,14 +251,16 @@ static int add_rules(nccltune_session *s, const struct point *p, char ***env)
 }
 
 /* Start the probe on p (or the baseline, or try try_no) in the run's environment and
- * wait for it: 0 with *res (res->cancelled: stopped by a signal), or NCCLTUNE_ERROR
- * with a message in s->err. */
+ * wait for it: 0 with *res (res->cancelled: stopped by a signal), SESSION_OUT_OF_TIME
+ * (the --time-limit left no time, or ended the run: *res not to be recorded), or
+ * NCCLTUNE_ERROR with a message in s->err. */
 static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, bool guards,
                      uint32_t unset, struct runner_result *res)
 {
 	struct runner_request req;
 	bool symm = !try_no && space_point_symmetric(s->run.sp, p, unset);
 	char **argv = probe_argv(s, NULL, guards, symm), **env, e[1024];
+	bool capped;
 	int status = 0;
 
 	env = try_no ? tryconf_env_build(&s->cfg.tries[try_no - 1], s->run.user_env, s->run.sp,
@@ -278,13 +280,17 @@ static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, 
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;
-	req.timeout_s = s->run.timeout_s > 0 ? s->run.timeout_s
-	              : s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s
-	              : SESSION_BASELINE_TIMEOUT_S;
+	req.timeout_s = session_deadline(s, s->run.timeout_s > 0 ? s->run.timeout_s
+	                                    : s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s
+	                                    : SESSION_BASELINE_TIMEOUT_S, &capped);
 	req.cancel = s->run.cancel;
 	req.reaper = &s->run.reaper;
-	if (runner_run(&req, res, e, sizeof e) != 0)
+	if (capped && req.timeout_s <= 0)
+		status = SESSION_OUT_OF_TIME;
+	else if (runner_run(&req, res, e, sizeof e) != 0)
 		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	else if (capped && res->timed_out)
+		status = SESSION_OUT_OF_TIME;
 out:
 	runner_free_argv(argv);
 	env_free(env);

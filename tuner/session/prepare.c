@@ -4,6 +4,7 @@
  * fingerprint, the warm start and the journal's header; for a resumed one what its
  * journal says (nccltune_session_resume); and for both the rng, pruner and strategy. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,7 @@ static int take_fingerprint(nccltune_session *s)
 	struct runner_request req;
 	struct runner_result res;
 	char **argv = session_probe_argv(s, "--fingerprint"), **env = NULL, e[512];
+	bool capped;
 	cJSON *fp = NULL;
 	int status = NCCLTUNE_OK;
 
@@ -273,7 +275,9 @@ static int take_fingerprint(nccltune_session *s)
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;
-	req.timeout_s = s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s : 120;
+	/* within the --time-limit too (a fingerprint that hangs then gives none) */
+	req.timeout_s = fmax(0.1, session_deadline(s, s->cfg.timeout_opt_s > 0
+	                                                 ? s->cfg.timeout_opt_s : 120, &capped));
 	req.cancel = s->run.cancel;
 	req.reaper = &s->run.reaper;
 	if (runner_run(&req, &res, e, sizeof e) != 0) {
@@ -326,14 +330,15 @@ static int take_capabilities(nccltune_session *s, const space *sp)
 {
 	char **argv = session_probe_argv(s, "--capabilities"), **env = NULL, e[512];
 	int status = NCCLTUNE_OK;
-	bool cancelled = false;
+	bool cancelled = false, capped;
 
 	env = env_build(environ, sp, &s->run.pins, NULL, e, sizeof e);
 	if (!argv || !env) {
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory");
 		goto out;
 	}
-	if (sweepfile_capabilities(argv, env, SESSION_CAPS_TIMEOUT_S, s->run.cancel,
+	if (sweepfile_capabilities(argv, env, fmax(0.1, session_deadline(s, SESSION_CAPS_TIMEOUT_S,
+	                                                                 &capped)), s->run.cancel,
 	                           &s->run.reaper, &s->run.caps, &cancelled, e, sizeof e) != 0)
 		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
 	else if (cancelled)

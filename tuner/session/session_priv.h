@@ -49,6 +49,10 @@
 #define SESSION_TIMEOUT_FACTOR 5.0         /* x the baseline's wall time */
 #define SESSION_WARM_MAX 5                 /* old configurations re-run by --warm-start */
 #define SESSION_MAX_DUPLICATES 50          /* repeated suggestions before giving up */
+/* Not an nccltune_status: a run the --time-limit ended (or left no time to start),
+ * never recorded (the configuration did not hang: the session's clock ran out); the
+ * loop ends the search and the final phase there. Never returned by session_loop. */
+#define SESSION_OUT_OF_TIME 1000
 /* A probe that no longer starts (probe_lost.c): NCCL's defaults and this many other
  * configurations in a row fail word for word alike, silently (no start, no report) or
  * in the probe's own words (the same init error, its command line refused); a check of
