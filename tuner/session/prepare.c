@@ -18,6 +18,7 @@
 #include "run/runner.h"
 #include "run/sweepfile.h"
 #include "session/session_priv.h"
+#include "workflows/trust.h"
 
 extern char **environ;
 
@@ -484,6 +485,42 @@ static void note_environment(nccltune_session *s)
 			             "session searches it; ignored", space_name(s->run.sp, d));
 }
 
+/* As root, a resume trusts the session folder as retune does (workflows/trust.h): every
+ * folder from / down to it and its journal changeable by nobody but root and the caller
+ * (a folder on the way that another user can write could swap the journal, whose probe
+ * root runs). 0, or -1 with a message naming the component at fault. */
+static int resume_folder_trusted(const char *dir, char *e, size_t len)
+{
+	int dfd, fd = -1;
+
+	if (geteuid() != 0)
+		return 0;
+	dfd = trust_open_dir(dir, e, len);
+	if (dfd >= 0) {
+		fd = trust_open_file(dfd, dir, "journal.jsonl", e, len);
+		close(dfd);
+	}
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+/* As root, the program the recorded probe starts must be trusted too, as retune's is. */
+static int resume_probe_trusted(nccltune_session *s, const char *dir)
+{
+	char prog[PATH_MAX], why[PATH_MAX + 256];
+
+	if (geteuid() != 0 || !s->run.probe_argv || !s->run.probe_argv[0])
+		return NCCLTUNE_OK;
+	if (trust_which(s->run.probe_argv[0], prog, sizeof prog, why, sizeof why) == 0 &&
+	    trust_check_path(prog, why, sizeof why) == 0)
+		return NCCLTUNE_OK;
+	return session_fail(s, NCCLTUNE_USAGE, "%s: refused: the recorded probe: %s; --resume "
+	                    "runs it as root, so it must be changeable by nobody but root and "
+	                    "you", dir, why);
+}
+
 int nccltune_session_resume(nccltune_session *s, const char *dir)
 {
 	char e[2048], path[PATH_MAX + 32];
@@ -506,10 +543,16 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 		return session_fail(s, NCCLTUNE_USAGE, "%s: refused: %s; --resume runs the probe "
 		                    "command the session's journal records, so a session folder is "
 		                    "trusted like a script (chown it or chmod go-w it)", dir, e);
+	if (resume_folder_trusted(dir, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s: refused: %s; --resume as root runs the "
+		                    "probe command the session's journal records, so every folder on "
+		                    "the way must be changeable by nobody but root and you", dir, e);
 	rc = session_lock(s, dir);
 	if (rc)
 		return rc;
 	rc = session_load_journal(s, dir);
+	if (rc == 0)
+		rc = resume_probe_trusted(s, dir);
 	if (rc)
 		return rc;
 	s->resumed = true;
