@@ -581,15 +581,16 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 	struct session_run run;
 	int status;
 
+	/* the flag of nccltune_session_run's signal handler, also while a long journal is
+	 * replayed (nothing is written then: the journal stays as it was) */
+	if (s->run.cancel && *s->run.cancel) {
+		s->run.interrupted = true;
+		return NCCLTUNE_INTERRUPTED;
+	}
 	if (session_replaying(s)) {
 		status = replay_next(s, phase, p, try_no, unset, o);
 		if (status != 0)
 			return status > 0 ? 0 : NCCLTUNE_ERROR;
-	}
-	/* the flag of nccltune_session_run's signal handler */
-	if (s->run.cancel && *s->run.cancel) {
-		s->run.interrupted = true;
-		return NCCLTUNE_INTERRUPTED;
 	}
 	status = session_check_probe(s);
 	if (status)

@@ -157,16 +157,17 @@ int session_sweep_execute(nccltune_session *s, const struct point *outer_full,
 	char file[PATH_MAX + 64];
 	int status;
 
+	/* a signal stops a long replay too (nothing is written while replaying) */
+	if (s->run.cancel && *s->run.cancel) {
+		s->run.interrupted = true;
+		return NCCLTUNE_INTERRUPTED;
+	}
 	if (session_replaying(s)) {
 		status = session_replay_sweep(s, outer_full, o);
 		if (status > 0)
 			session_sweep_observe(s, s->run.nruns - 1);
 		if (status != 0)
 			return status > 0 ? 0 : NCCLTUNE_ERROR;
-	}
-	if (s->run.cancel && *s->run.cancel) {
-		s->run.interrupted = true;
-		return NCCLTUNE_INTERRUPTED;
 	}
 	status = session_check_probe(s);
 	if (status == 0)
