@@ -105,11 +105,20 @@ rc=0
 "$NT" retune --quiet "$S" > /dev/null 2> "$T/err" || rc=$?
 expect 2 "C1 probe" "the recorded probe: $T/probe: owned by uid $NOBODY"
 ran && fail "C1 probe: it ran"
+# a resume with runs left (the header and two runs of s1) runs it: refused before
+mkdir "$T/r"
+cp -R "$T/s1" "$T/r/s4"
+rm -f "$T/r/s4/results.json"
+head -n 3 "$T/s1/journal.jsonl" > "$T/r/s4/journal.jsonl"
+: > "$T/ran"
 rc=0
-"$NT" run --resume "$T/w/s2" --quiet > /dev/null 2> "$T/err" || rc=$?
-expect 2 "C1 resume's probe" "$T/w/s2: refused: the recorded probe: $T/probe: owned by uid $NOBODY"
+"$NT" run --resume "$T/r/s4" --quiet > /dev/null 2> "$T/err" || rc=$?
+expect 2 "C1 resume's probe" "$T/r/s4: refused: the recorded probe: $T/probe: owned by uid $NOBODY"
 ran && fail "C1 resume's probe: it ran"
 chown 0 "$T/probe"
+"$NT" run --resume "$T/r/s4" --quiet > /dev/null 2> "$T/err" || fail "C1 resume, trusted probe: $(cat "$T/err")"
+ran || fail "C1 resume, trusted probe: the probe did not run"
+: > "$T/ran"
 
 # ---- M4: the lock is never a link ----
 ln -s "$T/victim" "$S/lock.x"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fsutil.h"
 #include "run/locate.h"
@@ -13,6 +14,7 @@
 #include "run/runner.h"
 #include "session/progress.h"
 #include "session/session_priv.h"
+#include "workflows/trust.h"
 
 /* session_probe_argv, with the guard sizes appended when `guards` (the baseline's and
  * the final rounds' runs: guards are never tuned, only checked) and --window symmetric
@@ -498,10 +500,12 @@ int session_record_run(nccltune_session *s, const struct session_run *r,
 /* Before the first live run of a resumed session: can its recorded probe still start?
  * A fresh session knows from its fingerprint; a resume would otherwise spend the rest
  * of the budget on "spawn" runs (a relative --probe resumed from another folder, a
- * moved binary). Returns 0, or NCCLTUNE_ERROR with a message naming the command. */
+ * moved binary). As root, the program must also be changeable by nobody but root and
+ * the caller (workflows/trust.h), as retune's is. Returns 0, NCCLTUNE_ERROR with a
+ * message naming the command, or NCCLTUNE_USAGE naming the program at fault. */
 int session_check_probe(nccltune_session *s)
 {
-	char e[PATH_MAX + 256];
+	char e[PATH_MAX + 256], prog[PATH_MAX];
 
 	if (!s->resumed || s->run.probe_checked)
 		return 0;
@@ -511,6 +515,12 @@ int session_check_probe(nccltune_session *s)
 		                    "recorded: a relative path is relative to the folder nccltune "
 		                    "runs in; resume from the folder the session started in, or "
 		                    "put the probe back)", s->run.dir, e);
+	if (geteuid() == 0 &&
+	    (trust_which(s->run.probe_argv[0], prog, sizeof prog, e, sizeof e) != 0 ||
+	     trust_check_path(prog, e, sizeof e) != 0))
+		return session_fail(s, NCCLTUNE_USAGE, "%s: refused: the recorded probe: %s; "
+		                    "--resume runs it as root, so it must be changeable by nobody "
+		                    "but root and you; nothing was run", s->run.dir, e);
 	s->run.probe_checked = true;
 	return 0;
 }

@@ -506,21 +506,6 @@ static int resume_folder_trusted(const char *dir, char *e, size_t len)
 	return 0;
 }
 
-/* As root, the program the recorded probe starts must be trusted too, as retune's is. */
-static int resume_probe_trusted(nccltune_session *s, const char *dir)
-{
-	char prog[PATH_MAX], why[PATH_MAX + 256];
-
-	if (geteuid() != 0 || !s->run.probe_argv || !s->run.probe_argv[0])
-		return NCCLTUNE_OK;
-	if (trust_which(s->run.probe_argv[0], prog, sizeof prog, why, sizeof why) == 0 &&
-	    trust_check_path(prog, why, sizeof why) == 0)
-		return NCCLTUNE_OK;
-	return session_fail(s, NCCLTUNE_USAGE, "%s: refused: the recorded probe: %s; --resume "
-	                    "runs it as root, so it must be changeable by nobody but root and "
-	                    "you", dir, why);
-}
-
 int nccltune_session_resume(nccltune_session *s, const char *dir)
 {
 	char e[2048], path[PATH_MAX + 32];
@@ -551,8 +536,6 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 	if (rc)
 		return rc;
 	rc = session_load_journal(s, dir);
-	if (rc == 0)
-		rc = resume_probe_trusted(s, dir);
 	if (rc)
 		return rc;
 	s->resumed = true;
