@@ -38,6 +38,10 @@ POLICY = {
                                   "show keeps only decisions in NCCL's own words",
     "policy-unset-not-a-dimension": "resume maps unset names to dimensions of its space",
     "policy-inner-point-outside-space": "resume maps inner points into its space",
+    "policy-warm-point-outside-space": "resume re-runs the warm start's points in its space",
+    "policy-warm-too-many-configs": "resume re-runs at most 5 warm configurations (formats.md)",
+    "policy-warm-failure-outside-space": "resume tells the pruner the warm failures' points",
+    "policy-warm-failure-ok": "resume learns the warm failures as failures",
 }
 
 failures = []
@@ -97,6 +101,12 @@ def corpus(recs):
         s = json.loads(json.dumps(sweep))
         change(s)
         return [hdr2] + runs + [s]
+
+    def warm(**change):
+        w = {"from": "old", "comparable": True, "configs": [searched["point"]],
+             "failures": [{"point": searched["point"], "outcome": "capture"}]}
+        w.update(change)
+        return w
 
     dup = json.dumps(searched).replace('"outcome": ', '"outcome": "ok", "outcome": ', 1)
     return [
@@ -172,6 +182,17 @@ def corpus(recs):
          dumps(at(ok_i, run(lambda x: x.update(phase="ablate", unset=["NCCL_NOT_A_DIM"]))))),
         ("policy-inner-point-outside-space",
          dumps(two_with(lambda s: s["inner"][0].update(point=[99] * len(s["point"]))))),
+        # the warm start a header records (issue 31 m5)
+        ("valid-warm-start", dumps(at(0, h(lambda x: x.update(warm_start=warm()))))),
+        ("policy-warm-point-outside-space", dumps(at(0, h(lambda x: x.update(
+            warm_start=warm(configs=[searched["point"], [99] * len(searched["point"])])))))),
+        ("policy-warm-too-many-configs", dumps(at(0, h(lambda x: x.update(
+            warm_start=warm(configs=[searched["point"]] * 5001)))))),
+        ("policy-warm-failure-outside-space", dumps(at(0, h(lambda x: x.update(
+            warm_start=warm(failures=[{"point": [99] * len(searched["point"]),
+                                       "outcome": "capture"}])))))),
+        ("policy-warm-failure-ok", dumps(at(0, h(lambda x: x.update(
+            warm_start=warm(failures=[{"point": searched["point"], "outcome": "ok"}])))))),
     ]
 
 

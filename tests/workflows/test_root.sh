@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_root.sh - retune, check and install run as root against what another user (uid
 # 65534, nobody) can change (issue 31). Each case names its finding:
-#  C1  retune refuses a STATE_DIR, STATE/sessions, a folder on the way to STATE or to the
+#  C1  retune (and run --resume) refuses a STATE_DIR, STATE/sessions, a folder on the way to STATE or to the
 #      session in use, or a probe program that another user can change, before any
 #      probe runs (a wrapper probe logs every start);
 #  M4  STATE/lock a symlink: refused, its target never created;
@@ -91,13 +91,34 @@ expect 2 "C1 check" "$T/w/s2: refused: $T/w: writable by others"
 ran && fail "C1 check: the probe ran"
 chmod 755 "$T/w"
 
+# run --resume as root walks the same way (tuner/session/prepare.c)
+chmod 777 "$T/w"
+rc=0
+"$NT" run --resume "$T/w/s2" --quiet > /dev/null 2> "$T/err" || rc=$?
+expect 2 "C1 resume" "$T/w/s2: refused: $T/w: writable by others"
+chmod 755 "$T/w"
+"$NT" run --resume "$T/w/s2" --quiet > /dev/null 2>&1 || fail "C1 resume, trusted: exit $?"
+
 # the probe program another user can change
 chown "$NOBODY" "$T/probe"
 rc=0
 "$NT" retune --quiet "$S" > /dev/null 2> "$T/err" || rc=$?
 expect 2 "C1 probe" "the recorded probe: $T/probe: owned by uid $NOBODY"
 ran && fail "C1 probe: it ran"
+# a resume with runs left (the header and two runs of s1) runs it: refused before
+mkdir "$T/r"
+cp -R "$T/s1" "$T/r/s4"
+rm -f "$T/r/s4/results.json"
+head -n 3 "$T/s1/journal.jsonl" > "$T/r/s4/journal.jsonl"
+: > "$T/ran"
+rc=0
+"$NT" run --resume "$T/r/s4" --quiet > /dev/null 2> "$T/err" || rc=$?
+expect 2 "C1 resume's probe" "$T/r/s4: refused: the recorded probe: $T/probe: owned by uid $NOBODY"
+ran && fail "C1 resume's probe: it ran"
 chown 0 "$T/probe"
+"$NT" run --resume "$T/r/s4" --quiet > /dev/null 2> "$T/err" || fail "C1 resume, trusted probe: $(cat "$T/err")"
+ran || fail "C1 resume, trusted probe: the probe did not run"
+: > "$T/ran"
 
 # ---- M4: the lock is never a link ----
 ln -s "$T/victim" "$S/lock.x"

@@ -6,12 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fsutil.h"
+#include "run/locate.h"
 #include "run/ruletable.h"
 #include "run/runner.h"
 #include "session/progress.h"
 #include "session/session_priv.h"
+#include "workflows/trust.h"
 
 /* session_probe_argv, with the guard sizes appended when `guards` (the baseline's and
  * the final rounds' runs: guards are never tuned, only checked) and --window symmetric
@@ -162,11 +165,33 @@ bool session_replaying(const nccltune_session *s)
 	return s->run.qpos < s->run.nqueue;
 }
 
+/* While replaying: the checks of NCCL's defaults the journal holds here (a baseline run
+ * after the first, session_probe_watch), taken as recorded whatever the loop asks next:
+ * the check came between two of the loop's runs. Returns 0, or -1 out of memory. */
+static int replay_checks(nccltune_session *s)
+{
+	while (session_replaying(s) && s->run.nruns > 0) {
+		const struct session_run *r = &s->run.queue[s->run.qpos];
+
+		if (r->phase != PHASE_BASELINE || r->has_point || r->try_no)
+			return 0;
+		s->run.qpos++;
+		if (push_run(s, r) != NCCLTUNE_OK)
+			return -1;
+	}
+	return 0;
+}
+
 int session_replay_sweep(nccltune_session *s, const struct point *outer_full,
                          struct outcome *o)
 {
-	const struct session_run *r = &s->run.queue[s->run.qpos];
+	const struct session_run *r;
 
+	if (replay_checks(s) != 0)
+		return -1;
+	if (!session_replaying(s))
+		return 0;
+	r = &s->run.queue[s->run.qpos];
 	if (r->phase == PHASE_SWEEP && r->has_point &&
 	    twolevel_same_outer(s->run.tl, &r->p, outer_full)) {
 		*o = r->o;
@@ -177,12 +202,18 @@ int session_replay_sweep(nccltune_session *s, const struct point *outer_full,
 }
 
 /* While replaying, the journal's next run: taken when it is the run asked for (1, with
- * *o), else the journal and the loop part ways (0). Returns -1 on an error of the tuner,
- * message in s->err. */
+ * *o), else the journal and the loop part ways (0; also when the journal ends in a
+ * check). Returns -1 on an error of the tuner, message in s->err. */
 static int replay_next(nccltune_session *s, enum session_phase phase, const struct point *p,
                        size_t try_no, uint32_t unset, struct outcome *o)
 {
-	const struct session_run *r = &s->run.queue[s->run.qpos];
+	const struct session_run *r;
+
+	if (replay_checks(s) != 0)
+		return -1;
+	if (!session_replaying(s))
+		return 0;
+	r = &s->run.queue[s->run.qpos];
 
 	if (r->phase == phase && r->try_no == try_no && r->unset == unset &&
 	    (unset ? r->has_point && p && point_equal(&r->p, p, space_dims(s->run.sp))
@@ -222,14 +253,16 @@ static int add_rules(nccltune_session *s, const struct point *p, char ***env)
 }
 
 /* Start the probe on p (or the baseline, or try try_no) in the run's environment and
- * wait for it: 0 with *res (res->cancelled: stopped by a signal), or NCCLTUNE_ERROR
- * with a message in s->err. */
+ * wait for it: 0 with *res (res->cancelled: stopped by a signal), SESSION_OUT_OF_TIME
+ * (the --time-limit left no time, or ended the run: *res not to be recorded), or
+ * NCCLTUNE_ERROR with a message in s->err. */
 static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, bool guards,
                      uint32_t unset, struct runner_result *res)
 {
 	struct runner_request req;
 	bool symm = !try_no && space_point_symmetric(s->run.sp, p, unset);
 	char **argv = probe_argv(s, NULL, guards, symm), **env, e[1024];
+	bool capped;
 	int status = 0;
 
 	env = try_no ? tryconf_env_build(&s->cfg.tries[try_no - 1], s->run.user_env, s->run.sp,
@@ -249,13 +282,17 @@ static int run_probe(nccltune_session *s, const struct point *p, size_t try_no, 
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;
-	req.timeout_s = s->run.timeout_s > 0 ? s->run.timeout_s
-	              : s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s
-	              : SESSION_BASELINE_TIMEOUT_S;
+	req.timeout_s = session_deadline(s, s->run.timeout_s > 0 ? s->run.timeout_s
+	                                    : s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s
+	                                    : SESSION_BASELINE_TIMEOUT_S, &capped);
 	req.cancel = s->run.cancel;
 	req.reaper = &s->run.reaper;
-	if (runner_run(&req, res, e, sizeof e) != 0)
+	if (capped && req.timeout_s <= 0)
+		status = SESSION_OUT_OF_TIME;
+	else if (runner_run(&req, res, e, sizeof e) != 0)
 		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	else if (capped && res->timed_out)
+		status = SESSION_OUT_OF_TIME;
 out:
 	runner_free_argv(argv);
 	env_free(env);
@@ -470,10 +507,12 @@ int session_record_run(nccltune_session *s, const struct session_run *r,
 /* Before the first live run of a resumed session: can its recorded probe still start?
  * A fresh session knows from its fingerprint; a resume would otherwise spend the rest
  * of the budget on "spawn" runs (a relative --probe resumed from another folder, a
- * moved binary). Returns 0, or NCCLTUNE_ERROR with a message naming the command. */
+ * moved binary). As root, the program must also be changeable by nobody but root and
+ * the caller (workflows/trust.h), as retune's is. Returns 0, NCCLTUNE_ERROR with a
+ * message naming the command, or NCCLTUNE_USAGE naming the program at fault. */
 int session_check_probe(nccltune_session *s)
 {
-	char e[PATH_MAX + 256];
+	char e[PATH_MAX + 256], prog[PATH_MAX];
 
 	if (!s->resumed || s->run.probe_checked)
 		return 0;
@@ -483,8 +522,72 @@ int session_check_probe(nccltune_session *s)
 		                    "recorded: a relative path is relative to the folder nccltune "
 		                    "runs in; resume from the folder the session started in, or "
 		                    "put the probe back)", s->run.dir, e);
+	if (geteuid() == 0 &&
+	    (trust_which(s->run.probe_argv[0], prog, sizeof prog, e, sizeof e) != 0 ||
+	     trust_check_path(prog, e, sizeof e) != 0))
+		return session_fail(s, NCCLTUNE_USAGE, "%s: refused: the recorded probe: %s; "
+		                    "--resume runs it as root, so it must be changeable by nobody "
+		                    "but root and you; nothing was run", s->run.dir, e);
 	s->run.probe_checked = true;
 	return 0;
+}
+
+static int execute(nccltune_session *s, enum session_phase phase, const struct point *p,
+                   size_t try_no, uint32_t unset, struct outcome *o);
+
+/* The probe's command line as one string for a message (cut when long). */
+static void probe_command(const nccltune_session *s, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; s->run.probe_argv[i] && at + 1 < len; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", i ? " " : "", s->run.probe_argv[i]);
+
+		if (n < 0)
+			break;
+		at += (size_t)n < len - at ? (size_t)n : len - at - 1;
+	}
+}
+
+int session_probe_watch(nccltune_session *s)
+{
+	const struct session_run *last;
+	struct outcome *check;
+	char cmd[512], self[PATH_MAX + 8];
+	size_t configs, runs;
+	enum session_lost v = session_probe_lost(s, &configs, &runs);
+	int rc;
+
+	if (v == SESSION_LOST_CHECK) {
+		last = &s->run.runs[s->run.nruns - 1];
+		/* the final rounds run NCCL's defaults themselves; the budget has the last say */
+		if (last->phase == PHASE_FINAL || last->phase == PHASE_ABLATE ||
+		    s->run.nruns >= (size_t)s->cfg.budget)
+			return 0;
+		session_note(&s->out, "%zu configurations in a row %s alike; running NCCL's "
+		             "defaults to tell the probe from the configurations", configs,
+		             outcome_class_phrase(last->o.cls));
+		check = malloc(sizeof *check);
+		if (!check)
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		rc = execute(s, PHASE_BASELINE, NULL, 0, 0, check);
+		free(check);
+		return rc;
+	}
+	if (v != SESSION_LOST_YES)
+		return 0;
+	last = &s->run.runs[s->run.nruns - 1];
+	probe_command(s, cmd, sizeof cmd);
+	return session_fail(s, NCCLTUNE_ERROR, "the probe no longer starts: NCCL's defaults and "
+	                    "%zu other configuration(s), %zu runs in a row, all %s: %s: %s; "
+	                    "stopped after %zu runs, recorded in %s/journal.jsonl (a "
+	                    "failure no NCCL variable changes: the probe's file, its "
+	                    "interpreter or the driver). Probe: %s. Put it right, then "
+	                    "resume with: %s run --resume %s", configs - 1, runs,
+	                    outcome_class_phrase(last->o.cls), outcome_class_name(last->o.cls),
+	                    last->o.error, s->run.nruns, s->run.dir, cmd,
+	                    locate_self_command(self, sizeof self), s->run.dir);
 }
 
 /* session_execute, and session_execute_unset with `unset` dimensions of p left unset. */
@@ -495,15 +598,16 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 	struct session_run run;
 	int status;
 
+	/* the flag of nccltune_session_run's signal handler, also while a long journal is
+	 * replayed (nothing is written then: the journal stays as it was) */
+	if (s->run.cancel && *s->run.cancel) {
+		s->run.interrupted = true;
+		return NCCLTUNE_INTERRUPTED;
+	}
 	if (session_replaying(s)) {
 		status = replay_next(s, phase, p, try_no, unset, o);
 		if (status != 0)
 			return status > 0 ? 0 : NCCLTUNE_ERROR;
-	}
-	/* the flag of nccltune_session_run's signal handler */
-	if (s->run.cancel && *s->run.cancel) {
-		s->run.interrupted = true;
-		return NCCLTUNE_INTERRUPTED;
 	}
 	status = session_check_probe(s);
 	if (status)
@@ -532,7 +636,7 @@ static int execute(nccltune_session *s, enum session_phase phase, const struct p
 		status = session_record_run(s, &run, &res);
 	}
 	runner_result_free(&res);
-	return status;
+	return status ? status : session_probe_watch(s);
 }
 
 int session_execute(nccltune_session *s, enum session_phase phase, const struct point *p,

@@ -15,6 +15,9 @@
 #include "result/record.h"
 #include "session/session_priv.h"
 
+/* The most old failures a warm start records: one per configuration of the old journal. */
+#define WARM_FAILURES_MAX (1u << 20)
+
 /* A message of a reader below (space, workload, pins, tries) that names its own path. */
 static int header_fail(struct jr *r, const char *msg)
 {
@@ -79,6 +82,83 @@ static int header_documents(nccltune_session *s, struct jr *r, const struct reco
 	return 0;
 }
 
+/* ---- warm_start: what --warm-start took, as the writer (session_record.c) writes it ---- */
+
+/* A point of the session's space that the space allows (by levels). */
+static int warm_point(struct jr *r, const cJSON *v, void *dst)
+{
+	const nccltune_session *s = dst;
+	struct point p;
+
+	if (env_point_levels_from_json(s->run.sp, v, &p) != 0 || !space_allows(s->run.sp, &p))
+		return jr_fail(r, "not a point of the session's space");
+	return 0;
+}
+
+static int warm_config(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	(void)i;
+	return warm_point(r, v, ctx);
+}
+
+static int warm_outcome(struct jr *r, const cJSON *v, void *dst)
+{
+	enum outcome_class c;
+
+	(void)dst;
+	if (outcome_class_parse(v->valuestring, &c) != 0 || c == OUTCOME_OK)
+		return jr_fail(r, "not a failure class (args, env, init, capture, replay, verify, "
+		               "crash, timeout, garbage, spawn)");
+	return 0;
+}
+
+static const struct jr_field warm_failure_fields[] = {
+	{"point", JR_ARRAY, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, warm_point},
+	{"outcome", JR_STRING, JR_REQUIRED, 0, 32, NULL, JR_KEEP, 0, 0, warm_outcome},
+	JR_END
+};
+
+static int warm_failure(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	(void)i;
+	if (!cJSON_IsObject(v))
+		return jr_fail(r, "expected an object, got %s", jr_type_name(v));
+	return jr_dispatch(r, v, warm_failure_fields, false, ctx, NULL);
+}
+
+static int warm_configs(struct jr *r, const cJSON *v, void *dst)
+{
+	return jr_each(r, v, SESSION_WARM_MAX, warm_config, dst);
+}
+
+static int warm_failures(struct jr *r, const cJSON *v, void *dst)
+{
+	return jr_each(r, v, WARM_FAILURES_MAX, warm_failure, dst);
+}
+
+static const struct jr_field warm_fields[] = {
+	{"from", JR_STRING, JR_REQUIRED, 0, PATH_MAX, NULL, JR_KEEP, 0, 0, NULL},
+	{"comparable", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
+	{"configs", JR_ARRAY, JR_REQUIRED, 0, SESSION_WARM_MAX, NULL, JR_KEEP, 0, 0, warm_configs},
+	{"failures", JR_ARRAY, JR_REQUIRED, 0, WARM_FAILURES_MAX, NULL, JR_KEEP, 0, 0,
+	 warm_failures},
+	JR_END
+};
+
+/* The header's warm_start, read strictly against the session's space (the docs' "at
+ * most 5" configurations, every point one of the space's). Returns 0, or -1 after
+ * jr_fail with the one reader's message format. */
+static int header_warm(nccltune_session *s, struct jr *r, const cJSON *warm)
+{
+	int rc;
+
+	if (jr_push_key(r, "warm_start") != 0)
+		return -1;
+	rc = jr_dispatch(r, warm, warm_fields, false, s, NULL);
+	jr_pop(r);
+	return rc;
+}
+
 int session_header_apply(nccltune_session *s, struct jr *r, const struct record_header *h)
 {
 	if (header_probe(s, r, h->probe) < 0 || header_documents(s, r, h) < 0)
@@ -88,6 +168,8 @@ int session_header_apply(nccltune_session *s, struct jr *r, const struct record_
 		if (!s->run.fingerprint)
 			return jr_fail(r, "out of memory");
 	}
+	if (h->warm_start && header_warm(s, r, h->warm_start) != 0)
+		return -1;
 	if (h->warm_start) {
 		s->run.warm = cJSON_Duplicate(h->warm_start, true);
 		if (!s->run.warm)

@@ -12,7 +12,8 @@
 #include "session/progress.h"
 #include "session/session_priv.h"
 
-/* Run once, and once more if the outcome may be a flake; *o is the last outcome. */
+/* Run once, and once more if the outcome may be a flake (not after the --time-limit);
+ * *o is the last outcome. */
 static int measure(nccltune_session *s, enum session_phase phase, const struct point *p,
                    size_t try_no, struct outcome *o)
 {
@@ -22,7 +23,8 @@ static int measure(nccltune_session *s, enum session_phase phase, const struct p
 
 	if (rc)
 		return rc;
-	if (outcome_class_flaky(o->cls) && s->run.nruns < limit) {
+	if (outcome_class_flaky(o->cls) && s->run.nruns < limit &&
+	    (session_replaying(s) || !session_time_up(s))) {
 		struct outcome *again = malloc(sizeof *again);
 
 		if (!again)
@@ -192,8 +194,24 @@ static int run_baseline(nccltune_session *s, struct outcome *o)
 	return 0;
 }
 
+/* A run of the baseline, the tries, the warm start or the search was ended by the
+ * --time-limit (not recorded): the search stops there and the final phase finds no
+ * time left. Without a single run recorded there is nothing to conclude: NCCLTUNE_ERROR.
+ * Returns 0 otherwise. */
+static int out_of_time(nccltune_session *s)
+{
+	s->run.stop = STOP_TIME;
+	if (s->run.nruns > 0)
+		return 0;
+	return session_fail(s, NCCLTUNE_ERROR, "the time limit (--time-limit %.0f s) ran out "
+	                    "before NCCL's defaults finished their first run: nothing was "
+	                    "measured (a larger --time-limit, or a --timeout for a probe that "
+	                    "hangs)", s->cfg.time_limit_s);
+}
+
 /* The final phase (decide/decide.h): ask it for the next run, run it, tell it the
- * outcome, until it is done; *f is then its result. A wrong sum in a final round also
+ * outcome, until it is done; *f is then its result (a run the time limit ended is not
+ * told: the phase, asked again, is out of time). A wrong sum in a final round also
  * teaches the pruner, as every run of a point does. Returns 0, NCCLTUNE_INTERRUPTED, or
  * NCCLTUNE_ERROR with a message in s->err. */
 static int run_final(nccltune_session *s, struct final_state *f, struct outcome *o)
@@ -216,6 +234,8 @@ static int run_final(nccltune_session *s, struct final_state *f, struct outcome 
 		rc = req.phase == PHASE_ABLATE
 		     ? session_execute_unset(s, PHASE_ABLATE, &req.p, req.unset, o)
 		     : session_execute(s, req.phase, req.has_point ? &req.p : NULL, req.try_no, o);
+		if (rc == SESSION_OUT_OF_TIME)
+			continue;   /* not told: asked again, the final phase finds no time left */
 		if (rc)
 			return rc;
 		if (req.phase == PHASE_FINAL && req.has_point && o->cls == OUTCOME_VERIFY)
@@ -289,6 +309,8 @@ int session_loop(nccltune_session *s)
 		rc = run_warm(s, o);
 	if (rc == 0)
 		rc = run_search(s, o);
+	if (rc == SESSION_OUT_OF_TIME)
+		rc = out_of_time(s);
 	if (rc == 0)
 		rc = run_final(s, &f, o);
 	if (rc == 0 && session_replaying(s) && session_diverge(s) != NCCLTUNE_OK)

@@ -4,6 +4,7 @@
  * fingerprint, the warm start and the journal's header; for a resumed one what its
  * journal says (nccltune_session_resume); and for both the rng, pruner and strategy. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "run/runner.h"
 #include "run/sweepfile.h"
 #include "session/session_priv.h"
+#include "workflows/trust.h"
 
 extern char **environ;
 
@@ -297,6 +299,7 @@ static int take_fingerprint(nccltune_session *s)
 	struct runner_request req;
 	struct runner_result res;
 	char **argv = session_probe_argv(s, "--fingerprint"), **env = NULL, e[512];
+	bool capped;
 	cJSON *fp = NULL;
 	int status = NCCLTUNE_OK;
 
@@ -309,7 +312,9 @@ static int take_fingerprint(nccltune_session *s)
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;
-	req.timeout_s = s->cfg.timeout_opt_s > 0 ? s->cfg.timeout_opt_s : 120;
+	/* within the --time-limit too (a fingerprint that hangs then gives none) */
+	req.timeout_s = fmax(0.1, session_deadline(s, s->cfg.timeout_opt_s > 0
+	                                                 ? s->cfg.timeout_opt_s : 120, &capped));
 	req.cancel = s->run.cancel;
 	req.reaper = &s->run.reaper;
 	if (runner_run(&req, &res, e, sizeof e) != 0) {
@@ -362,14 +367,15 @@ static int take_capabilities(nccltune_session *s, const space *sp)
 {
 	char **argv = session_probe_argv(s, "--capabilities"), **env = NULL, e[512];
 	int status = NCCLTUNE_OK;
-	bool cancelled = false;
+	bool cancelled = false, capped;
 
 	env = env_build(environ, sp, &s->run.pins, NULL, e, sizeof e);
 	if (!argv || !env) {
 		status = session_fail(s, NCCLTUNE_ERROR, "out of memory");
 		goto out;
 	}
-	if (sweepfile_capabilities(argv, env, SESSION_CAPS_TIMEOUT_S, s->run.cancel,
+	if (sweepfile_capabilities(argv, env, fmax(0.1, session_deadline(s, SESSION_CAPS_TIMEOUT_S,
+	                                                                 &capped)), s->run.cancel,
 	                           &s->run.reaper, &s->run.caps, &cancelled, e, sizeof e) != 0)
 		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
 	else if (cancelled)
@@ -517,6 +523,27 @@ static void note_environment(nccltune_session *s)
 			             "session searches it; ignored", space_name(s->run.sp, d));
 }
 
+/* As root, a resume trusts the session folder as retune does (workflows/trust.h): every
+ * folder from / down to it and its journal changeable by nobody but root and the caller
+ * (a folder on the way that another user can write could swap the journal, whose probe
+ * root runs). 0, or -1 with a message naming the component at fault. */
+static int resume_folder_trusted(const char *dir, char *e, size_t len)
+{
+	int dfd, fd = -1;
+
+	if (geteuid() != 0)
+		return 0;
+	dfd = trust_open_dir(dir, e, len);
+	if (dfd >= 0) {
+		fd = trust_open_file(dfd, dir, "journal.jsonl", e, len);
+		close(dfd);
+	}
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 int nccltune_session_resume(nccltune_session *s, const char *dir)
 {
 	char e[2048], path[PATH_MAX + 32];
@@ -539,6 +566,10 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 		return session_fail(s, NCCLTUNE_USAGE, "%s: refused: %s; --resume runs the probe "
 		                    "command the session's journal records, so a session folder is "
 		                    "trusted like a script (chown it or chmod go-w it)", dir, e);
+	if (resume_folder_trusted(dir, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s: refused: %s; --resume as root runs the "
+		                    "probe command the session's journal records, so every folder on "
+		                    "the way must be changeable by nobody but root and you", dir, e);
 	rc = session_lock(s, dir);
 	if (rc)
 		return rc;

@@ -34,6 +34,19 @@ double session_elapsed(const nccltune_session *s)
 	return s->run.t_offset + (s->run.t_start > 0 ? session_clock() - s->run.t_start : 0);
 }
 
+double session_deadline(const nccltune_session *s, double own, bool *capped)
+{
+	double left = s->cfg.time_limit_s - session_elapsed(s);
+
+	*capped = s->cfg.time_limit_s > 0 && left < own;
+	return *capped ? left : own;
+}
+
+bool session_time_up(const nccltune_session *s)
+{
+	return s->cfg.time_limit_s > 0 && session_elapsed(s) >= s->cfg.time_limit_s;
+}
+
 bool session_is_model(const nccltune_session *s)
 {
 	return strcmp(s->run.source, "model") == 0;

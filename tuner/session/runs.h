@@ -37,6 +37,11 @@ int session_final_time_runs(const nccltune_session *s);
 double session_clock(void);
 /* Session time in seconds, summed over resumes; can't fail. */
 double session_elapsed(const nccltune_session *s);
+/* The deadline of a probe run whose own is `own` seconds: capped by the time the
+ * session's --time-limit leaves (*capped true; <= 0: none left). Can't fail. */
+double session_deadline(const nccltune_session *s, double own, bool *capped);
+/* Has the session's --time-limit passed (false without one)? Can't fail. */
+bool session_time_up(const nccltune_session *s);
 /* Did the probe say its figures come from a model? */
 bool session_is_model(const nccltune_session *s);
 /* What run r sets, as "NCCL_A=1 NCCL_B=2" ("" for the baseline); returns buf. */

@@ -49,6 +49,16 @@
 #define SESSION_TIMEOUT_FACTOR 5.0         /* x the baseline's wall time */
 #define SESSION_WARM_MAX 5                 /* old configurations re-run by --warm-start */
 #define SESSION_MAX_DUPLICATES 50          /* repeated suggestions before giving up */
+/* Not an nccltune_status: a run the --time-limit ended (or left no time to start),
+ * never recorded (the configuration did not hang: the session's clock ran out); the
+ * loop ends the search and the final phase there. Never returned by session_loop. */
+#define SESSION_OUT_OF_TIME 1000
+/* A probe that no longer starts (probe_lost.c): NCCL's defaults and this many other
+ * configurations in a row fail word for word alike, silently (no start, no report) or
+ * in the probe's own words (the same init error, its command line refused); a check of
+ * NCCL's defaults after SESSION_LOST_SAID others (doubled after each check it passes). */
+#define SESSION_LOST_SILENT 1
+#define SESSION_LOST_SAID 3
 
 /* What to tune: what the setters set (on resume, the journal's header). */
 struct session_config {
@@ -217,6 +227,18 @@ int session_load_journal(nccltune_session *s, const char *dir);
  * nccltune_status. */
 int session_warm_prepare(nccltune_session *s);
 
+/* ---- probe_lost.c ---- */
+enum session_lost {
+	SESSION_LOST_NO,      /* the last run says nothing of the probe */
+	SESSION_LOST_CHECK,   /* run NCCL's defaults now: they tell the probe from the space */
+	SESSION_LOST_YES      /* the probe no longer starts: stop the session */
+};
+/* Over the runs this process ran (not a resume's replayed ones): does the streak of
+ * failures word for word like the last run's say the probe itself no longer starts?
+ * *configs and *runs: the distinct configurations and the runs of that streak. Can't
+ * fail. */
+enum session_lost session_probe_lost(const nccltune_session *s, size_t *configs, size_t *runs);
+
 /* ---- execute.c ---- */
 /* The probe's command line for one run: its argv, then the workload's options, or
  * `extra` instead of them ("--fingerprint"). NULL when out of memory; free with
@@ -270,6 +292,12 @@ int session_record_run(nccltune_session *s, const struct session_run *r,
  * from the plain runs), with the plain runs' mean wall time in *plain_s (0: none).
  * Can't fail. */
 double session_sweep_choice_s(const nccltune_session *s, double *plain_s);
+/* After a live run: when the failures in a row say the probe no longer starts
+ * (session_probe_lost), run NCCL's defaults once to tell (a PHASE_BASELINE run, which a
+ * resume replays wherever it stands), and stop the session when they fail alike too:
+ * NCCLTUNE_ERROR with a message naming the probe and the failure. 0 otherwise, or
+ * NCCLTUNE_INTERRUPTED. */
+int session_probe_watch(nccltune_session *s);
 /* Before the first live run of a resumed session, check its probe can start. Returns 0
  * or NCCLTUNE_ERROR. */
 int session_check_probe(nccltune_session *s);

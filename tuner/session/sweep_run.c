@@ -56,13 +56,15 @@ static int write_file(nccltune_session *s, const struct twolevel_choice *c, size
 }
 
 /* Start the probe on the sweep file `file` for the outer point of `outer_full`. Returns
- * 0 with *res, or NCCLTUNE_ERROR with a message in s->err. */
+ * 0 with *res, SESSION_OUT_OF_TIME (the --time-limit left no time or ended the run: not
+ * to be recorded), or NCCLTUNE_ERROR with a message in s->err. */
 static int run_probe(nccltune_session *s, const struct point *outer_full, const char *file,
                      size_t n, struct runner_result *res)
 {
 	struct runner_request req;
 	bool symm = space_point_symmetric(s->run.sp, outer_full, 0);
 	char **base = session_sweep_argv(s, symm), **argv = NULL, **env, e[1024];
+	bool capped;
 	size_t k = 0;
 	int status = 0;
 
@@ -84,11 +86,15 @@ static int run_probe(nccltune_session *s, const struct point *outer_full, const 
 	memset(&req, 0, sizeof req);
 	req.argv = argv;
 	req.envp = env;
-	req.timeout_s = sweep_timeout(s, n);
+	req.timeout_s = session_deadline(s, sweep_timeout(s, n), &capped);
 	req.cancel = s->run.cancel;
 	req.reaper = &s->run.reaper;
-	if (runner_run(&req, res, e, sizeof e) != 0)
+	if (capped && req.timeout_s <= 0)
+		status = SESSION_OUT_OF_TIME;
+	else if (runner_run(&req, res, e, sizeof e) != 0)
 		status = session_fail(s, NCCLTUNE_ERROR, "%s", e);
+	else if (capped && res->timed_out)
+		status = SESSION_OUT_OF_TIME;
 out:
 	if (argv) {
 		runner_free_argv(argv);   /* base's strings are argv's */
@@ -196,16 +202,17 @@ int session_sweep_execute(nccltune_session *s, const struct point *outer_full,
 	char file[PATH_MAX + 64];
 	int status;
 
+	/* a signal stops a long replay too (nothing is written while replaying) */
+	if (s->run.cancel && *s->run.cancel) {
+		s->run.interrupted = true;
+		return NCCLTUNE_INTERRUPTED;
+	}
 	if (session_replaying(s)) {
 		status = session_replay_sweep(s, outer_full, o);
 		if (status > 0)
 			session_sweep_observe(s, s->run.nruns - 1);
 		if (status != 0)
 			return status > 0 ? 0 : NCCLTUNE_ERROR;
-	}
-	if (s->run.cancel && *s->run.cancel) {
-		s->run.interrupted = true;
-		return NCCLTUNE_INTERRUPTED;
 	}
 	status = session_check_probe(s);
 	if (status == 0)
@@ -235,5 +242,5 @@ int session_sweep_execute(nccltune_session *s, const struct point *outer_full,
 	if (status == 0)
 		session_sweep_observe(s, s->run.nruns - 1);
 	runner_result_free(&res);
-	return status;
+	return status ? status : session_probe_watch(s);
 }
