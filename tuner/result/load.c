@@ -94,19 +94,69 @@ static int take_collectives(struct jr *r, const cJSON *v, void *dst)
 
 static const char *const window_words[] = {"symmetric", NULL};
 
+static const struct jr_field guard_size_field = {
+	"", JR_NUMBER, JR_INTEGER, 1, BYTES_MAX, NULL, JR_U64, 0, 0, NULL,
+};
+
+static int take_guard1(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct summary_workload *w = ctx;
+
+	w->nguard = i + 1;
+	return jr_check(r, v, &guard_size_field, &w->guard[i]) < 0 ? -1 : 0;
+}
+
+static int take_guard(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary_workload *w = dst;
+
+	if (!v->child)
+		return 0;
+	w->guard = calloc((size_t)cJSON_GetArraySize(v), sizeof(w->guard[0]));
+	if (!w->guard)
+		return jr_fail(r, "out of memory");
+	return jr_each(r, v, PROTO_MAX_SIZES, take_guard1, w);
+}
+
+/* the server's step (--compute-us): {"kernel_us", "ctas"} */
+static const struct jr_field compute_fields[] = {
+	{"kernel_us", JR_NUMBER, JR_REQUIRED, 0, PROTO_MAX_COMPUTE_US, NULL, JR_DOUBLE,
+	 W(compute_kernel_us), 0, NULL},
+	{"ctas", JR_NUMBER, JR_INTEGER, 1, PROTO_MAX_COMPUTE_CTAS, NULL, JR_LONG, W(compute_ctas),
+	 0, NULL},
+	JR_END,
+};
+
+static int take_compute(struct jr *r, const cJSON *v, void *dst)
+{
+	struct summary_workload *w = dst;
+
+	if (jr_dispatch(r, v, compute_fields, false, w, NULL) < 0)
+		return -1;
+	w->has_compute = true;
+	return 0;
+}
+
+static int take_window(struct jr *r, const cJSON *v, void *dst)
+{
+	(void)r;
+	(void)v;
+	((struct summary_workload *)dst)->window_symmetric = true;
+	return 0;
+}
+
 static const struct jr_field workload_fields[] = {
-	{"schema", JR_STRING | JR_NULL, 0, 0, 64, workload_schema, JR_KEEP, 0, 0, NULL},
+	{"schema", JR_STRING | JR_NULL, 0, 0, 64, workload_schema, JR_STR, W(schema), 0, NULL},
 	{"dtype", JR_STRING, JR_REQUIRED, 0, 16, dtypes, JR_STR, W(dtype), 0, NULL},
 	{"collectives", JR_ARRAY, JR_REQUIRED, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0,
 	 take_collectives},
 	{"iters", JR_NUMBER | JR_NULL, JR_INTEGER, 1, 1e7, NULL, JR_KEEP, 0, 0, NULL},
 	{"warmup", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1e7, NULL, JR_KEEP, 0, 0, NULL},
-	{"guard", JR_ARRAY | JR_NULL, 0, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, NULL},
+	{"guard", JR_ARRAY | JR_NULL, 0, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, take_guard},
 	{"description", JR_STRING | JR_NULL, 0, 0, STRING_MAX, NULL, JR_STR, W(description), 0,
 	 NULL},
-	/* the server's step (workload_to_json): shown from the document by the summary */
-	{"compute", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
-	{"window", JR_STRING | JR_NULL, 0, 0, 0, window_words, JR_KEEP, 0, 0, NULL},
+	{"compute", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_compute},
+	{"window", JR_STRING | JR_NULL, 0, 0, 0, window_words, JR_KEEP, 0, 0, take_window},
 	JR_END,
 };
 
@@ -639,7 +689,7 @@ static int parse_root(struct jr *r, const cJSON *root, struct summary *s)
 	return 0;
 }
 
-static struct summary *summary_new(void)
+struct summary *summary_create(void)
 {
 	struct summary *s = calloc(1, sizeof(*s));
 
@@ -659,7 +709,7 @@ int summary_parse(const char *text, size_t len, const char *origin, struct summa
 	struct jr r;
 
 	*out = NULL;
-	s = summary_new();
+	s = summary_create();
 	if (!s)
 		return fs_errf(err, errlen, "%s: out of memory", origin);
 	cut(s->origin, sizeof(s->origin), "%s", origin);
@@ -714,7 +764,7 @@ int summary_load(const char *path, unsigned flags, struct summary **out, char *e
 		cut(results, sizeof(results), "%s/results.json", path);
 		cut(jpath, sizeof(jpath), "%s/journal.jsonl", path);
 		if (!exists(results) && (flags & SUMMARY_PARTIAL) && exists(jpath)) {
-			struct summary *s = summary_new();
+			struct summary *s = summary_create();
 
 			if (!s)
 				return fs_errf(err, errlen, "%s: out of memory", path);
@@ -769,6 +819,7 @@ void summary_destroy(struct summary *s)
 		return;
 	summary_fingerprint_clear(&s->fp);
 	free(s->workload.c);
+	free(s->workload.guard);
 	env_free(&s->pinned);
 	env_free(&s->server_env);
 	env_free(&s->baseline.env);
@@ -795,6 +846,7 @@ void summary_destroy(struct summary *s)
 		free(s->probe_argv[i]);
 	free(s->probe_argv);
 	cJSON_Delete(s->jdoc);
+	cJSON_Delete(s->kept);
 	cJSON_Delete(s->doc);
 	free(s);
 }
