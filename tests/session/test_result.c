@@ -181,7 +181,7 @@ static void check_rich(const struct summary *r)
 	CHECK_STR(r->server_like, "sglang");
 	CHECK_NEAR(r->best.objective_us, 2850.1235, 1e-9);   /* 4 decimals */
 	CHECK(r->best.has_step == false && r->baseline.has_step);
-	CHECK(r->best.symmetric && strcmp(r->best.kernel, "not symmetric") == 0);
+	CHECK(r->best.symmetric && r->best.kernel && strcmp(r->best.kernel, "not symmetric") == 0);
 	CHECK_INT(r->nrules, 2);
 	CHECK(r->nrules == 2 && r->rules[1].algo == -1 && r->rules[1].ctas == 0);
 	CHECK_NEAR(r->sizes[0].us, 23.4568, 1e-9);
