@@ -194,13 +194,6 @@ const char *model_tuner_symbol(const struct model_tuner *t)
 	return t->symbol;
 }
 
-const char *model_tuner_name(const struct model_tuner *t)
-{
-	const char *n = t->abi == ABI_V4 ? t->v4->name : t->v5->name;
-
-	return n ? n : "?";
-}
-
 const char *model_tuner_file(const struct model_tuner *t)
 {
 	return t->file;

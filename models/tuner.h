@@ -34,10 +34,8 @@ struct model_tuner *model_tuner_open(const char *value, const char *nccl_version
 /* Finalize nothing, dlclose the library. Accepts NULL. */
 void model_tuner_close(struct model_tuner *t);
 
-/* The ABI symbol taken ("ncclTunerPlugin_v5"), the plugin's own name field ("?" when
- * NULL), the file as loaded. Owned by t. */
+/* The ABI symbol taken ("ncclTunerPlugin_v5") and the file as loaded. Owned by t. */
 const char *model_tuner_symbol(const struct model_tuner *t);
-const char *model_tuner_name(const struct model_tuner *t);
 const char *model_tuner_file(const struct model_tuner *t);
 
 /* A communicator's init: v5/v6 init(&ctx, comm_id, nranks, nnodes, logger, NULL, NULL)
