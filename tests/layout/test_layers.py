@@ -5,7 +5,9 @@ Every include and every call between the tuner's stage folders points down (to a
 same one); the CLI sees only include/nccltune.h; common/ and plugin/ see nothing of the
 tuner; the probes see no tuner header. Inside tuner/session/ the files call each other in
 one order too (SESSION_FILES), and the printer and the headers below the handle do not see
-it (session_priv.h). Exits 1 naming each include or call that breaks a rule."""
+it (session_priv.h). No two files of one folder call each other, directly or round a
+longer loop (ALLOWED_CIRCLES: those left). Exits 1 naming each include or call that
+breaks a rule."""
 import glob
 import os
 import re
@@ -114,11 +116,105 @@ def check_calls(build):
     return bad
 
 
+# Circles between the files of one folder (file A calls B and B calls A, or a longer
+# loop): a file that holds a module's shared bottom and its top, whose split-off siblings
+# call back into the bottom. THIS LIST IS TO SHRINK: the circles left, each to break by
+# taking the bottom out of the file that holds the top (never add one).
+ALLOWED_CIRCLES = [
+    {"probe/measure.c", "probe/measure_cases.c", "probe/measure_server.c"},
+    {"workflows/export.c", "workflows/export_env.c", "workflows/export_table.c"},
+    {"workflows/install.c", "workflows/pth.c"},
+]
+# the objects of each folder (the tuner's are named STAGE_FILE.c.o, one library)
+OBJECT_DIRS = ["tuner/libnccltune.a.p", "probe/*.p", "models/*.p", "common/*.p", "plugin/*.p",
+               "cli/*.p"]
+
+
+def object_file(build, o):
+    """The source file ("folder/file.c") an object was compiled from, or None."""
+    rel = os.path.relpath(o, build).split(os.sep)
+    base = os.path.basename(o)[:-len(".o")]
+    if base.startswith("meson-generated") or not base.endswith(".c"):
+        return None
+    if rel[0] == "tuner":
+        stage, _, rest = base.partition("_")
+        return f"{stage}/{rest}"
+    return f"{rel[0]}/{base}"
+
+
+def strongly_connected(graph):
+    """Tarjan's components of graph (node -> set of nodes) with more than one node."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def check_circles(build):
+    """No circle of calls between the files of one folder (nm's view), but those of
+    ALLOWED_CIRCLES; an allowed circle that is gone is noted, to be removed."""
+    defined, wanted = {}, {}
+    for pattern in OBJECT_DIRS:
+        for o in sorted(glob.glob(os.path.join(build, pattern, "*.o"))):
+            f = object_file(build, o)
+            if not f:
+                continue
+            out = subprocess.run(["nm", "-P", o], capture_output=True, text=True, check=True)
+            for line in out.stdout.splitlines():
+                name, kind = line.split()[:2]
+                if kind in "TDBR":
+                    defined.setdefault(name, f)
+                elif kind == "U":
+                    wanted.setdefault(f, set()).add(name)
+    graph = {}
+    for f, names in wanted.items():
+        for n in names:
+            d = defined.get(n)
+            if d and d != f and os.path.dirname(d) == os.path.dirname(f):
+                graph.setdefault(f, set()).add(d)
+    bad = []
+    circles = strongly_connected(graph)
+    for c in circles:
+        if c not in ALLOWED_CIRCLES:
+            bad.append("a circle of calls between " + ", ".join(sorted(c)) + ": split each "
+                       "module's bottom (what its siblings share) from its top (the flow that "
+                       "calls them), so that calls go one way")
+    for c in ALLOWED_CIRCLES:
+        if c not in circles:
+            print("note: ALLOWED_CIRCLES of test_layers.py holds " + ", ".join(sorted(c)) +
+                  ", no longer a circle: remove it")
+    return bad
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.environ["NCCLTUNE_SOURCE_ROOT"]
     bad = check(root)
     if len(sys.argv) > 2:
         bad += check_calls(sys.argv[2])
+        bad += check_circles(sys.argv[2])
     for b in bad:
         print(b)
     if bad:

@@ -21,7 +21,6 @@
 #include "jsonread.h"
 #include "proto.h"
 
-#define STRING_MAX 4096          /* free text of results.json */
 #define BYTES_MAX 1099511627776.0
 
 /* snprintf that truncates silently: paths may be cut, never overflow. */
@@ -54,71 +53,6 @@ static void env_free(struct summary_env *env)
 }
 
 /* ---- results.json: the parts ---- */
-
-static const char *const workload_schema[] = {"nccltune-workload/1", NULL};
-static const char *const dtypes[] = {"bf16", "f16", "f32", NULL};
-static const char *const allreduce[] = {"allreduce", NULL};
-
-#define C(f) offsetof(struct summary_collective, f)
-
-static const struct jr_field collective_fields[] = {
-	{"op", JR_STRING, JR_REQUIRED, 0, 32, allreduce, JR_STR, C(op), 0, NULL},
-	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, BYTES_MAX, NULL, JR_U64, C(bytes), 0,
-	 NULL},
-	{"count", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1000000, NULL, JR_LONG, C(count), 0,
-	 NULL},
-	JR_END,
-};
-
-static int take_collective(struct jr *r, const cJSON *v, size_t i, void *ctx)
-{
-	struct summary_workload *w = ctx;
-
-	w->n = i + 1;
-	return jr_dispatch(r, v, collective_fields, false, &w->c[i], NULL);
-}
-
-static int take_collectives(struct jr *r, const cJSON *v, void *dst)
-{
-	struct summary_workload *w = dst;
-
-	if (!v->child)
-		return jr_fail(r, "empty");
-	w->c = calloc((size_t)cJSON_GetArraySize(v), sizeof(w->c[0]));
-	if (!w->c)
-		return jr_fail(r, "out of memory");
-	return jr_each(r, v, PROTO_MAX_SIZES, take_collective, w);
-}
-
-#define W(f) offsetof(struct summary_workload, f)
-
-static const char *const window_words[] = {"symmetric", NULL};
-
-static const struct jr_field workload_fields[] = {
-	{"schema", JR_STRING | JR_NULL, 0, 0, 64, workload_schema, JR_KEEP, 0, 0, NULL},
-	{"dtype", JR_STRING, JR_REQUIRED, 0, 16, dtypes, JR_STR, W(dtype), 0, NULL},
-	{"collectives", JR_ARRAY, JR_REQUIRED, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0,
-	 take_collectives},
-	{"iters", JR_NUMBER | JR_NULL, JR_INTEGER, 1, 1e7, NULL, JR_KEEP, 0, 0, NULL},
-	{"warmup", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1e7, NULL, JR_KEEP, 0, 0, NULL},
-	{"guard", JR_ARRAY | JR_NULL, 0, 0, PROTO_MAX_SIZES, NULL, JR_KEEP, 0, 0, NULL},
-	{"description", JR_STRING | JR_NULL, 0, 0, STRING_MAX, NULL, JR_STR, W(description), 0,
-	 NULL},
-	/* the server's step (workload_to_json): shown from the document by the summary */
-	{"compute", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, NULL},
-	{"window", JR_STRING | JR_NULL, 0, 0, 0, window_words, JR_KEEP, 0, 0, NULL},
-	JR_END,
-};
-
-static int take_workload(struct jr *r, const cJSON *v, void *dst)
-{
-	struct summary *s = dst;
-
-	if (jr_dispatch(r, v, workload_fields, false, &s->workload, NULL) < 0)
-		return -1;
-	s->workload.present = true;
-	return 0;
-}
 
 /* [low, high] within [0, max], when present (v may be NULL or null). */
 static const struct jr_field ci_bound[] = {
@@ -597,7 +531,7 @@ static const struct jr_field root_fields[] = {
 	 take_fingerprint},
 	{"source", JR_STRING, JR_REQUIRED, 0, 16, sources, JR_STR, S(source), 0, NULL},
 	{"model", JR_STRING | JR_NULL, 0, 0, 64, NULL, JR_STR, S(model), 0, NULL},
-	{"workload", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_workload},
+	{"workload", JR_OBJECT, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, summary_read_workload},
 	{"strategy", JR_STRING | JR_NULL, 0, 0, 32, NULL, JR_STR, S(strategy), 0, NULL},
 	{"budget", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 1e9, NULL, JR_LONG, S(budget), 0, NULL},
 	[ROOT_SEED] = {"seed", JR_NUMBER | JR_NULL, JR_INTEGER, 0, 18446744073709551615.0, NULL,
@@ -639,7 +573,7 @@ static int parse_root(struct jr *r, const cJSON *root, struct summary *s)
 	return 0;
 }
 
-static struct summary *summary_new(void)
+struct summary *summary_create(void)
 {
 	struct summary *s = calloc(1, sizeof(*s));
 
@@ -659,7 +593,7 @@ int summary_parse(const char *text, size_t len, const char *origin, struct summa
 	struct jr r;
 
 	*out = NULL;
-	s = summary_new();
+	s = summary_create();
 	if (!s)
 		return fs_errf(err, errlen, "%s: out of memory", origin);
 	cut(s->origin, sizeof(s->origin), "%s", origin);
@@ -714,7 +648,7 @@ int summary_load(const char *path, unsigned flags, struct summary **out, char *e
 		cut(results, sizeof(results), "%s/results.json", path);
 		cut(jpath, sizeof(jpath), "%s/journal.jsonl", path);
 		if (!exists(results) && (flags & SUMMARY_PARTIAL) && exists(jpath)) {
-			struct summary *s = summary_new();
+			struct summary *s = summary_create();
 
 			if (!s)
 				return fs_errf(err, errlen, "%s: out of memory", path);
@@ -769,6 +703,7 @@ void summary_destroy(struct summary *s)
 		return;
 	summary_fingerprint_clear(&s->fp);
 	free(s->workload.c);
+	free(s->workload.guard);
 	env_free(&s->pinned);
 	env_free(&s->server_env);
 	env_free(&s->baseline.env);
@@ -795,6 +730,7 @@ void summary_destroy(struct summary *s)
 		free(s->probe_argv[i]);
 	free(s->probe_argv);
 	cJSON_Delete(s->jdoc);
+	cJSON_Delete(s->kept);
 	cJSON_Delete(s->doc);
 	free(s);
 }

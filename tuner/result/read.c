@@ -306,6 +306,7 @@ int summary_read_fingerprint(struct jr *r, const cJSON *o, struct summary_finger
 		return -1;
 	}
 	fp->present = true;
+	fp->doc = o;
 	return 0;
 }
 

@@ -41,6 +41,10 @@ int summary_read_extras(struct jr *r, const cJSON *step, const cJSON *server,
  * on failure fp is cleared. Returns 0 or -1 after jr_fail. */
 int summary_read_fingerprint(struct jr *r, const cJSON *o, struct summary_fingerprint *fp);
 
+/* results.json "workload" (workload_read.c) into the struct summary dst (workload,
+ * present set). Returns 0 or -1 after jr_fail. */
+int summary_read_workload(struct jr *r, const cJSON *v, void *dst);
+
 /* best.rules (rules.c): the array v into s->rules / nrules, has_rules set (dst is the
  * struct summary). Returns 0 or -1 after jr_fail. */
 int summary_read_rules(struct jr *r, const cJSON *v, void *dst);

@@ -61,6 +61,8 @@ static int take_rule(struct jr *r, const cJSON *v, size_t i, void *ctx)
 		return -1;
 	out->bytes = d.bytes;
 	out->ctas = (int)d.ctas;
+	out->algo_word = d.algo;
+	out->proto_word = d.proto;
 	for (size_t j = 0; j < i; j++)
 		if (s->rules[j].bytes == d.bytes) {
 			jr_push_key(r, "bytes");

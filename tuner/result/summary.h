@@ -1,8 +1,10 @@
-/* summary.h - a session's outcome as one validated struct: results.json (and, when the
- * folder has one, journal.jsonl) loaded strictly, for export, install, check, report and
- * show. Implemented by load.c (results.json), runs.c (journal.jsonl), read.c (what both
- * read: environments, the fingerprint) and text.c (the summary in words), over
- * common/jsonread (the reader) and common/ncclvars (NCCL names and values).
+/* summary.h - a session's outcome as one validated struct: the one type of results.json.
+ * The session fills it and result/write.c writes it (result_doc, the one writer); the
+ * loader reads it back into the same struct, strictly (load.c, and final_read.c,
+ * rules.c, read.c for its parts), and, when the folder has one, adds journal.jsonl's
+ * runs (runs.c). export, install, check, report, show, the session's summary and its
+ * --json output render from it (text.c: the summary in words), never from raw JSON.
+ * Over common/jsonread (the reader) and common/ncclvars (NCCL names and values).
  *
  * Nothing read from a results file reaches an export unless it passed these checks: the
  * loader refuses a wrong type, an unknown key, a non-finite or out-of-range number, an
@@ -45,16 +47,26 @@ struct summary_fingerprint {
 	struct summary_gpu *gpus;
 	size_t topo_n;                    /* topology is topo_n x topo_n (0: absent) */
 	const char **topology;            /* row-major cells */
+	const cJSON *doc;                 /* the object as the probe wrote it, written back
+	                                   * verbatim (open: a probe may add keys); NULL: null */
 };
 
 struct summary_collective { const char *op; uint64_t bytes; long count; };
 
 struct summary_workload {
 	bool present;
+	const char *schema;               /* NULL when absent */
 	const char *dtype;
 	const char *description;          /* NULL when absent */
 	size_t n;
 	struct summary_collective *c;
+	size_t nguard;                    /* "guard": sizes measured only to be kept from harm */
+	uint64_t *guard;
+	/* "compute" (--compute-us): the busy kernel between the all-reduces, as asked */
+	bool has_compute;
+	double compute_kernel_us;
+	long compute_ctas;                /* 0: absent */
+	bool window_symmetric;            /* "window": "symmetric" */
 };
 
 /* A measured configuration: baseline, best or one of the top ones. */
@@ -96,6 +108,7 @@ struct summary_rule {
 	int algo;                         /* enum ncclvars_algo, or -1 */
 	int proto;                        /* enum ncclvars_proto, or -1 */
 	int ctas;                         /* 1..64, or 0 */
+	const char *algo_word, *proto_word;   /* as the file spells them; NULL: null */
 };
 struct summary_failure { struct summary_env env; const char *stage; long count; };
 
@@ -146,6 +159,8 @@ struct summary {
 	char origin[4096];                /* the results.json path, starts every message */
 	char dir[4096];                   /* the session folder ("" when given a results.json) */
 	cJSON *doc;                       /* the parsed results.json; strings point into it */
+	cJSON *kept;                      /* parts a writer made that the summary borrows
+	                                   * from (result_keep); NULL: none */
 	const char *tool_name, *tool_version, *created;   /* NULL when absent */
 	const char *source;               /* "measured" or "model" */
 	const char *model;                /* NULL unless source is "model" */
@@ -231,6 +246,9 @@ int summary_parse(const char *text, size_t len, const char *origin, struct summa
 int summary_read_journal(struct summary *s, const char *path, char *err, size_t errlen);
 
 void summary_destroy(struct summary *s);   /* accepts NULL */
+/* An empty summary: no key present, numbers absent (-1, NAN) as the loader leaves them.
+ * NULL when out of memory. */
+struct summary *summary_create(void);
 
 /* Parse and validate a fingerprint object (known keys type-checked; other keys, which a
  * probe may add, ignored). `where` prefixes messages ("results.json: fingerprint").

@@ -372,17 +372,15 @@ const char *summary_kernel_words(const char *kernel)
 char *summary_describe_step(const struct summary *s, const struct summary_measure *m,
                             char *buf, size_t len)
 {
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(s->doc, "workload"), "compute");
-	const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "kernel_us");
 	double ops = 0, kernel, ar;
 	char a[32], b[32], t[32];
 
-	if (!cJSON_IsNumber(k) || !(k->valuedouble > 0) || !m->present || !(m->objective_us > 0))
+	if (!s->workload.has_compute || !(s->workload.compute_kernel_us > 0) || !m->present ||
+	    !(m->objective_us > 0))
 		return NULL;
 	for (size_t i = 0; i < s->workload.n; i++)
 		ops += (double)s->workload.c[i].count;
-	kernel = m->has_step ? m->step_kernel_us : k->valuedouble;
+	kernel = m->has_step ? m->step_kernel_us : s->workload.compute_kernel_us;
 	ar = m->has_step ? m->step_allreduce_us : m->objective_us - ops * kernel;
 	snprintf(buf, len, "step %s, all-reduces %s (the step less %.0f x %s, the kernel as %s)",
 	         summary_format_us(m->objective_us, a, sizeof a),

@@ -210,14 +210,6 @@ static void bo_destroy(strategy *s)
 	free(b);
 }
 
-void bo_encode(const strategy *s, const struct point *p, double *x)
-{
-	const struct bo *b = s->impl;
-
-	for (size_t d = 0; d < s->dims; d++)
-		x[d] = b->coord[d][p->lv[d]];
-}
-
 /* ---- initial design ---- */
 
 static int bo_initial(strategy *s, struct bo *b, struct point *out)

@@ -10,6 +10,16 @@
 
 #include "search/acq.h"
 
+/* ---- the GP's inputs (the top, strategy_bo.c, encodes through here too) ---- */
+
+void bo_encode(const strategy *s, const struct point *p, double *x)
+{
+	const struct bo *b = s->impl;
+
+	for (size_t d = 0; d < s->dims; d++)
+		x[d] = b->coord[d][p->lv[d]];
+}
+
 /* ---- candidates ---- */
 
 static int cand_add(const strategy *s, struct bo *b, const struct point *p)

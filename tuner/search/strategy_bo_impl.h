@@ -73,7 +73,8 @@ struct bo {
 	unsigned long long subset_kernels;   /* kernel evaluations choosing subsets */
 };
 
-/* A point as GP inputs (the table bo_create filled). Can't fail. */
+/* A point as GP inputs (the table bo_create filled). Can't fail. (strategy_bo_cand.c:
+ * the bottom strategy_bo.c calls, never the other way round) */
 void bo_encode(const strategy *s, const struct point *p, double *x);
 
 /* The BO_TOP_POINTS best distinct successful points (indices into s->obs) into top;

@@ -246,7 +246,7 @@ static int run_final(nccltune_session *s, struct final_state *f, struct outcome 
 }
 
 /* The end-of-session summary on the progress stream. */
-static void show_summary(nccltune_session *s, const cJSON *doc)
+static void show_summary(nccltune_session *s, const struct summary *res)
 {
 	struct session_ending end;
 	char self[PATH_MAX + 8];
@@ -262,27 +262,27 @@ static void show_summary(nccltune_session *s, const cJSON *doc)
 	end.nruns = s->run.nruns;
 	end.budget = s->cfg.budget;
 	end.stop = s->run.stop;
-	session_print_summary(&s->out, &end, doc);
+	session_print_summary(&s->out, &end, res);
 }
 
 /* After the final rounds: results.json, the exports when a configuration worked, and
- * the summary. *doc is the results document (caller deletes). Returns NCCLTUNE_OK,
+ * the summary, which the session keeps (s->run.result). Returns NCCLTUNE_OK,
  * NCCLTUNE_NO_CONFIG or NCCLTUNE_ERROR, with a message in s->err. */
-static int conclude(nccltune_session *s, struct final_state *f, cJSON **doc)
+static int conclude(nccltune_session *s, struct final_state *f)
 {
+	struct summary *res = NULL;
 	int rc;
 
 	session_line_end(&s->out);
-	rc = session_results_write(s, f, doc);
+	rc = session_results_write(s, f, &res);
 	if (rc != NCCLTUNE_OK && rc != NCCLTUNE_NO_CONFIG)
 		return rc;
 	if (rc == NCCLTUNE_OK)
 		session_exports_write(s);
-	show_summary(s, *doc);
-	/* the session keeps the document, for nccltune_session_summary_json */
-	cJSON_Delete(s->run.result);
-	s->run.result = *doc;
-	*doc = NULL;
+	show_summary(s, res);
+	/* the session keeps the result, for nccltune_session_summary_json */
+	summary_destroy(s->run.result);
+	s->run.result = res;
 	if (rc == NCCLTUNE_NO_CONFIG)
 		session_fail(s, NCCLTUNE_NO_CONFIG, "no configuration worked, not even NCCL's "
 		             "defaults: see %s/journal.jsonl for each run's error", s->run.dir);
@@ -293,7 +293,6 @@ int session_loop(nccltune_session *s)
 {
 	struct outcome *o = malloc(sizeof *o);
 	struct final_state f;
-	cJSON *doc = NULL;
 	int rc;
 
 	memset(&f, 0, sizeof f);
@@ -316,7 +315,7 @@ int session_loop(nccltune_session *s)
 	if (rc == 0 && session_replaying(s) && session_diverge(s) != NCCLTUNE_OK)
 		rc = NCCLTUNE_ERROR;
 	if (rc == 0)
-		rc = conclude(s, &f, &doc);
+		rc = conclude(s, &f);
 	if (rc == NCCLTUNE_INTERRUPTED) {
 		session_line_end(&s->out);
 		char self[PATH_MAX + 8];
@@ -324,7 +323,6 @@ int session_loop(nccltune_session *s)
 		session_fail(s, NCCLTUNE_INTERRUPTED, "interrupted; resume with: %s run --resume %s",
 		             locate_self_command(self, sizeof self), s->run.dir);
 	}
-	cJSON_Delete(doc);
 	decide_free(&f);
 	free(o);
 	return rc;

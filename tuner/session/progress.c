@@ -134,16 +134,15 @@ void session_progress_run(struct session_output *out, const struct session_run *
 	fflush(f);
 }
 
-/* "NCCL_A=1 NCCL_B=2" from an env object, or "(NCCL defaults)". */
-static char *env_raw(const cJSON *env, char *buf, size_t len)
+/* "NCCL_A=1 NCCL_B=2" from an environment, or "(NCCL defaults)". */
+static char *env_raw(const struct summary_env *env, char *buf, size_t len)
 {
-	const cJSON *it;
 	size_t used = 0;
 
 	buf[0] = '\0';
-	cJSON_ArrayForEach(it, env) {
-		int k = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", it->string,
-		                 cJSON_IsString(it) ? it->valuestring : "null");
+	for (size_t i = 0; i < env->n; i++) {
+		int k = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", env->v[i].name,
+		                 env->v[i].value ? env->v[i].value : "null");
 
 		if (k < 0 || (size_t)k >= len - used)
 			break;
@@ -155,63 +154,43 @@ static char *env_raw(const cJSON *env, char *buf, size_t len)
 }
 
 /* env_raw with its control characters escaped, for the terminal. */
-static char *env_text(const cJSON *env, char *buf, size_t len)
+static char *env_text(const struct summary_env *env, char *buf, size_t len)
 {
 	char raw[1024];
 
 	return fs_escape_text(env_raw(env, raw, sizeof raw), buf, len);
 }
 
-static char *ci_text(const cJSON *cfg, const char *key, bool us, char *buf, size_t len)
+/* " [95% lo .. hi]" (times when us, else ratios), or "" without an interval. */
+static char *ci_text(bool has, double lo, double hi, bool us, char *buf, size_t len)
 {
-	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(cfg, key);
 	char a[32], b[32];
 
-	if (cJSON_GetArraySize(ci) != 2) {
+	if (!has) {
 		buf[0] = '\0';
 		return buf;
 	}
 	if (us)
-		snprintf(buf, len, " [95%% %s .. %s]", summary_format_us(ci->child->valuedouble, a, sizeof a),
-		         summary_format_us(ci->child->next->valuedouble, b, sizeof b));
+		snprintf(buf, len, " [95%% %s .. %s]", summary_format_us(lo, a, sizeof a),
+		         summary_format_us(hi, b, sizeof b));
 	else
-		snprintf(buf, len, " [95%% %.2fx .. %.2fx]", ci->child->valuedouble,
-		         ci->child->next->valuedouble);
+		snprintf(buf, len, " [95%% %.2fx .. %.2fx]", lo, hi);
 	return buf;
 }
 
-static double num(const cJSON *o, const char *key)
+/* A measure's ci95_us as ci_text. */
+static char *measure_ci(const struct summary_measure *m, char *buf, size_t len)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
-}
-
-/* The lower end of an object's "ci95" pair, or NAN. */
-static double ci_low(const cJSON *o)
-{
-	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci95");
-
-	return cJSON_GetArraySize(ci) == 2 && cJSON_IsNumber(ci->child) ? ci->child->valuedouble
-	                                                                   : NAN;
-}
-
-/* Has a ratio object its 95% interval? */
-static bool has_ci(const cJSON *o)
-{
-	return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "ci95")) == 2;
+	return ci_text(m->has_ci, m->ci_lo, m->ci_hi, true, buf, len);
 }
 
 /* The result's verdict is "not measured enough to recommend": write the line saying
  * so (with the budget that would do) into buf and return true. */
-static bool unmeasured(const cJSON *doc, char *buf, size_t len)
+static bool unmeasured(const struct summary *res, char *buf, size_t len)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "verdict");
-	double need = num(doc, "budget_needed");
-
-	if (!cJSON_IsString(v) || strcmp(v->valuestring, SUMMARY_UNMEASURED) != 0)
+	if (!summary_unmeasured(res))
 		return false;
-	summary_unmeasured_text(isfinite(need) ? (long)need : -1, buf, len);
+	summary_unmeasured_text(res->budget_needed, buf, len);
 	return true;
 }
 
@@ -223,75 +202,72 @@ static const char *phrase_of(const char *name)
 	return outcome_class_parse(name, &c) == 0 ? outcome_class_phrase(c) : name;
 }
 
+/* The second line of a measured --try: its ratio to the baseline and the tuned best's
+ * to it (a ratio is stated only with its interval). */
+static void print_try_ratios(FILE *f, const struct summary_try *t)
+{
+	bool vb_ci = !isnan(t->ratio_lo) && !isnan(t->ratio_hi);
+	char ci[96];
+
+	if (t->has_ratio && vb_ci)
+		fprintf(f, "              %.2fx vs baseline%s", t->ratio,
+		        ci_text(true, t->ratio_lo, t->ratio_hi, false, ci, sizeof ci));
+	else if (t->has_ratio)
+		fprintf(f, "              not measured enough to compare with the baseline");
+	else
+		fprintf(f, "              no baseline to compare with");
+	if (!t->has_tuned)
+		fputc('\n', f);
+	else if (t->tuned == 1.0)
+		fprintf(f, "; it is the tuned best\n");
+	else if (isnan(t->tuned_lo) || isnan(t->tuned_hi))
+		fprintf(f, "; not measured enough to compare with the tuned best\n");
+	else if (t->tuned > 1.0)
+		fprintf(f, "; tuned best is %.2fx faster than your config%s\n", t->tuned,
+		        ci_text(true, t->tuned_lo, t->tuned_hi, false, ci, sizeof ci));
+	else
+		fprintf(f, "; your config is %.2fx faster than the tuned best\n", 1.0 / t->tuned);
+}
+
 /* One line per --try: its time, its ratio to the baseline and the tuned best's to it,
  * all from the same session. */
-static void print_tries(FILE *f, const cJSON *doc)
+static void print_tries(FILE *f, const struct summary *res)
 {
-	const cJSON *tries = cJSON_GetObjectItemCaseSensitive(doc, "tries"), *it;
 	char a[32], ci[96], env[1024];
-	int n = 0;
 
-	cJSON_ArrayForEach(it, tries) {
-		const cJSON *vb = cJSON_GetObjectItemCaseSensitive(it, "ratio_vs_baseline");
-		const cJSON *tv = cJSON_GetObjectItemCaseSensitive(it, "tuned_vs_try");
-		const cJSON *oc = cJSON_GetObjectItemCaseSensitive(it, "outcome");
-		bool ok = cJSON_IsString(oc) && strcmp(oc->valuestring, "ok") == 0;
-		double t = num(tv, "ratio");
+	for (size_t i = 0; i < res->ntries; i++) {
+		const struct summary_try *t = &res->tries[i];
+		bool ok = strcmp(t->outcome, "ok") == 0;
 
-		n++;
-		env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env);
-		if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(it, "env")) ||
-		    isnan(num(it, "objective_us"))) {
-			fprintf(f, "your config %d: %s: %s\n", n, env,
-			        !cJSON_IsString(oc) ? "not measured"
-			        : strcmp(oc->valuestring, "not_run") == 0 ? "not run (budget spent)"
-			        : phrase_of(oc->valuestring));
+		env_text(&t->m.env, env, sizeof env);
+		if (!t->m.present) {
+			fprintf(f, "your config %zu: %s: %s\n", i + 1, env,
+			        strcmp(t->outcome, "not_run") == 0 ? "not run (budget spent)"
+			                                           : phrase_of(t->outcome));
 			continue;
 		}
-		fprintf(f, "your config %d: %s per step%s (%d run(s)%s%s)  %s\n", n,
-		        summary_format_us(num(it, "objective_us"), a, sizeof a),
-		        ci_text(it, "ci95_us", true, ci, sizeof ci), (int)num(it, "repeats"),
-		        ok ? "" : "; failed: ", ok ? "" : oc->valuestring, env);
-		/* a ratio is stated only with its interval */
-		if (cJSON_IsObject(vb) && has_ci(vb))
-			fprintf(f, "              %.2fx vs baseline%s", num(vb, "ratio"),
-			        ci_text(vb, "ci95", false, ci, sizeof ci));
-		else if (cJSON_IsObject(vb))
-			fprintf(f, "              not measured enough to compare with the baseline");
-		else
-			fprintf(f, "              no baseline to compare with");
-		if (!cJSON_IsObject(tv))
-			fputc('\n', f);
-		else if (t == 1.0)
-			fprintf(f, "; it is the tuned best\n");
-		else if (!has_ci(tv))
-			fprintf(f, "; not measured enough to compare with the tuned best\n");
-		else if (t > 1.0)
-			fprintf(f, "; tuned best is %.2fx faster than your config%s\n", t,
-			        ci_text(tv, "ci95", false, ci, sizeof ci));
-		else
-			fprintf(f, "; your config is %.2fx faster than the tuned best\n", 1.0 / t);
+		fprintf(f, "your config %zu: %s per step%s (%d run(s)%s%s)  %s\n", i + 1,
+		        summary_format_us(t->m.objective_us, a, sizeof a),
+		        measure_ci(&t->m, ci, sizeof ci), t->m.repeats, ok ? "" : "; failed: ",
+		        ok ? "" : t->outcome, env);
+		print_try_ratios(f, t);
 	}
 }
 
 /* How much one run varies (results.json "noise", from the final repeats), and, when
  * the next finalist's time lies inside the best's 95% interval, that this session does
  * not tell the two apart. Nothing when the result has no noise figure. */
-static void print_noise(FILE *f, const cJSON *doc)
+static void print_noise(FILE *f, const struct summary *res)
 {
-	const cJSON *nz = cJSON_GetObjectItemCaseSensitive(doc, "noise");
-	const cJSON *top = cJSON_GetObjectItemCaseSensitive(doc, "top");
-	const cJSON *t0 = cJSON_GetArrayItem(top, 0), *t1 = cJSON_GetArrayItem(top, 1);
-	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(t0, "ci95_us");
+	const struct summary_measure *t0 = res->ntop > 0 ? &res->top[0] : NULL;
+	const struct summary_measure *t1 = res->ntop > 1 ? &res->top[1] : NULL;
 
-	if (!cJSON_IsObject(nz))
+	if (!res->has_noise)
 		return;
-	fprintf(f, "noise:    one run varies by about %.1f%% (spread of the final repeats of %d "
-	        "configuration(s))\n", 100.0 * num(nz, "run_sd"), (int)num(nz, "configs"));
-	if (cJSON_IsArray(ci) && cJSON_GetArraySize(ci) == 2 && cJSON_IsObject(t1) &&
-	    num(t1, "repeats") > 1 &&
-	    num(t1, "objective_us") >= cJSON_GetArrayItem(ci, 0)->valuedouble &&
-	    num(t1, "objective_us") <= cJSON_GetArrayItem(ci, 1)->valuedouble)
+	fprintf(f, "noise:    one run varies by about %.1f%% (spread of the final repeats of %ld "
+	        "configuration(s))\n", 100.0 * res->noise_sd, res->noise_configs);
+	if (t0 && t0->has_ci && t1 && t1->repeats > 1 && t1->objective_us >= t0->ci_lo &&
+	    t1->objective_us <= t0->ci_hi)
 		fprintf(f, "          the next finalist's time is inside the best's 95%% interval: this "
 		        "session does not\n          tell the two apart (they may be as fast; a "
 		        "larger --budget re-measures them more)\n");
@@ -386,8 +362,9 @@ static void print_wrapped(FILE *f, const char *text, size_t width)
 	}
 }
 
-static void print_summary(FILE *f, const struct session_ending *end, const cJSON *doc);
-static void print_use(FILE *f, const struct session_ending *end, const cJSON *doc);
+static void print_summary(FILE *f, const struct session_ending *end,
+                          const struct summary *res);
+static void print_use(FILE *f, const struct session_ending *end, const struct summary *res);
 
 /* With progress off (--quiet): what must still be said, on the warnings stream: that the
  * figures are a model's, and where the session is. */
@@ -406,13 +383,13 @@ static void quiet_notice(FILE *f, const struct session_ending *end)
 }
 
 void session_print_summary(struct session_output *out, const struct session_ending *end,
-                           const cJSON *doc)
+                           const struct summary *res)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem;
 
-	if (!doc)
+	if (!res)
 		return;
 	if (!out->progress) {
 		quiet_notice(out->warnings, end);
@@ -422,87 +399,79 @@ void session_print_summary(struct session_output *out, const struct session_endi
 	mem = open_memstream(&text, &len);
 	if (!mem)
 		return;   /* out of memory: no summary; results.json has it all */
-	print_summary(mem, end, doc);
+	print_summary(mem, end, res);
 	if (fclose(mem) == 0 && text)
 		print_wrapped(out->progress, text, out->width >= 40 ? (size_t)out->width : 100);
 	free(text);
-	print_use(out->progress, end, doc);
+	print_use(out->progress, end, res);
 	fflush(out->progress);
 }
 
 /* Which NCCL the result holds for (the fingerprint's nccl_path: --nccl / --python) and what
  * the server sets itself (--like), from results.json. */
-static void print_server(FILE *f, const cJSON *doc)
+static void print_server(FILE *f, const struct summary *res)
 {
-	const cJSON *fp = cJSON_GetObjectItemCaseSensitive(doc, "fingerprint");
-	const cJSON *path = cJSON_GetObjectItemCaseSensitive(fp, "nccl_path");
-	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(fp, "nccl_version");
-	const cJSON *srv = cJSON_GetObjectItemCaseSensitive(doc, "server"), *v;
 	char a[PATH_MAX], b[128];
 
-	if (cJSON_IsString(path))
+	if (res->fp.nccl_path)
 		fprintf(f, "nccl:     %s (%s): the result holds for this library\n",
-		        fs_escape_text(cJSON_IsString(ver) ? ver->valuestring : "?", b, sizeof b),
-		        fs_escape_text(path->valuestring, a, sizeof a));
-	if (!cJSON_IsObject(srv))
+		        fs_escape_text(res->fp.nccl_version ? res->fp.nccl_version : "?", b, sizeof b),
+		        fs_escape_text(res->fp.nccl_path, a, sizeof a));
+	if (!res->server_like)
 		return;
-	v = cJSON_GetObjectItemCaseSensitive(srv, "like");
-	fprintf(f, "server:   %s sets", fs_escape_text(cJSON_IsString(v) ? v->valuestring : "?", b,
-	                                                sizeof b));
-	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(srv, "env"))
-		if (cJSON_IsString(v))
-			fprintf(f, " %s=%s", fs_escape_text(v->string, a, sizeof a),
-			        fs_escape_text(v->valuestring, b, sizeof b));
+	fprintf(f, "server:   %s sets", fs_escape_text(res->server_like, b, sizeof b));
+	for (size_t i = 0; i < res->server_env.n; i++)
+		if (res->server_env.v[i].value)
+			fprintf(f, " %s=%s", fs_escape_text(res->server_env.v[i].name, a, sizeof a),
+			        fs_escape_text(res->server_env.v[i].value, b, sizeof b));
 	fprintf(f, " before NCCL starts (measured with them; not exported)\n");
+}
+
+/* The baseline's or the best's step and its all-reduces' part (print_step). */
+static void print_step_of(FILE *f, const char *which, const struct summary_measure *m,
+                          double ops, double kernel)
+{
+	double step = m->objective_us;
+	char a[32], b[32], k[32];
+
+	if (!m->present || !(step > 0))
+		return;
+	if (m->has_step)   /* the probe's own figures: each op less the kernel */
+		fprintf(f, "          %s: step %s, all-reduces %s (the step less %.0f x %s, "
+		        "the kernel as measured alone)\n", which, summary_format_us(step, a, sizeof a),
+		        summary_format_us(m->step_allreduce_us, b, sizeof b), ops,
+		        summary_format_us(m->step_kernel_us, k, sizeof k));
+	else
+		fprintf(f, "          %s: step %s, all-reduces %s (the step less %.0f x %s, "
+		        "the kernel as asked)\n", which, summary_format_us(step, a, sizeof a),
+		        summary_format_us(step > kernel * ops ? step - kernel * ops : 0, b, sizeof b),
+		        ops, summary_format_us(kernel, k, sizeof k));
 }
 
 /* The server's step (--compute-us, --window, from results.json's workload): what every
  * time is made of, the all-reduces' part of the baseline and the best, and what the server
  * must turn on to run as measured. Symmetric memory is a server option, never an NCCL
  * variable: nothing is exported for it. */
-static void print_step(FILE *f, const cJSON *doc)
+static void print_step(FILE *f, const struct summary *res)
 {
-	const cJSON *wl = cJSON_GetObjectItemCaseSensitive(doc, "workload");
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(wl, "compute");
-	const cJSON *e;
-	double kernel = num(c, "kernel_us"), ops = 0, kernels_us;
-	const char *which[] = {"baseline", "best"};
-	char a[32], b[32], k[32];
+	const struct summary_workload *wl = &res->workload;
+	double kernel = wl->compute_kernel_us, ops = 0;
+	char b[32], k[32];
 
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(wl, "collectives"))
-		ops += num(e, "count");
-	if (cJSON_IsObject(c) && kernel > 0) {
-		kernels_us = kernel * ops;
-		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "ctas")))
-			snprintf(b, sizeof b, "%.0f", num(c, "ctas"));
+	for (size_t i = 0; i < wl->n; i++)
+		ops += (double)wl->c[i].count;
+	if (wl->has_compute && kernel > 0) {
+		if (wl->compute_ctas > 0)
+			snprintf(b, sizeof b, "%ld", wl->compute_ctas);
 		else
 			snprintf(b, sizeof b, "one per SM's");
 		fprintf(f, "step:     a %s kernel on %s CTAs before each of the %.0f all-reduces "
 		        "(--compute-us): every time here is the whole step, kernels included\n",
 		        summary_format_us(kernel, k, sizeof k), b, ops);
-		for (size_t i = 0; i < 2; i++) {
-			const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, which[i]);
-			const cJSON *st = cJSON_GetObjectItemCaseSensitive(m, "step");
-			double step = num(m, "objective_us");
-			char km[32];
-
-			if (!(step > 0))
-				continue;
-			if (cJSON_IsObject(st))   /* the probe's own figures: each op less the kernel */
-				fprintf(f, "          %s: step %s, all-reduces %s (the step less %.0f x %s, "
-				        "the kernel as measured alone)\n", which[i],
-				        summary_format_us(step, a, sizeof a),
-				        summary_format_us(num(st, "allreduce_us"), b, sizeof b), ops,
-				        summary_format_us(num(st, "kernel_us"), km, sizeof km));
-			else
-				fprintf(f, "          %s: step %s, all-reduces %s (the step less %.0f x %s, "
-				        "the kernel as asked)\n", which[i], summary_format_us(step, a, sizeof a),
-				        summary_format_us(step > kernels_us ? step - kernels_us : 0, b, sizeof b),
-				        ops, k);
-		}
+		print_step_of(f, "baseline", &res->baseline, ops, kernel);
+		print_step_of(f, "best", &res->best, ops, kernel);
 	}
-	e = cJSON_GetObjectItemCaseSensitive(wl, "window");
-	if (cJSON_IsString(e) && strcmp(e->valuestring, "symmetric") == 0)
+	if (wl->window_symmetric)
 		fprintf(f, "window:   measured with symmetric windows (--window symmetric): the server "
 		        "must run so too: SGLang --enable-symm-mem (needs NCCL_CUMEM_ENABLE=1), vLLM "
 		        "VLLM_USE_NCCL_SYMM_MEM=1; a server option, not an NCCL variable: not "
@@ -511,46 +480,67 @@ static void print_step(FILE *f, const cJSON *doc)
 
 /* A best measured with symmetric memory (the space's server.symmetric): what to turn on in
  * the server (fixed text) and whether NCCL ran a symmetric kernel; never exported. */
-static void print_symmetric(FILE *f, const cJSON *doc)
+static void print_symmetric(FILE *f, const struct summary *res)
 {
-	const cJSON *srv = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(doc, "best"), "server");
-	const cJSON *like = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(doc, "server"), "like");
-	const cJSON *k = cJSON_GetObjectItemCaseSensitive(srv, "kernel");
 	const char *lines[SUMMARY_SYMMETRIC_LINES_MAX];
 	size_t n;
 
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(srv, "symmetric")))
+	if (!res->best.symmetric)
 		return;
-	n = summary_symmetric_lines(cJSON_IsString(like) ? like->valuestring : NULL, lines,
-	                            SUMMARY_SYMMETRIC_LINES_MAX);
+	n = summary_symmetric_lines(res->server_like, lines, SUMMARY_SYMMETRIC_LINES_MAX);
 	fprintf(f, "server:   turn on symmetric memory in the server (a server option, not an "
 	        "NCCL variable: not exported):\n");
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "          %s\n", lines[i]);
-	fprintf(f, "          %s\n", summary_kernel_words(cJSON_IsString(k) ? k->valuestring : NULL));
+	fprintf(f, "          %s\n", summary_kernel_words(res->best.kernel));
 }
 
 /* " server.symmetric=on" when measure m has symmetric memory on, else "". */
-static const char *symmetric_tag(const cJSON *m)
+static const char *symmetric_tag(const struct summary_measure *m)
 {
-	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
-	           cJSON_GetObjectItemCaseSensitive(m, "server"), "symmetric"))
-	       ? "  +symmetric memory (server)" : "";
+	return m->symmetric ? "  +symmetric memory (server)" : "";
+}
+
+/* The best, its gain and the verdict (print_summary). */
+static void print_best(FILE *f, const struct summary *res)
+{
+	const struct summary_measure *best = &res->best;
+	char a[32], ci[96], env[1024], verdict[256];
+
+	/* a rules-only best is not NCCL's defaults: the plugin carries it */
+	if (best->env.n == 0 && res->nrules > 0)
+		snprintf(env, sizeof env, "(no variables: %zu per-size rule(s) through "
+		         "nccltune's tuner plugin)", res->nrules);
+	else
+		env_text(&best->env, env, sizeof env);
+	/* symmetric memory alone is not NCCL's defaults either: the server turns it on */
+	if (best->env.n == 0 && res->nrules == 0 && best->symmetric)
+		snprintf(env, sizeof env, "(no variables)");
+	fprintf(f, "best:     %s per step%s  %s%s\n", summary_format_us(best->objective_us, a, sizeof a),
+	        best->repeats > 1 ? measure_ci(best, ci, sizeof ci) : " (measured once)", env,
+	        symmetric_tag(best));
+	print_symmetric(f, res);
+	if (unmeasured(res, verdict, sizeof verdict))
+		fprintf(f, "verdict:  %s\n", verdict);
+	else if (res->has_gain)
+		fprintf(f, "gain:     %.2fx vs the baseline%s%s\n", res->gain,
+		        ci_text(!isnan(res->gain_lo) && !isnan(res->gain_hi), res->gain_lo,
+		                res->gain_hi, false, ci, sizeof ci),
+		        res->gain <= 1.0 ? " (nothing beat NCCL's defaults)" : "");
+	if ((best->env.n > 0 || res->nrules > 0) && res->baseline.present && res->has_gain &&
+	    summary_gain_is_unproven(res->gain, res->gain_lo))
+		fprintf(f, "          not shown to be faster than NCCL's defaults: the interval "
+		        "includes 1.00x; a larger\n          --budget re-measures the finalists "
+		        "more (until then the defaults are as good)\n");
 }
 
 /* The summary, unwrapped, on f. */
-static void print_summary(FILE *f, const struct session_ending *end, const cJSON *doc)
+static void print_summary(FILE *f, const struct session_ending *end,
+                          const struct summary *res)
 {
-	const cJSON *base, *best, *gain, *top, *it;
-	char a[32], ci[96], env[1024], desc[256], wl[1024], dir[4 * PATH_MAX], verdict[256];
-	int n = 0;
+	const struct summary_measure *base = &res->baseline;
+	char a[32], ci[96], env[1024], desc[256], wl[1024], dir[4 * PATH_MAX];
 
-	base = cJSON_GetObjectItemCaseSensitive(doc, "baseline");
-	best = cJSON_GetObjectItemCaseSensitive(doc, "best");
-	gain = cJSON_GetObjectItemCaseSensitive(doc, "gain");
-	top = cJSON_GetObjectItemCaseSensitive(doc, "top");
 	fputc('\n', f);
 	if (end->model)
 		fprintf(f, "MODEL %s: every figure below comes from a machine model, not a "
@@ -561,68 +551,34 @@ static void print_summary(FILE *f, const struct session_ending *end, const cJSON
 	fprintf(f, "session:  %s\n", dir);
 	fprintf(f, "workload: %s per step\n",
 	        fs_escape_text(workload_describe(end->wl, desc, sizeof desc), wl, sizeof wl));
-	print_server(f, doc);
-	print_step(f, doc);
-	if (cJSON_IsObject(base))
+	print_server(f, res);
+	print_step(f, res);
+	if (base->present)
 		fprintf(f, "baseline: %s per step%s (NCCL defaults, %d run(s))\n",
-		        summary_format_us(num(base, "objective_us"), a, sizeof a),
-		        ci_text(base, "ci95_us", true, ci, sizeof ci), (int)num(base, "repeats"));
+		        summary_format_us(base->objective_us, a, sizeof a), measure_ci(base, ci, sizeof ci),
+		        base->repeats);
 	else
 		fprintf(f, "baseline: failed (NCCL's defaults did not run; see the journal)\n");
-	if (cJSON_IsObject(best)) {
-		const cJSON *benv = cJSON_GetObjectItemCaseSensitive(best, "env");
-		int nrules = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "rules"));
-
-		/* a rules-only best is not NCCL's defaults: the plugin carries it */
-		if (cJSON_GetArraySize(benv) == 0 && nrules > 0)
-			snprintf(env, sizeof env, "(no variables: %d per-size rule(s) through "
-			         "nccltune's tuner plugin)", nrules);
-		else
-			env_text(benv, env, sizeof env);
-		/* symmetric memory alone is not NCCL's defaults either: the server turns it on */
-		if (cJSON_GetArraySize(benv) == 0 && nrules == 0 && symmetric_tag(best)[0])
-			snprintf(env, sizeof env, "(no variables)");
-		fprintf(f, "best:     %s per step%s  %s%s\n",
-		        summary_format_us(num(best, "objective_us"), a, sizeof a),
-		        num(best, "repeats") > 1 ? ci_text(best, "ci95_us", true, ci, sizeof ci)
-		                                 : " (measured once)", env, symmetric_tag(best));
-		print_symmetric(f, doc);
-		if (unmeasured(doc, verdict, sizeof verdict))
-			fprintf(f, "verdict:  %s\n", verdict);
-		else if (cJSON_IsObject(gain))
-			fprintf(f, "gain:     %.2fx vs the baseline%s%s\n", num(gain, "ratio"),
-			        ci_text(gain, "ci95", false, ci, sizeof ci),
-			        num(gain, "ratio") <= 1.0 ? " (nothing beat NCCL's defaults)" : "");
-		if ((cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "env")) > 0 ||
-		     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(best, "rules")) > 0) &&
-		    cJSON_IsObject(base) && cJSON_IsObject(gain) &&
-		    summary_gain_is_unproven(num(gain, "ratio"), ci_low(gain)))
-			fprintf(f, "          not shown to be faster than NCCL's defaults: the interval "
-			        "includes 1.00x; a larger\n          --budget re-measures the finalists "
-			        "more (until then the defaults are as good)\n");
-	} else {
+	if (res->best.present)
+		print_best(f, res);
+	else
 		fprintf(f, "best:     none: no configuration worked\n");
-	}
-	print_tries(f, doc);
-	if (cJSON_GetArraySize(top) > 0) {
-		fprintf(f, "top %d:\n", cJSON_GetArraySize(top));
-		cJSON_ArrayForEach(it, top) {
-			int rep = (int)num(it, "repeats");
+	print_tries(f, res);
+	if (res->ntop > 0)
+		fprintf(f, "top %zu:\n", res->ntop);
+	for (size_t i = 0; i < res->ntop; i++) {
+		const struct summary_measure *t = &res->top[i];
 
-			fprintf(f, "  %d. %-10s%-27s  %s%s%s\n", ++n,
-			        summary_format_us(num(it, "objective_us"), a, sizeof a),
-			        ci_text(it, "ci95_us", true, ci, sizeof ci),
-			        env_text(cJSON_GetObjectItemCaseSensitive(it, "env"), env, sizeof env),
-			        symmetric_tag(it), rep > 1 ? "" : "  (measured once)");
-		}
+		fprintf(f, "  %zu. %-10s%-27s  %s%s%s\n", i + 1,
+		        summary_format_us(t->objective_us, a, sizeof a), measure_ci(t, ci, sizeof ci),
+		        env_text(&t->env, env, sizeof env), symmetric_tag(t),
+		        t->repeats > 1 ? "" : "  (measured once)");
 	}
-	print_noise(f, doc);
+	print_noise(f, res);
 	print_runs(f, end);
-	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "best")) &&
-	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "pinned")) > 0)
+	if (res->best.present && res->pinned.n > 0)
 		fprintf(f, "pinned:   %s (set when the session ran; the exports set them too, "
-		        "marked pinned)\n", env_text(cJSON_GetObjectItemCaseSensitive(doc, "pinned"),
-		                                     env, sizeof env));
+		        "marked pinned)\n", env_text(&res->pinned, env, sizeof env));
 }
 
 /* Is doc's "verdict" v? */
@@ -636,13 +592,12 @@ static bool verdict_is(const cJSON *doc, const char *v)
 /* The commands that use the result, as the user can run them (after scripts/tune.sh
  * nccltune is not in PATH), each on one line however long: they are copied and pasted.
  * Nothing when there is nothing to use; for a model, how to get real figures instead. */
-static void print_use(FILE *f, const struct session_ending *end, const cJSON *doc)
+static void print_use(FILE *f, const struct session_ending *end, const struct summary *res)
 {
 	const char *me = end->self ? end->self : "nccltune";
 	char dir[4 * PATH_MAX], verdict[256];
 
-	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "best")) ||
-	    unmeasured(doc, verdict, sizeof verdict))
+	if (!res->best.present || unmeasured(res, verdict, sizeof verdict))
 		return;
 	fs_escape_text(end->dir, dir, sizeof dir);
 	if (end->model) {

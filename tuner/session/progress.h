@@ -5,10 +5,10 @@
 #ifndef NCCLTUNE_SESSION_PROGRESS_H
 #define NCCLTUNE_SESSION_PROGRESS_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "result/summary.h"
 #include "run/workload.h"
 #include "search/prune.h"
 #include "session/notes.h"
@@ -51,8 +51,9 @@ struct session_ending {
 /* One line per run, or the updating line on a terminal. */
 void session_progress_run(struct session_output *out, const struct session_run *r,
                           const struct session_figures *fig);
-/* The end-of-session summary from the results document (nothing when it is NULL). */
+/* The end-of-session summary from results.json as the loader read it (nothing when it
+ * is NULL). */
 void session_print_summary(struct session_output *out, const struct session_ending *end,
-                           const cJSON *results);
+                           const struct summary *results);
 
 #endif

@@ -1,13 +1,19 @@
-/* results.c - a session's results.json (result/result.h builds the document): the
- * winner of the final rounds (or, without them, of the search), the baseline, the top
- * list, each workload size's latency, the failures and the rules learned, how much one
- * run varies, and each --try against the baseline and the tuned best. */
+/* results.c - a session's results.json, filled into the file's one type (struct summary,
+ * result/summary.h) from what the final phase decided and written by result/'s one
+ * writer (result_text): the winner of the final rounds (or, without them, of the
+ * search), the baseline, the top list, each workload size's latency, the failures and
+ * the rules learned, how much one run varies, and each --try against the baseline and
+ * the tuned best. The session keeps what the loader reads back from those bytes, for
+ * its summary and --json. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsutil.h"
+#include "nccltune_config.h"
 #include "ncclvars.h"
+#include "proto.h"
 #include "result/result.h"
 #include "result/summary.h"
 #include "run/ruletable.h"
@@ -16,7 +22,7 @@
 /* Median over the runs of the configuration (p, try_no) in the final phase, or else in
  * any phase, of each workload size's median latency. */
 static size_t per_size(const nccltune_session *s, const struct point *p, size_t try_no,
-                       struct result_size *out)
+                       struct summary_size *out)
 {
 	bool use_final = false;
 	size_t n = 0;
@@ -84,45 +90,33 @@ static bool same_run_config(const nccltune_session *s, const struct session_run 
 	                           space_dims(s->run.sp));
 }
 
-/* Failures grouped by configuration and class, as results.json lists them. */
-static cJSON *failures_json(const nccltune_session *s)
+/* Failures grouped by configuration and class, as results.json lists them, into r.
+ * False when out of memory. */
+static bool failures_fill(const nccltune_session *s, struct summary *r)
 {
-	cJSON *arr = cJSON_CreateArray();
-	bool *done = calloc(s->run.nruns + 1, sizeof *done);
+	bool *done = calloc(s->run.nruns + 1, sizeof *done), ok = done != NULL;
 
-	if (!arr || !done)
-		goto fail;
-	for (size_t i = 0; i < s->run.nruns; i++) {
-		const struct session_run *r = &s->run.runs[i];
-		cJSON *f;
-		int count = 0;
+	r->failures = calloc(s->run.nruns + 1, sizeof *r->failures);
+	for (size_t i = 0; ok && r->failures && i < s->run.nruns; i++) {
+		const struct session_run *run = &s->run.runs[i];
+		struct summary_failure *f = &r->failures[r->nfailures];
 
-		if (done[i] || r->o.cls == OUTCOME_OK)
+		if (done[i] || run->o.cls == OUTCOME_OK)
 			continue;
 		for (size_t j = i; j < s->run.nruns; j++) {
 			const struct session_run *q = &s->run.runs[j];
 
-			if (!done[j] && q->o.cls == r->o.cls && same_run_config(s, q, r)) {
+			if (!done[j] && q->o.cls == run->o.cls && same_run_config(s, q, run)) {
 				done[j] = true;
-				count++;
+				f->count++;
 			}
 		}
-		f = cJSON_CreateObject();
-		if (!f || !cJSON_AddItemToArray(arr, f)) {
-			cJSON_Delete(f);
-			goto fail;
-		}
-		if (!cJSON_AddItemToObject(f, "env", session_env_json(s, r)) ||
-		    !cJSON_AddStringToObject(f, "stage", outcome_class_name(r->o.cls)) ||
-		    !cJSON_AddNumberToObject(f, "count", count))
-			goto fail;
+		r->nfailures++;
+		f->stage = outcome_class_name(run->o.cls);
+		ok = result_keep_env(r, session_env_json(s, run), &f->env);
 	}
 	free(done);
-	return arr;
-fail:
-	free(done);
-	cJSON_Delete(arr);
-	return NULL;
+	return ok && r->failures;
 }
 
 /* NAME: "level", or NAME: null for an unset level, into `when`. */
@@ -134,169 +128,128 @@ static bool add_level(cJSON *when, const space *sp, size_t dim, size_t level)
 	         : cJSON_AddNullToObject(when, space_name(sp, dim)) != NULL;
 }
 
-static cJSON *pruned_json(const nccltune_session *s)
+/* The pruner's rules into r ("when": the levels, null for unset; "reason"). False when
+ * out of memory. */
+static bool pruned_fill(const nccltune_session *s, struct summary *r)
 {
-	cJSON *arr = cJSON_CreateArray();
+	size_t n = prune_rule_count(s->run.pr);
 
-	for (size_t i = 0; arr && i < prune_rule_count(s->run.pr); i++) {
+	r->pruned = calloc(n + 1, sizeof *r->pruned);
+	for (size_t i = 0; r->pruned && i < n; i++) {
 		const struct prune_rule *rule = prune_rule_at(s->run.pr, i);
-		cJSON *o = cJSON_CreateObject(), *when;
+		cJSON *when = cJSON_CreateObject();
 
-		if (!o || !cJSON_AddItemToArray(arr, o)) {
-			cJSON_Delete(o);
-			goto fail;
-		}
-		when = cJSON_AddObjectToObject(o, "when");
+		r->npruned++;
+		r->pruned[i].reason = rule->text;
 		if (!when || !add_level(when, s->run.sp, rule->dim, rule->level) ||
-		    (rule->pair && !add_level(when, s->run.sp, rule->dim2, rule->level2)) ||
-		    !cJSON_AddStringToObject(o, "reason", rule->text))
-			goto fail;
-	}
-	return arr;
-fail:
-	cJSON_Delete(arr);
-	return NULL;
-}
-
-/* {"ratio": r, "ci95": [lo, hi]} (no interval when lo/hi are NAN) under key. */
-static bool add_ratio(cJSON *o, const char *key, double r, double lo, double hi)
-{
-	cJSON *g = cJSON_AddObjectToObject(o, key);
-
-	if (!g || !cJSON_AddNumberToObject(g, "ratio", round(r * 1e4) / 1e4))
-		return false;
-	if (!isnan(lo) && !isnan(hi)) {
-		double v[2] = {round(lo * 1e4) / 1e4, round(hi * 1e4) / 1e4};
-		cJSON *ci = cJSON_CreateDoubleArray(v, 2);
-
-		if (!ci || !cJSON_AddItemToObject(g, "ci95", ci)) {
-			cJSON_Delete(ci);
+		    (rule->pair && !add_level(when, s->run.sp, rule->dim2, rule->level2))) {
+			cJSON_Delete(when);
 			return false;
 		}
+		if (!result_keep_env(r, when, &r->pruned[i].when))
+			return false;
 	}
-	return true;
+	return r->pruned != NULL;
 }
 
-/* One --try in results.json: what it sets, how it ended, and its speed against the
- * baseline and the tuned best from the same final rounds (or, without them, from its
- * single run). `win` is the best's entry (NULL: the baseline is the best, or none). */
-static cJSON *try_json(const nccltune_session *s, const struct final_state *f, size_t i,
-                       const struct finalist *win, double best_us, double base_us)
+/* One --try in results.json, into t: what it sets, how it ended, and its speed against
+ * the baseline and the tuned best from the same final rounds (or, without them, from its
+ * single run). `win` is the best's entry (NULL: the baseline is the best, or none).
+ * False when out of memory. */
+static bool try_fill(const nccltune_session *s, const struct final_state *f, size_t i,
+                     const struct finalist *win, double best_us, double base_us,
+                     struct summary *res, struct summary_try *t)
 {
-	const struct tryconf *t = &s->cfg.tries[i];
+	const struct tryconf *tc = &s->cfg.tries[i];
 	const struct outcome *own = session_try_outcome(s, i + 1);
 	const struct finalist *x = f->of_try ? f->of_try[i] : NULL;
-	const char *outcome = "ok";
-	double mean = NAN, lo = NAN, hi = NAN, r = NAN, rlo = NAN, rhi = NAN;
 	double tr = NAN, tlo = NAN, thi = NAN;
-	int repeats = 0;
-	cJSON *o = cJSON_CreateObject();
 
-	if (!o)
-		return NULL;
+	t->outcome = "ok";
+	t->in_space = tc->in_space;
+	t->ratio = t->ratio_lo = t->ratio_hi = NAN;
 	if (!own)
-		outcome = "not_run";
+		t->outcome = "not_run";
 	else if (own->cls != OUTCOME_OK)
-		outcome = outcome_class_name(own->cls);
+		t->outcome = outcome_class_name(own->cls);
 	else if (x && x->failed)
-		outcome = outcome_class_name(x->fail_cls);
-	else if (session_config_ever_wrong(s, t->in_space ? &t->p : NULL, i + 1))
-		outcome = outcome_class_name(OUTCOME_VERIFY);
+		t->outcome = outcome_class_name(x->fail_cls);
+	else if (session_config_ever_wrong(s, tc->in_space ? &tc->p : NULL, i + 1))
+		t->outcome = outcome_class_name(OUTCOME_VERIFY);
 	if (x && f->rounds && x->ok > 0) {
-		mean = x->mean;
-		lo = x->lo;
-		hi = x->hi;
-		repeats = x->ok;
-		r = x->gain;
-		rlo = x->gain_lo;
-		rhi = x->gain_hi;
+		t->m.present = true;
+		t->m.objective_us = x->mean;
+		t->m.has_ci = !isnan(x->lo) && !isnan(x->hi);
+		t->m.ci_lo = x->lo;
+		t->m.ci_hi = x->hi;
+		t->m.repeats = x->ok;
+		t->ratio = x->gain;
+		t->ratio_lo = x->gain_lo;
+		t->ratio_hi = x->gain_hi;
 		if (x == win)
 			tr = 1.0;
 		else
 			decide_paired_ratio(x->us, win ? win->us : f->base_us, f->rounds, &tr,
 			                     &tlo, &thi);
 	} else if (own && own->cls == OUTCOME_OK) {
-		mean = own->objective_us;
-		repeats = 1;
-		r = base_us / mean;
-		tr = x && x == win ? 1.0 : mean / best_us;
+		t->m.present = true;
+		t->m.objective_us = own->objective_us;
+		t->m.repeats = 1;
+		t->ratio = base_us / own->objective_us;
+		tr = x && x == win ? 1.0 : own->objective_us / best_us;
 	}
-	if (!cJSON_AddItemToObject(o, "env", tryconf_env_json(t, s->run.sp)) ||
-	    !cJSON_AddBoolToObject(o, "in_space", t->in_space) ||
-	    !cJSON_AddStringToObject(o, "outcome", outcome))
-		goto fail;
-	if (repeats > 0) {
-		if (!cJSON_AddNumberToObject(o, "objective_us", round(mean * 1e4) / 1e4))
-			goto fail;
-		if (!isnan(lo) && !isnan(hi)) {
-			double v[2] = {round(fmax(0.0, lo) * 1e4) / 1e4, round(hi * 1e4) / 1e4};
-			cJSON *ci = cJSON_CreateDoubleArray(v, 2);
-
-			if (!ci || !cJSON_AddItemToObject(o, "ci95_us", ci)) {
-				cJSON_Delete(ci);
-				goto fail;
-			}
-		}
-		if (!cJSON_AddNumberToObject(o, "repeats", repeats))
-			goto fail;
-		if (isfinite(r) && !add_ratio(o, "ratio_vs_baseline", r, rlo, rhi))
-			goto fail;
-		if (isfinite(tr) && !add_ratio(o, "tuned_vs_try", tr, tlo, thi))
-			goto fail;
-	}
-	return o;
-fail:
-	cJSON_Delete(o);
-	return NULL;
+	t->has_ratio = t->m.present && isfinite(t->ratio);
+	t->has_tuned = t->m.present && isfinite(tr);
+	t->tuned = tr;
+	t->tuned_lo = tlo;
+	t->tuned_hi = thi;
+	return result_keep_env(res, tryconf_env_json(tc, s->run.sp), &t->m.env);
 }
 
-static cJSON *tries_json(const nccltune_session *s, const struct final_state *f,
-                         const struct finalist *win, double best_us, double base_us)
+static bool tries_fill(const nccltune_session *s, const struct final_state *f,
+                       const struct finalist *win, double best_us, double base_us,
+                       struct summary *r)
 {
-	cJSON *arr = cJSON_CreateArray();
-
-	for (size_t i = 0; arr && i < s->cfg.ntries; i++) {
-		cJSON *t = try_json(s, f, i, win, best_us, base_us);
-
-		if (!t || !cJSON_AddItemToArray(arr, t)) {
-			cJSON_Delete(t);
-			cJSON_Delete(arr);
-			return NULL;
-		}
+	if (!s->cfg.ntries)
+		return true;
+	r->tries = calloc(s->cfg.ntries, sizeof *r->tries);
+	for (size_t i = 0; r->tries && i < s->cfg.ntries; i++) {
+		r->ntries++;
+		if (!try_fill(s, f, i, win, best_us, base_us, r, &r->tries[i]))
+			return false;
 	}
-	return arr;
+	return r->tries != NULL;
 }
 
 /* results.json's "verdict" (docs/formats.md) and, for a session too small to measure
  * its best twice, "budget_needed". `unproven`: the best sets something and its gain's
  * interval reaches down to 1.00x ("recommended" means shown faster, nothing else).
- * Returns false when out of memory. */
-static bool add_verdict(nccltune_session *s, cJSON *doc, bool has_best, bool enough,
-                        bool unproven)
+ * Can't fail. */
+static void verdict_fill(nccltune_session *s, struct summary *r, bool enough, bool unproven)
 {
 	struct decide_view v;
 	int need;
 
 	session_decide_view(s, &v);
 	need = decide_budget_needed(&v);
-
-	if (!cJSON_AddStringToObject(doc, "verdict", !has_best ? SUMMARY_VERDICT_NONE
-	                                             : !enough ? SUMMARY_UNMEASURED
-	                                             : unproven ? SUMMARY_VERDICT_UNPROVEN
-	                                             : SUMMARY_VERDICT_OK))
-		return false;
-	return !has_best || enough || need <= s->cfg.budget ||
-	       cJSON_AddNumberToObject(doc, "budget_needed", need) != NULL;
+	r->verdict = !r->best.present ? SUMMARY_VERDICT_NONE
+	           : !enough ? SUMMARY_UNMEASURED
+	           : unproven ? SUMMARY_VERDICT_UNPROVEN : SUMMARY_VERDICT_OK;
+	if (r->best.present && !enough && need > s->cfg.budget)
+		r->budget_needed = need;
 }
 
-/* results.json "ablation": what became of each of the winner's variables, into out
- * (room for SPACE_MAX_DIMS). Returns how many. */
-static size_t ablation_fill(const nccltune_session *s, const struct final_state *f,
-                            struct summary_ablation *out)
+/* results.json "ablation": what became of each of the winner's variables. False when
+ * out of memory. */
+static bool ablation_fill(const nccltune_session *s, const struct final_state *f,
+                          struct summary *r)
 {
+	r->ablation = calloc(f->nab, sizeof *r->ablation);
+	if (!r->ablation)
+		return false;
 	for (size_t i = 0; i < f->nab; i++) {
 		const struct ablation *a = &f->ab[i];
-		struct summary_ablation *o = &out[i];
+		struct summary_ablation *o = &r->ablation[i];
 
 		o->var = space_name(s->run.sp, a->dim);
 		o->value = space_level_text(s->run.sp, a->dim, f->win->p.lv[a->dim]);
@@ -309,7 +262,8 @@ static size_t ablation_fill(const nccltune_session *s, const struct final_state 
 		o->removed.lo = a->lo;
 		o->removed.hi = a->hi;
 	}
-	return f->nab;
+	r->nablation = f->nab;
+	return true;
 }
 
 /* Did the guard sizes disqualify every finalist that would have won, leaving NCCL's
@@ -327,34 +281,21 @@ static bool guards_left_baseline(const struct final_state *f)
 }
 
 /* results.json guards.attribution: what each variable of the finalist a guard size
- * disqualified costs there, measured, into out (room for SPACE_MAX_DIMS), each with the
- * finalist's variables (env, borrowing from *env_doc, which the caller deletes).
- * Returns how many; 0 without one, or when out of memory (*oom). */
-static size_t attribution_fill(const nccltune_session *s, const struct final_state *f,
-                               struct summary_attribution *out, struct summary_env *env,
-                               cJSON **env_doc, bool *oom)
+ * disqualified costs there, measured, each with the finalist's variables. False when
+ * out of memory. */
+static bool attribution_fill(const nccltune_session *s, const struct final_state *f,
+                             struct summary *r)
 {
-	const cJSON *it;
-
-	*oom = false;
 	if (!f->guarded || !f->nattr)
-		return 0;
-	*env_doc = env_point_to_json(s->run.sp, &f->guarded->p);
-	env->v = calloc((size_t)cJSON_GetArraySize(*env_doc) + 1, sizeof *env->v);
-	if (!*env_doc || !env->v) {
-		*oom = true;
-		return 0;
-	}
-	env->n = 0;
-	cJSON_ArrayForEach(it, *env_doc) {
-		env->v[env->n].name = it->string;
-		env->v[env->n++].value = it->valuestring;
-	}
-	for (size_t i = 0; i < f->nattr; i++) {
+		return true;
+	r->attribution = calloc(f->nattr, sizeof *r->attribution);
+	for (size_t i = 0; r->attribution && i < f->nattr; i++) {
 		const struct attribution *a = &f->attr[i];
-		struct summary_attribution *o = &out[i];
+		struct summary_attribution *o = &r->attribution[i];
 
-		o->env = *env;
+		r->nattribution++;
+		if (!result_keep_env(r, env_point_to_json(s->run.sp, &f->guarded->p), &o->env))
+			return false;
 		o->var = space_name(s->run.sp, a->dim);
 		o->value = space_level_text(s->run.sp, a->dim, f->guarded->p.lv[a->dim]);
 		o->bytes = f->guarded->guard_bytes;
@@ -364,44 +305,29 @@ static size_t attribution_fill(const nccltune_session *s, const struct final_sta
 		o->cost.lo = a->lo;
 		o->cost.hi = a->hi;
 	}
-	return f->nattr;
+	return r->attribution != NULL;
 }
 
-/* The final phase's part of results.json (ablation, per_size, guards), in the types the
- * loader reads it back into, added to doc (result_final_add). `win` is the best's entry
- * (NULL: the baseline is the best), has_best whether there is a best. False when out of
- * memory. */
-static bool final_add(nccltune_session *s, const struct final_state *f, cJSON *doc,
-                      const struct finalist *win, bool has_best)
+/* The final phase's part of results.json (ablation, per_size, guards) into r. `win` is
+ * the best's entry (NULL: the baseline is the best). False when out of memory. */
+static bool final_fill(nccltune_session *s, const struct final_state *f, struct summary *r,
+                       const struct finalist *win)
 {
-	struct summary_ablation ab[SPACE_MAX_DIMS];
-	struct summary_attribution at[SPACE_MAX_DIMS];
-	struct summary_size_cmp sizes[2 * WORKLOAD_MAX_ENTRIES];
-	uint64_t guard[WORKLOAD_MAX_ENTRIES];
-	struct summary_env env = {0, NULL};
-	cJSON *env_doc = NULL;
-	struct result_final fin;
-	bool oom = false, ok;
+	const struct workload *w = &s->cfg.wl;
 
-	memset(&fin, 0, sizeof fin);
-	if (has_best && f->win && f->nab) {
-		fin.nablation = ablation_fill(s, f, ab);
-		fin.ablation = ab;
-	}
-	if (f->rounds && s->cfg.wl.nguard) {
-		fin.guards_verdict = session_per_size_fill(s, win, sizes, &fin.nper_size);
-		fin.per_size = sizes;
-		for (size_t i = 0; i < s->cfg.wl.nguard; i++)
-			guard[i] = s->cfg.wl.guard[i];
-		fin.nguard_sizes = s->cfg.wl.nguard;
-		fin.guard_sizes = guard;
-		fin.nattribution = attribution_fill(s, f, at, &env, &env_doc, &oom);
-		fin.attribution = at;
-	}
-	ok = !oom && result_final_add(doc, &fin);
-	free(env.v);
-	cJSON_Delete(env_doc);
-	return ok;
+	if (r->best.present && f->win && f->nab && !ablation_fill(s, f, r))
+		return false;
+	if (!f->rounds || !w->nguard)
+		return true;
+	r->per_size = calloc(w->n + w->nguard, sizeof *r->per_size);
+	r->guard_sizes = calloc(w->nguard, sizeof *r->guard_sizes);
+	if (!r->per_size || !r->guard_sizes)
+		return false;
+	r->guards_verdict = session_per_size_fill(s, win, r->per_size, &r->nper_size);
+	for (size_t i = 0; i < w->nguard; i++)
+		r->guard_sizes[i] = w->guard[i];
+	r->nguard_sizes = w->nguard;
+	return attribution_fill(s, f, r);
 }
 
 /* The env object of the recommendation (the winner less what the ablation dropped);
@@ -416,208 +342,225 @@ static cJSON *rec_env(const nccltune_session *s, const struct final_state *f)
 	return env;
 }
 
-/* What results.json is built from that session_results_write owns until it is written. */
-struct parts {
-	cJSON *wl, *pins, *fails, *pruned, *empty, *best_env, *server;
-	struct result_config *top;   /* ntop of them, each env in top_env */
-	cJSON **top_env;
-	size_t ntop;
-};
-
-static void parts_free(struct parts *pt)
+/* The workload as the session measured it (its repeats, iters and warmup, left out). */
+static bool workload_fill(const struct workload *w, struct summary_workload *o)
 {
-	for (size_t i = 0; pt->top_env && i < pt->ntop; i++)
-		cJSON_Delete(pt->top_env[i]);
-	free(pt->top_env);
-	free(pt->top);
-	cJSON_Delete(pt->best_env);
-	cJSON_Delete(pt->empty);
-	cJSON_Delete(pt->wl);
-	cJSON_Delete(pt->pins);
-	cJSON_Delete(pt->server);
-	cJSON_Delete(pt->fails);
-	cJSON_Delete(pt->pruned);
+	o->present = true;
+	o->schema = WORKLOAD_SCHEMA;
+	o->dtype = proto_dtype_name(w->dtype);
+	o->c = calloc(w->n + 1, sizeof *o->c);
+	o->guard = calloc(w->nguard + 1, sizeof *o->guard);
+	if (!o->c || !o->guard)
+		return false;
+	for (size_t i = 0; i < w->n; i++) {
+		o->c[i].op = "allreduce";
+		o->c[i].bytes = w->e[i].bytes;
+		o->c[i].count = (long)w->e[i].count;
+	}
+	o->n = w->n;
+	for (size_t i = 0; i < w->nguard; i++)
+		o->guard[i] = w->guard[i];
+	o->nguard = w->nguard;
+	o->has_compute = w->compute_us > 0;
+	o->compute_kernel_us = w->compute_us;
+	o->compute_ctas = w->compute_ctas;
+	o->window_symmetric = w->window_symmetric;
+	return true;
 }
 
-/* The session's settings and record into *in (the parts it points to in *pt). Returns
- * an nccltune_status. */
-static int input_basics(nccltune_session *s, const struct final_state *f,
-                        struct result_input *in, struct parts *pt)
+/* The session's settings and record into r. Returns an nccltune_status. */
+static int fill_basics(nccltune_session *s, struct summary *r)
 {
 	struct runlog l = session_runlog(s);
-	bool server_ok;
+	int configs = 0, dof = 0;
+	char e[512];
 
-	pt->wl = workload_to_json(&s->cfg.wl);
-	pt->pins = env_pins_to_json(&s->run.pins);
-	pt->server = session_server_json(s, &server_ok);
-	pt->fails = failures_json(s);
-	pt->pruned = pruned_json(s);
-	pt->empty = cJSON_CreateObject();
-	pt->top = calloc(f->nc + 1, sizeof *pt->top);
-	pt->top_env = calloc(f->nc + 1, sizeof *pt->top_env);
-	if (!server_ok || !pt->wl || !pt->pins || !pt->fails || !pt->pruned || !pt->empty || !pt->top ||
-	    !pt->top_env)
+	r->tool_name = "nccltune";
+	r->tool_version = NCCLTUNE_VERSION;
+	r->created = s->run.created;
+	if (s->run.fingerprint &&
+	    summary_fingerprint_parse(s->run.fingerprint, "fingerprint", &r->fp, e, sizeof e) != 0)
+		summary_fingerprint_clear(&r->fp);
+	r->fp.doc = s->run.fingerprint;
+	r->source = s->run.source;
+	if (strcmp(s->run.source, "model") == 0)
+		r->model = s->run.model_name[0] ? s->run.model_name
+		         : s->cfg.model ? s->cfg.model : "unknown";
+	r->strategy = s->cfg.strategy_name;
+	r->has_seed = true;
+	r->seed = (double)s->cfg.seed;
+	r->budget = s->cfg.budget;
+	r->evaluations = (long)s->run.nruns;
+	r->has_noise = decide_noise(&l, &r->noise_sd, &configs, &dof);
+	r->noise_configs = configs;
+	r->noise_dof = dof;
+	if (s->run.like[0]) {
+		r->server_like = s->run.like;
+		if (!result_keep_env(r, env_pins_to_json(&s->run.server), &r->server_env))
+			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	}
+	if (!workload_fill(&s->cfg.wl, &r->workload) ||
+	    !result_keep_env(r, env_pins_to_json(&s->run.pins), &r->pinned) ||
+	    !failures_fill(s, r) || !pruned_fill(s, r))
 		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-	cJSON_DeleteItemFromObjectCaseSensitive(pt->wl, "iters");
-	cJSON_DeleteItemFromObjectCaseSensitive(pt->wl, "warmup");
-	in->created = s->run.created;
-	in->fingerprint = s->run.fingerprint;
-	in->source = s->run.source;
-	in->model = s->run.model_name[0] ? s->run.model_name : s->cfg.model;
-	in->workload = pt->wl;
-	in->strategy = s->cfg.strategy_name;
-	in->seed = s->cfg.seed;
-	in->budget = s->cfg.budget;
-	in->pinned = pt->pins;
-	in->server = pt->server;
-	in->evaluations = (int)s->run.nruns;
-	in->failures = pt->fails;
-	in->pruned = pt->pruned;
-	in->gain_lo = in->gain_hi = NAN;
-	in->has_noise = decide_noise(&l, &in->noise_sd, &in->noise_configs, &in->noise_dof);
 	return NCCLTUNE_OK;
 }
 
-/* The best into *in: the winner when it beat the baseline (or there is none to beat),
+/* NCCL's defaults as measured in the final rounds (nb of them) into m. False when out of
+ * memory. */
+static bool baseline_fill(struct summary *r, const struct final_state *f,
+                          struct summary_measure *m)
+{
+	m->present = true;
+	m->objective_us = f->bmean;
+	m->has_ci = !isnan(f->blo) && !isnan(f->bhi);
+	m->ci_lo = f->blo;
+	m->ci_hi = f->bhi;
+	m->repeats = (int)f->nb;
+	return result_keep_env(r, cJSON_CreateObject(), &m->env);
+}
+
+/* The best into r: the winner when it beat the baseline (or there is none to beat),
  * else the baseline, NCCL's defaults, with *win set to NULL; none when neither ran.
- * sizes (WORKLOAD_MAX_ENTRIES) receives the best's latency per workload size. Returns
- * an nccltune_status. */
-static int input_best(nccltune_session *s, const struct final_state *f,
-                      struct result_input *in, struct finalist **win, size_t nb,
-                      struct result_size *sizes, struct parts *pt)
+ * Returns an nccltune_status. */
+static int fill_best(nccltune_session *s, const struct final_state *f, struct summary *r,
+                     struct finalist **win)
 {
 	struct finalist *w = *win;
 	struct runlog l = session_runlog(s);
+	size_t nb = f->nb;
 	bool all_dropped = w && w->has_point && nb &&
 	                   decide_point_sets_nothing(&l, f->has_rec ? &f->rec : &w->p,
 	                                             f->has_rec ? f->rec_unset : 0);
+	bool ok = true;
 
 	if (all_dropped)
 		session_note(&s->out, "the best sets nothing NCCL does not already do (its "
 		             "variables dropped, its rules what NCCL ran in the baseline): NCCL's "
 		             "defaults are the recommendation");
+	r->sizes = calloc(WORKLOAD_MAX_ENTRIES, sizeof *r->sizes);
+	if (!r->sizes)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
 	if (w && !all_dropped && (!nb || isnan(w->gain) || w->gain > 1.0)) {
-		pt->best_env = f->has_rec ? rec_env(s, f)
-		             : w->has_point ? env_point_to_json(s->run.sp, &w->p)
-		                            : tryconf_env_json(&s->cfg.tries[w->try_no - 1],
-		                                               s->run.sp);
-		if (!pt->best_env)
-			return session_fail(s, NCCLTUNE_ERROR, "out of memory");
-		in->has_best = true;
-		in->best.env = pt->best_env;
-		in->best.objective_us = w->mean;
-		in->best.ci_lo = w->lo;
-		in->best.ci_hi = w->hi;
-		in->best.repeats = w->ok;
-		in->nsizes = per_size(s, w->has_point ? &w->p : NULL, w->try_no, sizes);
-		in->sizes = sizes;
+		ok = result_keep_env(r, f->has_rec ? rec_env(s, f)
+		                        : w->has_point ? env_point_to_json(s->run.sp, &w->p)
+		                                       : tryconf_env_json(&s->cfg.tries[w->try_no - 1],
+		                                                          s->run.sp),
+		                     &r->best.env);
+		r->best.present = true;
+		r->best.objective_us = w->mean;
+		r->best.has_ci = !isnan(w->lo) && !isnan(w->hi);
+		r->best.ci_lo = w->lo;
+		r->best.ci_hi = w->hi;
+		r->best.repeats = w->ok;
+		r->nsizes = per_size(s, w->has_point ? &w->p : NULL, w->try_no, r->sizes);
 		if (!isnan(w->gain)) {
-			in->has_gain = true;
-			in->gain = w->gain;
-			in->gain_lo = w->gain_lo;
-			in->gain_hi = w->gain_hi;
+			r->has_gain = true;
+			r->gain = w->gain;
+			r->gain_lo = w->gain_lo;
+			r->gain_hi = w->gain_hi;
 		}
 	} else if (nb) {
 		/* Nothing beat NCCL's defaults (or all the best set was dropped): recommend
 		 * setting nothing. */
-		in->has_best = true;
-		in->best = in->baseline;
-		in->nsizes = per_size(s, NULL, 0, sizes);
+		ok = baseline_fill(r, f, &r->best);
+		r->nsizes = per_size(s, NULL, 0, r->sizes);
 		*win = NULL;   /* the baseline is the best */
-		in->sizes = sizes;
-		in->has_gain = true;
-		in->gain = 1.0;
+		r->has_gain = true;
+		r->gain = 1.0;
 	}
-	return NCCLTUNE_OK;
+	return ok ? NCCLTUNE_OK : session_fail(s, NCCLTUNE_ERROR, "out of memory");
 }
 
-/* The top list into pt->top, in the final phase's order (decide_top): the finalists
- * with their repeats, the others with their single search run. */
-static void input_top(const nccltune_session *s, const struct final_state *f,
-                      struct parts *pt)
+/* The top list into r, in the final phase's order (decide_top): the finalists with their
+ * repeats, the others with their single search run. False when out of memory. */
+static bool fill_top(const nccltune_session *s, const struct final_state *f, struct summary *r)
 {
 	const struct finalist *x[DECIDE_TOP_MAX + DECIDE_FINALISTS];
 	size_t nfinal, n = decide_top(f, x, &nfinal);
 
-	for (size_t i = 0; i < n; i++) {
-		struct result_config *t = &pt->top[i];
+	r->top = calloc(n + 1, sizeof *r->top);
+	for (size_t i = 0; r->top && i < n; i++) {
+		struct summary_measure *t = &r->top[i];
 
-		pt->top_env[i] = env_point_to_json(s->run.sp, &x[i]->p);
-		t->env = pt->top_env[i];
+		r->ntop++;
+		t->present = true;
 		t->objective_us = i < nfinal ? x[i]->mean : x[i]->search_us;
-		t->ci_lo = i < nfinal ? x[i]->lo : NAN;
-		t->ci_hi = i < nfinal ? x[i]->hi : NAN;
+		t->has_ci = i < nfinal && !isnan(x[i]->lo) && !isnan(x[i]->hi);
+		t->ci_lo = x[i]->lo;
+		t->ci_hi = x[i]->hi;
 		t->repeats = i < nfinal ? x[i]->ok : 1;
 		t->symmetric = space_point_symmetric(s->run.sp, &x[i]->p, 0);
+		if (!result_keep_env(r, env_point_to_json(s->run.sp, &x[i]->p), &t->env))
+			return false;
 	}
-	pt->ntop = n;
+	return r->top != NULL;
 }
 
-int session_results_write(nccltune_session *s, struct final_state *f, cJSON **doc_out)
+/* Everything results.json holds, into r. Returns an nccltune_status. */
+static int fill(nccltune_session *s, struct final_state *f, struct summary *r)
 {
-	struct result_input in;
-	struct result_size sizes[WORKLOAD_MAX_ENTRIES];
-	struct parts pt;
-	struct finalist *win;
-	double bmean = NAN, blo = NAN, bhi = NAN;
-	size_t nb;
-	bool enough;
-	cJSON *doc = NULL;
-	char e[1024];
-	int status = NCCLTUNE_ERROR;
+	struct finalist *win = f->win;
+	bool enough = decide_enough(f, win) || guards_left_baseline(f);
+	const struct point *best_p;
+	int rc = fill_basics(s, r);
 
-	memset(&in, 0, sizeof in);
-	memset(&pt, 0, sizeof pt);
-	win = f->win;
-	nb = f->nb;
-	bmean = f->bmean;
-	blo = f->blo;
-	bhi = f->bhi;
-	enough = decide_enough(f, win) || guards_left_baseline(f);
-	if (input_basics(s, f, &in, &pt) != NCCLTUNE_OK)
-		goto out;
-	if (nb) {
-		in.has_baseline = true;
-		in.baseline.env = pt.empty;
-		in.baseline.objective_us = bmean;
-		in.baseline.ci_lo = blo;
-		in.baseline.ci_hi = bhi;
-		in.baseline.repeats = (int)nb;
-	}
-	if (input_best(s, f, &in, &win, nb, sizes, &pt) != NCCLTUNE_OK)
-		goto out;
+	if (rc == NCCLTUNE_OK && f->nb && !baseline_fill(r, f, &r->baseline))
+		rc = session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	if (rc == NCCLTUNE_OK)
+		rc = fill_best(s, f, r, &win);
+	if (rc != NCCLTUNE_OK)
+		return rc;
 	/* never a gain without an interval: a best measured once states none */
 	if (!enough)
-		in.has_gain = false;
-	input_top(s, f, &pt);
-	in.ntop = pt.ntop;
-	in.top = pt.top;
-	doc = result_build(&in);
+		r->has_gain = false;
+	best_p = r->best.present && win && win->has_point ? &win->p : NULL;
 	/* a best that is not NCCL's defaults (win) with no interval above 1.00x */
-	if (!doc || !add_verdict(s, doc, in.has_best, enough,
-	                         win && (!in.has_gain || !(in.gain_lo > 1.0))) ||
-	    !session_rules_add(s, doc, in.has_best && win && win->has_point
-	                                 ? (f->has_rec ? &f->rec : &win->p) : NULL) ||
-	    !session_server_results_add(s, doc, in.has_best && !win,
-	                                in.has_best && win && win->has_point ? &win->p : NULL,
-	                                f->has_rec ? &f->rec : NULL, f->rec_unset) ||
-	    !final_add(s, f, doc, win, in.has_best) || (s->cfg.ntries > 0 &&
-	             !cJSON_AddItemToObject(doc, "tries",
-	                                    tries_json(s, f, in.has_best ? win : NULL,
-	                                               in.has_best ? in.best.objective_us : NAN,
-	                                               nb ? bmean : NAN)))) {
+	verdict_fill(s, r, enough, win && (!r->has_gain || !(r->gain_lo > 1.0)));
+	if (!fill_top(s, f, r) ||
+	    !session_rules_fill(s, r, best_p && f->has_rec ? &f->rec : best_p) ||
+	    !session_server_results_fill(s, r, r->best.present && !win, best_p,
+	                                 f->has_rec ? &f->rec : NULL, f->rec_unset) ||
+	    !final_fill(s, f, r, win) ||
+	    !tries_fill(s, f, r->best.present ? win : NULL,
+	                r->best.present ? r->best.objective_us : NAN, f->nb ? f->bmean : NAN, r))
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	return NCCLTUNE_OK;
+}
+
+int session_results_write(nccltune_session *s, struct final_state *f, struct summary **out)
+{
+	struct summary *r = result_new();
+	char path[PATH_MAX + 16], e[1024], *text = NULL;
+	int status = NCCLTUNE_ERROR;
+
+	*out = NULL;
+	if (!r) {
 		session_fail(s, NCCLTUNE_ERROR, "out of memory");
 		goto out;
 	}
-	if (result_write(s->run.dir, doc, e, sizeof e) != 0) {
+	status = fill(s, f, r);
+	if (status != NCCLTUNE_OK)
+		goto out;
+	status = NCCLTUNE_ERROR;
+	text = result_text(r);
+	if (!text) {
+		session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/results.json", s->run.dir);
+	if (fs_write_atomic(path, text, strlen(text), 0644, e, sizeof e) != 0) {
 		session_fail(s, NCCLTUNE_ERROR, "%s", e);
 		goto out;
 	}
-	*doc_out = doc;
-	doc = NULL;
-	status = in.has_best ? NCCLTUNE_OK : NCCLTUNE_NO_CONFIG;
+	/* what the session shows is what a reader of the file reads */
+	if (summary_parse(text, strlen(text), path, out, e, sizeof e) != 0) {
+		session_fail(s, NCCLTUNE_ERROR, "%s", e);
+		goto out;
+	}
+	status = r->best.present ? NCCLTUNE_OK : NCCLTUNE_NO_CONFIG;
 out:
-	parts_free(&pt);
-	cJSON_Delete(doc);
+	free(text);
+	summary_destroy(r);
 	return status;
 }

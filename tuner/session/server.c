@@ -456,37 +456,34 @@ static const char *kernel_word(const nccltune_session *s, const struct point *p)
 	return known && !unknown ? SERVER_KERNEL_OTHER : SERVER_KERNEL_UNKNOWN;
 }
 
-/* "step": {"allreduce_us", "kernel_us", "kernel": "measured"} into measure object m. */
-static bool add_step(const nccltune_session *s, cJSON *m, const struct point *p)
+/* "step": the all-reduces' part and the kernel alone, measured, into m (a measure of
+ * configuration p, NULL: the baseline). Can't fail. */
+static void step_fill(const nccltune_session *s, struct summary_measure *m,
+                      const struct point *p)
 {
 	struct server_figures f;
-	cJSON *o;
 
-	if (!cJSON_IsObject(m) || !(s->cfg.wl.compute_us > 0))
-		return true;
+	if (!m->present || !(s->cfg.wl.compute_us > 0))
+		return;
 	config_figures(s, p, &f);
 	if (!f.n)
-		return true;
-	o = cJSON_AddObjectToObject(m, "step");
-	return o && cJSON_AddNumberToObject(o, "allreduce_us", f.allreduce_us) &&
-	       cJSON_AddNumberToObject(o, "kernel_us", f.kernel_us) &&
-	       cJSON_AddStringToObject(o, "kernel", "measured");
+		return;
+	m->has_step = true;
+	m->step_allreduce_us = f.allreduce_us;
+	m->step_kernel_us = f.kernel_us;
 }
 
-bool session_server_results_add(const nccltune_session *s, cJSON *doc, bool best_baseline,
-                                const struct point *win, const struct point *rec,
-                                uint32_t rec_unset)
+bool session_server_results_fill(const nccltune_session *s, struct summary *r,
+                                 bool best_baseline, const struct point *win,
+                                 const struct point *rec, uint32_t rec_unset)
 {
-	cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best"), *o;
-
-	if (!add_step(s, cJSON_GetObjectItemCaseSensitive(doc, "baseline"), NULL) ||
-	    ((best_baseline || win) && !add_step(s, best, win)))
-		return false;
-	if (!cJSON_IsObject(best) || !win || !space_point_symmetric(s->run.sp, rec ? rec : win,
-	                                                           rec ? rec_unset : 0))
+	step_fill(s, &r->baseline, NULL);
+	if (best_baseline || win)
+		step_fill(s, &r->best, win);
+	if (!r->best.present || !win || !space_point_symmetric(s->run.sp, rec ? rec : win,
+	                                                      rec ? rec_unset : 0))
 		return true;
-	cJSON_DeleteItemFromObjectCaseSensitive(best, "server");
-	o = cJSON_AddObjectToObject(best, "server");
-	return o && cJSON_AddBoolToObject(o, "symmetric", true) &&
-	       cJSON_AddStringToObject(o, "kernel", kernel_word(s, win));
+	r->best.symmetric = true;
+	r->best.kernel = kernel_word(s, win);
+	return true;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "result/result.h"
 #include "result/summary.h"
 #include "run/runner.h"
 #include "session/session_priv.h"
@@ -91,7 +92,7 @@ void nccltune_session_destroy(nccltune_session *s)
 	runner_free_argv(s->run.probe_argv);
 	cJSON_Delete(s->run.fingerprint);
 	cJSON_Delete(s->run.warm);
-	cJSON_Delete(s->run.result);
+	summary_destroy(s->run.result);
 	for (size_t i = 0; i < s->cfg.ntries; i++)
 		tryconf_clear(&s->cfg.tries[i]);
 	free(s->cfg.tries);
@@ -460,7 +461,8 @@ void nccltune_session_set_progress(nccltune_session *s, FILE *f)
 	s->out.width = output_width(f);
 }
 
-/* Copy key of the results document into o (null when absent). */
+/* Copy key of the results document (result_doc of the summary the session read back)
+ * into o (null when absent). */
 static bool copy_key(cJSON *o, const cJSON *doc, const char *key)
 {
 	const cJSON *it = doc ? cJSON_GetObjectItemCaseSensitive(doc, key) : NULL;
@@ -497,7 +499,7 @@ int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *o
 {
 	static const char *const keys[] = {"verdict", "source", "model", "baseline", "best",
 	                                   "gain", "budget_needed", "noise", NULL};
-	const cJSON *doc = s->run.result;
+	cJSON *doc = s->run.result ? result_doc(s->run.result) : NULL;
 	cJSON *o = cJSON_CreateObject();
 	char path[PATH_MAX + 16], *text = NULL;
 	int rc = NCCLTUNE_ERROR;
@@ -509,7 +511,9 @@ int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *o
 	          ? cJSON_AddNullToObject(o, "error") : cJSON_AddStringToObject(o, "error", s->err)) ||
 	    !(s->run.dir[0] ? cJSON_AddStringToObject(o, "session", s->run.dir)
 	                    : cJSON_AddNullToObject(o, "session")) ||
-	    !(doc ? cJSON_AddStringToObject(o, "results", path) : cJSON_AddNullToObject(o, "results")))
+	    !(s->run.result ? cJSON_AddStringToObject(o, "results", path)
+	                    : cJSON_AddNullToObject(o, "results")) ||
+	    (s->run.result && !doc))
 		goto out;
 	for (size_t i = 0; keys[i]; i++)
 		if (!copy_key(o, doc, keys[i]))
@@ -522,6 +526,7 @@ int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *o
 out:
 	free(text);
 	cJSON_Delete(o);
+	cJSON_Delete(doc);
 	return rc;
 }
 

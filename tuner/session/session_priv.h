@@ -120,7 +120,8 @@ struct session_state {
 	bool probe_checked;          /* a resume checked its probe can start (execute.c) */
 	const volatile sig_atomic_t *cancel;   /* set by nccltune_session_run */
 	struct reaper reaper; /* ends what a probe's run leaves behind (runner.h) */
-	cJSON *result;               /* the results.json written at the end, or NULL */
+	struct summary *result;      /* results.json as written at the end and read back, or
+	                              * NULL */
 	char plugin[PATH_MAX];       /* nccltune's tuner plugin when the space has rules */
 
 	/* The two-level search (issue 17), when the probe sweeps and the space has rules. */
@@ -166,21 +167,21 @@ void session_server_window(nccltune_session *s);
  * (the user, the space) set it, NCCL_CUMEM_ENABLE=1 is added: symmetric windows are cuMem
  * mappings. Returns 0, or -1 when out of memory. */
 int session_server_env(const nccltune_session *s, char ***env, bool symmetric);
-/* results.json's server side of the baseline and the best: with compute between the
- * all-reduces, "step": {"allreduce_us": the step's all-reduce part, "kernel_us": the
+/* results.json's server side of the baseline and the best, into r: with compute between
+ * the all-reduces, "step": {"allreduce_us": the step's all-reduce part, "kernel_us": the
  * kernel alone, both as the probe measured them (means over the final repeats), "kernel":
  * "measured"} in both (in best when it is the baseline, `best_baseline`, or a point of
  * the space, `win`; not an off-space try); and when the recommendation `rec` (NULL: the
  * winner `win` itself), less the dimensions the ablation dropped (`rec_unset`), has
  * SPACE_SYMMETRIC on, best.server =
  * {"symmetric": true, "kernel": SERVER_KERNEL_*} (whether NCCL ran a symmetric kernel
- * for the winner's tuned sizes). false when out of memory. */
+ * for the winner's tuned sizes). Can't fail (true). */
 #define SERVER_KERNEL_SYMMETRIC "symmetric"
 #define SERVER_KERNEL_OTHER "not symmetric"
 #define SERVER_KERNEL_UNKNOWN "unknown"
-bool session_server_results_add(const nccltune_session *s, cJSON *doc, bool best_baseline,
-                                const struct point *win, const struct point *rec,
-                                uint32_t rec_unset);
+bool session_server_results_fill(const nccltune_session *s, struct summary *r,
+                                 bool best_baseline, const struct point *win,
+                                 const struct point *rec, uint32_t rec_unset);
 /* The journal header's and results.json's "server": {"like", "env"}, or NULL when no
  * --like (*ok false: out of memory). */
 cJSON *session_server_json(const nccltune_session *s, bool *ok);
@@ -341,10 +342,10 @@ int session_twolevel_search(nccltune_session *s, struct outcome *o);
 /* ---- sizes.c ---- */
 struct finalist;
 struct final_state;
-/* Add best.rules of the recommended point p (NULL: none) to doc, less each rule whose
+/* best.rules of the recommended point p (NULL: none) into r, less each rule whose
  * every choice equals what NCCL ran in the baseline at its size (dropped whole, with a
  * note). False when out of memory. */
-bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p);
+bool session_rules_fill(nccltune_session *s, struct summary *r, const struct point *p);
 /* The per_size table of results.json (tuned then guard sizes, baseline against `win`;
  * NULL: the baseline is the best) into out (room for 2 * WORKLOAD_MAX_ENTRIES), *n of
  * them. Returns the guards' verdict: "ok", "slower" or "unmeasured". Can't fail. */
@@ -353,10 +354,11 @@ const char *session_per_size_fill(const nccltune_session *s, const struct finali
 
 /* ---- results.c, exports.c, loop.c ---- */
 struct final_state;
-/* Score the final rounds, build results.json and write it into the session folder;
- * *doc_out is the document (caller deletes). Returns NCCLTUNE_OK, NCCLTUNE_NO_CONFIG
+/* Fill results.json's one type from the final phase's result, write it into the session
+ * folder (result/'s one writer) and read it back: *out is what the loader read (caller
+ * destroys; NULL on error). Returns NCCLTUNE_OK, NCCLTUNE_NO_CONFIG
  * when nothing worked (written too), or NCCLTUNE_ERROR with a message in s->err. */
-int session_results_write(nccltune_session *s, struct final_state *f, cJSON **doc_out);
+int session_results_write(nccltune_session *s, struct final_state *f, struct summary **out);
 /* Write the session's exports/ and report.html through the workflows' API; what fails
  * is a warning. Can't fail. */
 void session_exports_write(nccltune_session *s);

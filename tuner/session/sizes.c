@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "decide/decide.h"
+#include "ncclvars.h"
+#include "result/result.h"
 #include "run/ruletable.h"
 #include "session/session_priv.h"
 
@@ -34,22 +36,42 @@ static void rules_drop_baseline(nccltune_session *s, cJSON *rules)
 	}
 }
 
-/* best.rules (docs/formats.md) of a session whose space has per-size choices: the rules
- * of p (the recommendation: the winner less what the ablation dropped), none (p NULL)
- * for NCCL's defaults or an off-space try. True unless out of
- * memory (or nothing to add to). */
-bool session_rules_add(nccltune_session *s, cJSON *doc, const struct point *p)
+/* One rule of the array rules (as ruletable_rules_json writes it) into o. */
+static void rule_take(const cJSON *rule, struct summary_rule *o)
 {
-	cJSON *best = cJSON_GetObjectItemCaseSensitive(doc, "best"), *rules;
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(rule, "bytes");
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(rule, "algo");
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(rule, "proto");
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(rule, "ctas");
 
-	if (!space_has_rules(s->run.sp) || !cJSON_IsObject(best))
+	o->bytes = cJSON_IsNumber(b) ? (uint64_t)b->valuedouble : 0;
+	o->algo_word = cJSON_IsString(a) ? a->valuestring : NULL;
+	o->proto_word = cJSON_IsString(p) ? p->valuestring : NULL;
+	o->algo = o->algo_word ? ncclvars_word_find(NCCLVARS_ALGOS, o->algo_word,
+	                                            strlen(o->algo_word)) : -1;
+	o->proto = o->proto_word ? ncclvars_word_find(NCCLVARS_PROTOS, o->proto_word,
+	                                              strlen(o->proto_word)) : -1;
+	o->ctas = cJSON_IsNumber(c) ? (int)c->valuedouble : 0;
+}
+
+bool session_rules_fill(nccltune_session *s, struct summary *r, const struct point *p)
+{
+	cJSON *rules;
+	const cJSON *it;
+
+	if (!space_has_rules(s->run.sp) || !r->best.present)
 		return true;
-	rules = p ? ruletable_rules_json(s->run.sp, p) : cJSON_CreateArray();
+	rules = result_keep(r, p ? ruletable_rules_json(s->run.sp, p) : cJSON_CreateArray());
+	if (!rules)
+		return false;
 	rules_drop_baseline(s, rules);
-	if (rules && cJSON_AddItemToObject(best, "rules", rules))
-		return true;
-	cJSON_Delete(rules);
-	return false;
+	r->has_rules = true;
+	r->rules = calloc((size_t)cJSON_GetArraySize(rules) + 1, sizeof *r->rules);
+	if (!r->rules)
+		return false;
+	cJSON_ArrayForEach(it, rules)
+		rule_take(it, &r->rules[r->nrules++]);
+	return true;
 }
 
 const char *session_per_size_fill(const nccltune_session *s, const struct finalist *win,
