@@ -581,13 +581,6 @@ static void print_summary(FILE *f, const struct session_ending *end,
 		        "marked pinned)\n", env_text(&res->pinned, env, sizeof env));
 }
 
-/* Is doc's "verdict" v? */
-static bool verdict_is(const cJSON *doc, const char *v)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc, "verdict");
-
-	return cJSON_IsString(it) && strcmp(it->valuestring, v) == 0;
-}
 
 /* The commands that use the result, as the user can run them (after scripts/tune.sh
  * nccltune is not in PATH), each on one line however long: they are copied and pasted.
@@ -608,7 +601,7 @@ static void print_use(FILE *f, const struct session_ending *end, const struct su
 		        me, dir);
 		return;
 	}
-	if (!verdict_is(doc, SUMMARY_VERDICT_OK)) {
+	if (!res->verdict || strcmp(res->verdict, SUMMARY_VERDICT_OK) != 0) {
 		fprintf(f, "next:     not shown to be faster than NCCL's defaults: nothing to install;"
 		        "\n          a larger --budget measures it more (export --install refuses "
 		        "it\n          without --allow-unproven)\n");
