@@ -439,6 +439,40 @@ out:
 	space_destroy(sp);
 }
 
+/* A per-size level that never worked (LL128 over PCIe) fails under one setting: pruned
+ * there only, until it fails under another. */
+static void test_scoped_level(void)
+{
+	space *sp = per_size_space();
+	prune *pr = sp ? prune_create(sp, 0) : NULL;
+
+	CHECK(pr != NULL);
+	if (!pr)
+		goto out;
+	observe(pr, ps(1, 1, 0, 0, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(1, 1, 0, 1, c), OUTCOME_VERIFY);
+	CHECK_INT(prune_rule_count(pr), 1);
+	if (prune_rule_count(pr) == 1) {
+		CHECK(prune_rule_at(pr, 0)->scoped && !prune_rule_at(pr, 0)->pair);
+		CHECK_STR(prune_rule_at(pr, 0)->text, "rule.43008.proto=LL128 under NCCL_BUFFSIZE="
+		          "131072, NCCL_NTHREADS=128: computed wrong sums at 3 of 3 points; pruned there");
+	}
+	CHECK(prune_rejects(pr, &(struct point){{1, 1, 1, 1, 5}}));
+	CHECK(!prune_rejects(pr, &(struct point){{1, 2, 1, 1, 5}}));
+	CHECK_NEAR(prune_feasibility(pr, &(struct point){{1, 1, 1, 1, 5}}), 0, 0);
+	observe(pr, ps(2, 2, 0, 0, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(2, 2, 0, 1, c), OUTCOME_VERIFY);
+	CHECK_INT(prune_rule_count(pr), 1);
+	if (prune_rule_count(pr) == 1)
+		CHECK(!prune_rule_at(pr, 0)->scoped);
+	CHECK(prune_rejects(pr, &(struct point){{0, 4, 1, 1, 5}}));
+out:
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
 /* Issue 30: every process hangs at NCCL_NTHREADS=512 (an ordinal variable): a rule. */
 static void test_ordinal_level(void)
 {
@@ -489,6 +523,7 @@ int main(void)
 	test_feasibility();
 	test_scoped_wrong_sums();
 	test_scoped_generalises();
+	test_scoped_level();
 	test_ordinal_level();
 	return check_status();
 }
