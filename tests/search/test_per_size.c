@@ -1,7 +1,8 @@
 /* test_per_size.c - the space's per_size block (docs/formats.md): parsing and its errors,
  * the refusal of NCCL_ALGO/NCCL_PROTO next to it, the expansion into rule.<bytes>.* dims
  * per tuned size, the JSON round trip of an expanded space, the environment (no rule
- * dim ever reaches it), the plugin table of a point and best.rules. */
+ * dim ever reaches it), the plugin table of a point and best.rules; every dimension of
+ * the per-size default space has an unset level (issue 30). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -192,8 +193,33 @@ static void test_write(void)
 	}
 }
 
+/* The per-size default: every variable and every per-size choice can stay NCCL's own
+ * (null), so no recommendation has to force a buffer size or thread count. */
+static void test_default_unset(void)
+{
+	space *sp = space_default_per_size();
+
+	CHECK(sp != NULL);
+	for (size_t d = 0; sp && d < space_dims(sp); d++) {
+		bool unset = false;
+
+		for (size_t l = 0; l < space_levels(sp, d); l++)
+			unset = unset || space_level_text(sp, d, l) == NULL;
+		if (!unset)
+			fprintf(stderr, "%s has no unset level\n", space_name(sp, d));
+		CHECK(unset);
+	}
+	CHECK(sp && space_dims(sp) >= 2);
+	CHECK_STR(sp ? space_name(sp, 0) : NULL, "NCCL_BUFFSIZE");
+	CHECK_INT(sp ? space_levels(sp, 0) : 0, 10);
+	CHECK_STR(sp ? space_level_text(sp, 0, 0) : NULL, "65536");
+	CHECK_STR(sp ? space_level_text(sp, 0, 8) : NULL, "16777216");
+	space_destroy(sp);
+}
+
 int main(void)
 {
+	test_default_unset();
 	test_errors();
 	test_expand();
 	test_env_and_table();

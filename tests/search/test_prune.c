@@ -1,6 +1,7 @@
 /* test_prune.c - failure rules (exact texts), what does and does not make a rule,
  * wrong sums (banned point, suspect neighbours) and the feasibility estimate against
- * hand-computed values. */
+ * hand-computed values; rules over per-size choices scoped by the process-level
+ * settings they failed under, and a level of an ordinal variable that always fails. */
 #include <stdlib.h>
 
 #include "../check.h"
@@ -284,6 +285,234 @@ static void test_feasibility(void)
 	space_destroy(sp);
 }
 
+/* A per-size space for one size (43,008 B): dims 0 NCCL_BUFFSIZE {64K, 128K, 256K},
+ * 1 NCCL_NTHREADS {64, 128, 256, 512, unset}, 2 algo {Ring, Tree, unset}, 3 proto {LL,
+ * LL128, Simple, unset}, 4 ctas {1, 2, 4, 8, 16, unset}. */
+static space *per_size_space(void)
+{
+	static const char text[] =
+		"{\"schema\": \"nccltune-space/1\", \"per_size\": {"
+		"\"algo\": {\"values\": [\"Ring\", \"Tree\", null]},"
+		"\"proto\": {\"values\": [\"LL\", \"LL128\", \"Simple\", null]},"
+		"\"ctas\": {\"values\": [1, 2, 4, 8, 16, null]}}, \"params\": {"
+		"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 262144]},"
+		"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}}}";
+	static const uint64_t bytes[] = {43008};
+	space *base = NULL, *sp = NULL;
+	char err[512];
+
+	if (space_parse(text, sizeof text - 1, "test space", &base, err, sizeof err) < 0 ||
+	    space_expand_per_size(base, bytes, 1, &sp, err, sizeof err) != 0) {
+		fprintf(stderr, "per-size space: %s\n", err);
+		sp = NULL;
+	}
+	space_destroy(base);
+	return sp;
+}
+
+static struct point ps(unsigned buf, unsigned nt, unsigned algo, unsigned proto, unsigned ctas)
+{
+	struct point p;
+
+	memset(&p, 0, sizeof p);
+	p.lv[0] = buf;
+	p.lv[1] = nt;
+	p.lv[2] = algo;
+	p.lv[3] = proto;
+	p.lv[4] = ctas;
+	return p;
+}
+
+/* Issue 30: Ring/LL sums wrong at 256 threads only, where it is not the optimum; at 128
+ * threads it is. Its wrong sums at one setting must not prune it at the others. */
+static void test_scoped_wrong_sums(void)
+{
+	space *sp = per_size_space();
+	prune *pr = sp ? prune_create(sp, 0) : NULL;
+	const struct prune_rule *r;
+
+	CHECK(pr != NULL);
+	if (!pr)
+		goto out;
+	/* one sweep at 64K, 256 threads: Ring/Simple and Tree/LL work, Ring/LL sums wrong */
+	observe(pr, ps(0, 2, 0, 2, 0), OUTCOME_OK);
+	observe(pr, ps(0, 2, 1, 0, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(0, 2, 0, 0, c), OUTCOME_VERIFY);
+	CHECK_INT(prune_rule_count(pr), 1);
+	r = prune_rule_at(pr, 0);
+	if (r) {
+		CHECK(r->scoped && r->pair);
+		CHECK_STR(r->text, "rule.43008.algo=Ring with rule.43008.proto=LL under "
+		          "NCCL_BUFFSIZE=65536, NCCL_NTHREADS=256: computed wrong sums at 3 of 3 "
+		          "points; pruned there");
+		CHECK_INT(r->failures, 3);
+		CHECK_INT(r->runs, 3);
+	}
+	CHECK(prune_rejects(pr, &(struct point){{0, 2, 0, 0, 4}}));
+	CHECK(!prune_rejects(pr, &(struct point){{0, 1, 0, 0, 4}}));   /* 128 threads */
+	CHECK(!prune_rejects(pr, &(struct point){{1, 2, 0, 0, 4}}));   /* another buffer */
+	CHECK(!prune_rejects(pr, &(struct point){{0, 2, 0, 2, 4}}));   /* Ring/Simple */
+	/* the same at 128K, 256 threads: every buffer size, at 256 threads only */
+	observe(pr, ps(1, 2, 0, 2, 0), OUTCOME_OK);
+	observe(pr, ps(1, 2, 1, 0, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(1, 2, 0, 0, c), OUTCOME_VERIFY);
+	CHECK_INT(prune_rule_count(pr), 1);
+	r = prune_rule_at(pr, 0);
+	if (r)
+		CHECK_STR(r->text, "rule.43008.algo=Ring with rule.43008.proto=LL under "
+		          "NCCL_NTHREADS=256: computed wrong sums at 6 of 6 points; pruned there");
+	CHECK(prune_rejects(pr, &(struct point){{2, 2, 0, 0, 5}}));
+	CHECK(!prune_rejects(pr, &(struct point){{2, 1, 0, 0, 5}}));
+	/* it works at 128 threads (the optimum there); wrong at 512 threads too: it passed
+	 * somewhere, so only the exact settings it failed under stay pruned */
+	observe(pr, ps(0, 1, 0, 0, 2), OUTCOME_OK);
+	CHECK_INT(prune_rule_count(pr), 1);
+	observe(pr, ps(0, 3, 0, 2, 0), OUTCOME_OK);
+	observe(pr, ps(0, 3, 1, 0, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(0, 3, 0, 0, c), OUTCOME_VERIFY);
+	CHECK_INT(prune_rule_count(pr), 3);
+	CHECK(prune_rejects(pr, &(struct point){{0, 2, 0, 0, 5}}));
+	CHECK(prune_rejects(pr, &(struct point){{1, 2, 0, 0, 5}}));
+	CHECK(prune_rejects(pr, &(struct point){{0, 3, 0, 0, 5}}));
+	CHECK(!prune_rejects(pr, &(struct point){{0, 1, 0, 0, 5}}));
+	CHECK(!prune_rejects(pr, &(struct point){{2, 0, 0, 0, 5}}));
+out:
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
+/* A per-size choice that fails under two different settings and never passes is pruned
+ * everywhere (unscoped, the level counts in its text); under one setting it is not; a
+ * pass somewhere leaves the settings it failed under. Each "sweep" below measures a few
+ * choices of one process setting: Ring/LL and Tree/Simple work, Tree/LL does not. */
+static void test_scoped_generalises(void)
+{
+	space *sp = per_size_space();
+	prune *pr = sp ? prune_create(sp, 0) : NULL;
+	const struct prune_rule *r;
+
+	CHECK(pr != NULL);
+	if (!pr)
+		goto out;
+	observe(pr, ps(0, 0, 0, 0, 0), OUTCOME_OK);
+	observe(pr, ps(0, 0, 1, 2, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(0, 0, 1, 0, c), OUTCOME_CAPTURE);
+	CHECK_INT(prune_rule_count(pr), 1);
+	r = prune_rule_at(pr, 0);
+	if (r) {
+		CHECK(r->scoped && r->pair);
+		CHECK_STR(r->text, "rule.43008.algo=Tree with rule.43008.proto=LL under "
+		          "NCCL_BUFFSIZE=65536, NCCL_NTHREADS=64: failed at graph capture at 3 of 3 "
+		          "points; pruned there");
+	}
+	CHECK(!prune_rejects(pr, &(struct point){{2, 4, 1, 0, 5}}));
+	observe(pr, ps(2, 4, 0, 0, 0), OUTCOME_OK);
+	observe(pr, ps(2, 4, 1, 2, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(2, 4, 1, 0, c), OUTCOME_CAPTURE);
+	CHECK_INT(prune_rule_count(pr), 1);
+	r = prune_rule_at(pr, 0);
+	if (r) {
+		CHECK(!r->scoped);
+		CHECK_STR(r->text, "rule.43008.algo=Tree with rule.43008.proto=LL: failed at graph "
+		          "capture in 6 of 6 runs; pruned");
+	}
+	CHECK(prune_rejects(pr, &(struct point){{1, 3, 1, 0, 5}}));
+	CHECK(!prune_rejects(pr, &(struct point){{1, 3, 1, 2, 5}}));
+	/* it works under another setting: pruned only where it failed */
+	observe(pr, ps(1, 1, 1, 0, 1), OUTCOME_OK);
+	CHECK_INT(prune_rule_count(pr), 2);
+	for (size_t i = 0; i < prune_rule_count(pr); i++)
+		CHECK(prune_rule_at(pr, i)->scoped);
+	CHECK(!prune_rejects(pr, &(struct point){{1, 3, 1, 0, 5}}));
+	CHECK(prune_rejects(pr, &(struct point){{0, 0, 1, 0, 5}}));
+	CHECK(prune_rejects(pr, &(struct point){{2, 4, 1, 0, 5}}));
+	/* a CTA count (ordinal, per size) that only ever failed makes no rule of its own */
+	for (size_t i = 0; i < prune_rule_count(pr); i++)
+		CHECK(prune_rule_at(pr, i)->dim != 4);
+out:
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
+/* A per-size level that never worked (LL128 over PCIe) fails under one setting: pruned
+ * there only, until it fails under another. */
+static void test_scoped_level(void)
+{
+	space *sp = per_size_space();
+	prune *pr = sp ? prune_create(sp, 0) : NULL;
+
+	CHECK(pr != NULL);
+	if (!pr)
+		goto out;
+	observe(pr, ps(1, 1, 0, 0, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(1, 1, 0, 1, c), OUTCOME_VERIFY);
+	CHECK_INT(prune_rule_count(pr), 1);
+	if (prune_rule_count(pr) == 1) {
+		CHECK(prune_rule_at(pr, 0)->scoped && !prune_rule_at(pr, 0)->pair);
+		CHECK_STR(prune_rule_at(pr, 0)->text, "rule.43008.proto=LL128 under NCCL_BUFFSIZE="
+		          "131072, NCCL_NTHREADS=128: computed wrong sums at 3 of 3 points; pruned there");
+	}
+	CHECK(prune_rejects(pr, &(struct point){{1, 1, 1, 1, 5}}));
+	CHECK(!prune_rejects(pr, &(struct point){{1, 2, 1, 1, 5}}));
+	CHECK_NEAR(prune_feasibility(pr, &(struct point){{1, 1, 1, 1, 5}}), 0, 0);
+	observe(pr, ps(2, 2, 0, 0, 0), OUTCOME_OK);
+	for (unsigned c = 0; c < 3; c++)
+		observe(pr, ps(2, 2, 0, 1, c), OUTCOME_VERIFY);
+	CHECK_INT(prune_rule_count(pr), 1);
+	if (prune_rule_count(pr) == 1)
+		CHECK(!prune_rule_at(pr, 0)->scoped);
+	CHECK(prune_rejects(pr, &(struct point){{0, 4, 1, 1, 5}}));
+out:
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
+/* Issue 30: every process hangs at NCCL_NTHREADS=512 (an ordinal variable): a rule. */
+static void test_ordinal_level(void)
+{
+	space *sp = NULL;
+	prune *pr = NULL;
+	const struct prune_rule *r;
+	static const char text[] =
+		"{\"schema\": \"nccltune-space/1\", \"params\": {"
+		"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 262144]},"
+		"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}}}";
+	char err[256];
+
+	CHECK_INT(space_parse(text, sizeof text - 1, "t", &sp, err, sizeof err), 0);
+	pr = sp ? prune_create(sp, 0) : NULL;
+	if (!pr)
+		goto out;
+	observe(pr, (struct point){{0, 3}}, OUTCOME_TIMEOUT);
+	observe(pr, (struct point){{1, 3}}, OUTCOME_TIMEOUT);
+	observe(pr, (struct point){{0, 0}}, OUTCOME_OK);
+	observe(pr, (struct point){{1, 1}}, OUTCOME_OK);
+	CHECK_INT(prune_rule_count(pr), 0);
+	observe(pr, (struct point){{2, 3}}, OUTCOME_TIMEOUT);
+	/* 256K has never worked: the hang at (256K, 512) is not 512's alone for a rule on
+	 * 256K, but 512's three are (the other variable is ordinal) */
+	CHECK_INT(prune_rule_count(pr), 1);
+	r = prune_rule_at(pr, 0);
+	if (r) {
+		CHECK(!r->scoped);
+		CHECK_STR(r->text, "NCCL_NTHREADS=512: hung in 3 of 3 runs; pruned");
+	}
+	CHECK(prune_rejects(pr, &(struct point){{1, 3}}));
+	CHECK(!prune_rejects(pr, &(struct point){{1, 2}}));
+	CHECK(!prune_rejects(pr, &(struct point){{2, 2}}));
+	observe(pr, (struct point){{2, 3}}, OUTCOME_OK);   /* a pass disproves it */
+	CHECK_INT(prune_rule_count(pr), 0);
+out:
+	prune_destroy(pr);
+	space_destroy(sp);
+}
+
 int main(void)
 {
 	test_rule();
@@ -292,5 +521,9 @@ int main(void)
 	test_pair_rule();
 	test_wrong_sum();
 	test_feasibility();
+	test_scoped_wrong_sums();
+	test_scoped_generalises();
+	test_scoped_level();
+	test_ordinal_level();
 	return check_status();
 }

@@ -1,6 +1,8 @@
 /* prune.c - failure rules learned from outcomes, asked by every strategy.
  *
- * Rules. A categorical level (NCCL_ALGO=Tree) becomes a rule when it never succeeded
+ * Rules. A level (NCCL_ALGO=Tree; of an ordinal variable too, where every point is a
+ * whole process: NCCL_NTHREADS=512 where every process hangs, in the two-level session's
+ * outer pruner) becomes a rule when it never succeeded
  * and failed with the same class at `min_failures` distinct points that it alone
  * explains: every other categorical level of such a point has succeeded somewhere, so
  * NCCL_ALGO=Ring is not blamed for the wrong sums of NCCL_PROTO=LL128 with Ring (an
@@ -15,7 +17,21 @@
  * `min_failures` distinct points that the pair alone explains (every other categorical
  * level of the point has worked somewhere). On the pcie-gen5-8gpu model a bo session
  * spent 10 of 60 runs on Simple with ALGO unset before this rule existed. A success of
- * the pair disproves it; a rule of either level makes it redundant. A wrong sum (OUTCOME_VERIFY) bans that exact
+ * the pair disproves it; a rule of either level makes it redundant.
+ *
+ * Scopes. A rule over per-size choices only (rule.<bytes>.algo=Ring with
+ * rule.<bytes>.proto=LL) is scoped by the process-level settings it failed under: a
+ * per-size kernel's wrong sums at one thread count say nothing about another thread
+ * count, where the same pair may be the optimum. The rule keeps fixed every
+ * process-level variable on which all its explained failures agree and is free in the
+ * others (failing under NCCL_NTHREADS=256 at two buffer sizes: every buffer size, at 256
+ * threads only) - as long as the region never passed within that scope. When it did
+ * pass there, the rule falls back to each exact failing setting (min_failures explained
+ * failures there, never a pass there). So a rule generalises over a process-level
+ * variable only once it failed under two of its levels and never passed. Rules over
+ * process-level variables are not scoped.
+ *
+ * A wrong sum (OUTCOME_VERIFY) bans that exact
  * point for good; its neighbours (one ordinal step, or one categorical swap, or
  * set/unset of one variable) are suspect: runnable, never recommended unchecked. A swap
  * of a per-size algorithm or protocol (rule.<bytes>.algo|proto) is not a neighbour: it
@@ -58,11 +74,19 @@ struct failed_point {
 	enum outcome_class cls;
 };
 
+/* Rules of one region a scoped update may want at once: the generalised one, or one per
+ * distinct failing process-level setting (at most the distinct failing points). */
+#define PRUNE_MAX_WANT 64
+
 struct prune {
 	const space *sp;
 	size_t dims;
 	int min_failures;
-	struct level_stats *lvl[SPACE_MAX_DIMS];   /* categorical dims only */
+	bool cat[SPACE_MAX_DIMS];                  /* categorical dims */
+	bool per_size[SPACE_MAX_DIMS];             /* rule.<bytes>.* dims */
+	bool has_process;                          /* some dim is process-level */
+	bool has_per_size;                         /* some dim is per-size */
+	struct level_stats *lvl[SPACE_MAX_DIMS];   /* every dim */
 	/* pairs of categorical dims d < e: levels(d) x levels(e), [l * levels(e) + m] */
 	struct level_stats *pairs[SPACE_MAX_DIMS][SPACE_MAX_DIMS];
 	struct prune_rule *rules;
@@ -90,11 +114,15 @@ prune *prune_create(const space *sp, int min_failures)
 	pr->dims = space_dims(sp);
 	pr->min_failures = min_failures > 0 ? min_failures : PRUNE_DEFAULT_MIN_FAILURES;
 	for (size_t d = 0; d < pr->dims; d++) {
-		if (!space_is_categorical(sp, d))
-			continue;
+		pr->per_size[d] = space_rule_of(sp, d, NULL) != SPACE_RULE_NONE;
+		pr->has_process = pr->has_process || !pr->per_size[d];
+		pr->has_per_size = pr->has_per_size || pr->per_size[d];
 		pr->lvl[d] = calloc(space_levels(sp, d), sizeof *pr->lvl[d]);
 		if (!pr->lvl[d])
 			goto oom;
+		pr->cat[d] = space_is_categorical(sp, d);
+		if (!pr->cat[d])
+			continue;
 		for (size_t e = d + 1; e < pr->dims; e++) {
 			if (!space_is_categorical(sp, e))
 				continue;
@@ -162,7 +190,12 @@ static struct level_stats *rule_stats(const prune *pr, const struct prune_rule *
 
 bool prune_rule_matches(const struct prune_rule *r, const struct point *p)
 {
-	return p->lv[r->dim] == r->level && (!r->pair || p->lv[r->dim2] == r->level2);
+	if (p->lv[r->dim] != r->level || (r->pair && p->lv[r->dim2] != r->level2))
+		return false;
+	for (size_t d = 0; r->scoped && d < SPACE_MAX_DIMS; d++)
+		if (r->in_scope[d] && p->lv[d] != r->scope.lv[d])
+			return false;
+	return true;
 }
 
 /* "NCCL_ALGO=Tree: failed at graph capture in 3 of 3 runs; pruned": the rule's class
@@ -207,6 +240,36 @@ static void rule_text(const prune *pr, struct prune_rule *r)
 		snprintf(r->text + off, sizeof r->text - off, "; pruned");
 }
 
+/* "rule.43008.algo=Ring with rule.43008.proto=LL under NCCL_NTHREADS=256: computed wrong
+ * sums at 6 of 6 points; pruned there": a scoped rule counts the distinct points of its
+ * scope (the level counts are over every scope). */
+static void scoped_rule_text(const prune *pr, struct prune_rule *r, int failures, int points)
+{
+	const char *t = space_level_text(pr->sp, r->dim, r->level);
+	const char *t2 = r->pair ? space_level_text(pr->sp, r->dim2, r->level2) : NULL;
+	char with[128] = "", under[192] = "";
+	size_t off = 0;
+
+	if (r->pair)
+		snprintf(with, sizeof with, " with %s%s%s", space_name(pr->sp, r->dim2),
+		         t2 ? "=" : " unset", t2 ? t2 : "");
+	for (size_t d = 0; d < pr->dims && off < sizeof under; d++) {
+		const char *v = space_level_text(pr->sp, d, r->scope.lv[d]);
+		int n;
+
+		if (!r->in_scope[d])
+			continue;
+		n = snprintf(under + off, sizeof under - off, "%s%s%s%s", off ? ", " : "",
+		             space_name(pr->sp, d), v ? "=" : " unset", v ? v : "");
+		off += n > 0 ? (size_t)n : 0;
+	}
+	r->failures = failures;
+	r->runs = points;
+	snprintf(r->text, sizeof r->text, "%s=%s%s under %s: %s at %d of %d points; pruned there",
+	         space_name(pr->sp, r->dim), t ? t : "(unset)", with, under,
+	         outcome_class_phrase(r->cls), failures, points);
+}
+
 /* A rule's region: its level, or its pair of levels (dim, level, pair, dim2, level2 of
  * `key`; the other fields are ignored). */
 static bool same_region(const struct prune_rule *a, const struct prune_rule *key)
@@ -215,44 +278,65 @@ static bool same_region(const struct prune_rule *a, const struct prune_rule *key
 	       (!key->pair || (a->dim2 == key->dim2 && a->level2 == key->level2));
 }
 
+/* The same region and the same scope (an unscoped key finds the unscoped rule). */
+static bool same_rule(const struct prune_rule *a, const struct prune_rule *key)
+{
+	if (!same_region(a, key) || a->scoped != key->scoped)
+		return false;
+	for (size_t d = 0; key->scoped && d < SPACE_MAX_DIMS; d++)
+		if (a->in_scope[d] != key->in_scope[d] ||
+		    (key->in_scope[d] && a->scope.lv[d] != key->scope.lv[d]))
+			return false;
+	return true;
+}
+
 static struct prune_rule *rule_find(prune *pr, const struct prune_rule *key)
 {
 	for (size_t i = 0; i < pr->nrules; i++) {
-		if (same_region(&pr->rules[i], key))
+		if (same_rule(&pr->rules[i], key))
 			return &pr->rules[i];
 	}
 	return NULL;
 }
 
-static void rule_remove(prune *pr, const struct prune_rule *key)
+static void rule_remove_at(prune *pr, size_t i)
 {
-	struct prune_rule *r = rule_find(pr, key);
-	size_t i;
-
-	if (!r)
-		return;
-	rule_stats(pr, r)->pruned = false;
-	i = (size_t)(r - pr->rules);
-	memmove(&pr->rules[i], &pr->rules[i + 1], (pr->nrules - i - 1) * sizeof *r);
+	if (!pr->rules[i].scoped)
+		rule_stats(pr, &pr->rules[i])->pruned = false;
+	memmove(&pr->rules[i], &pr->rules[i + 1], (pr->nrules - i - 1) * sizeof *pr->rules);
 	pr->nrules--;
 }
 
-/* Distinct failing points of class `cls` in the region of `key` that the region alone
- * explains (every other categorical level of the point has succeeded somewhere). */
+static void rule_remove(prune *pr, const struct prune_rule *key)
+{
+	struct prune_rule *r = rule_find(pr, key);
+
+	if (r)
+		rule_remove_at(pr, (size_t)(r - pr->rules));
+}
+
+/* Is f's failure, of class cls in the region of key (within its scope), explained by
+ * the region alone: has every other categorical level of the point succeeded somewhere? */
+static bool explained(const prune *pr, const struct prune_rule *key, const struct failed_point *f,
+                      enum outcome_class cls)
+{
+	bool alone = f->cls == cls && prune_rule_matches(key, &f->p);
+
+	for (size_t d = 0; d < pr->dims && alone; d++)
+		alone = d == key->dim || (key->pair && d == key->dim2) || !pr->cat[d] ||
+		        pr->lvl[d][f->p.lv[d]].ok > 0;
+	return alone;
+}
+
+/* Distinct failing points of class `cls` in the region of `key` (within its scope) that
+ * the region alone explains. */
 static int explained_failures(const prune *pr, const struct prune_rule *key,
                               enum outcome_class cls)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < pr->nfails; i++) {
-		const struct point *p = &pr->fails[i].p;
-		bool alone = pr->fails[i].cls == cls && prune_rule_matches(key, p);
-
-		for (size_t f = 0; f < pr->dims && alone; f++)
-			alone = f == key->dim || (key->pair && f == key->dim2) || !pr->lvl[f] ||
-			        pr->lvl[f][p->lv[f]].ok > 0;
-		n += alone;
-	}
+	for (size_t i = 0; i < pr->nfails; i++)
+		n += explained(pr, key, &pr->fails[i], cls);
 	return n;
 }
 
@@ -292,12 +376,157 @@ static void region_update(prune *pr, const struct prune_rule *key, bool drop)
 	rule_text(pr, r);
 }
 
-/* Level (d, l): a rule while it never succeeded. */
+/* Did any point of r's region pass within r's scope? */
+static bool passed_within(const prune *pr, const struct prune_rule *r)
+{
+	for (size_t i = 0; i < pr->noks; i++)
+		if (prune_rule_matches(r, &pr->oks[i]))
+			return true;
+	return false;
+}
+
+/* Distinct points of r's region seen within its scope, failed or passed. */
+static int points_within(const prune *pr, const struct prune_rule *r)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < pr->nfails; i++) {
+		bool dup = false;
+
+		if (!prune_rule_matches(r, &pr->fails[i].p))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)   /* one point that failed two ways */
+			dup = prune_rule_matches(r, &pr->fails[j].p) &&
+			      point_equal(&pr->fails[j].p, &pr->fails[i].p, pr->dims);
+		n += !dup;
+	}
+	for (size_t i = 0; i < pr->noks; i++)
+		n += prune_rule_matches(r, &pr->oks[i]);
+	return n;
+}
+
+/* The rules a region over per-size dims wants now (see "Scopes" above): the class with
+ * the most explained failures (at least min_failures); the process-level variables on
+ * which they all agree fixed, unless the region passed there; else one rule per exact
+ * failing setting that never passed. Returns how many it wrote to want. */
+static size_t scoped_rules(const prune *pr, const struct prune_rule *key,
+                           struct prune_rule *want, size_t cap)
+{
+	const struct level_stats *st = rule_stats(pr, key);
+	struct prune_rule g = *key;
+	int cls = -1, best = 0;
+	bool first = true;
+	size_t n = 0;
+
+	for (int c = 0; c < OUTCOME_COUNT_; c++) {
+		int k = st->fail_points[c] >= pr->min_failures
+		        ? explained_failures(pr, key, (enum outcome_class)c) : 0;
+
+		if (k >= pr->min_failures && k > best) {
+			best = k;
+			cls = c;
+		}
+	}
+	if (cls < 0)
+		return 0;
+	g.cls = (enum outcome_class)cls;
+	for (size_t i = 0; i < pr->nfails; i++) {
+		if (!explained(pr, key, &pr->fails[i], g.cls))
+			continue;
+		for (size_t d = 0; d < pr->dims; d++) {
+			if (pr->per_size[d])
+				continue;
+			if (first)
+				g.scope.lv[d] = pr->fails[i].p.lv[d];
+			g.in_scope[d] = first || (g.in_scope[d] && g.scope.lv[d] == pr->fails[i].p.lv[d]);
+		}
+		first = false;
+	}
+	for (size_t d = 0; d < pr->dims; d++)
+		g.scoped = g.scoped || g.in_scope[d];
+	if (!passed_within(pr, &g)) {
+		want[0] = g;
+		return 1;
+	}
+	for (size_t i = 0; i < pr->nfails && n < cap; i++) {
+		struct prune_rule r = *key;
+		bool dup = false;
+
+		if (!explained(pr, key, &pr->fails[i], g.cls))
+			continue;
+		r.cls = g.cls;
+		r.scoped = true;
+		for (size_t d = 0; d < pr->dims; d++) {
+			r.in_scope[d] = !pr->per_size[d];
+			r.scope.lv[d] = r.in_scope[d] ? pr->fails[i].p.lv[d] : 0;
+		}
+		for (size_t j = 0; j < n && !dup; j++)
+			dup = same_rule(&want[j], &r);
+		if (!dup && explained_failures(pr, &r, r.cls) >= pr->min_failures &&
+		    !passed_within(pr, &r))
+			want[n++] = r;
+	}
+	return n;
+}
+
+/* A region over per-size dims: keep exactly the rules scoped_rules wants (none when
+ * drop), in the order they were learned, their texts refreshed. */
+static void scoped_update(prune *pr, const struct prune_rule *key, bool drop)
+{
+	struct prune_rule want[PRUNE_MAX_WANT];
+	size_t nwant = drop ? 0 : scoped_rules(pr, key, want, PRUNE_MAX_WANT);
+
+	for (size_t i = pr->nrules; i-- > 0;) {
+		bool keep = false;
+
+		if (!same_region(&pr->rules[i], key))
+			continue;
+		for (size_t j = 0; j < nwant && !keep; j++)
+			keep = same_rule(&pr->rules[i], &want[j]);
+		if (!keep)
+			rule_remove_at(pr, i);
+	}
+	for (size_t j = 0; j < nwant; j++) {
+		struct prune_rule *r = rule_find(pr, &want[j]);
+
+		if (!r) {
+			if (!grow((void **)&pr->rules, &pr->caprules, pr->nrules, sizeof *r))
+				return;
+			r = &pr->rules[pr->nrules++];
+			*r = want[j];
+		}
+		if (r->scoped) {
+			scoped_rule_text(pr, r, explained_failures(pr, r, r->cls), points_within(pr, r));
+		} else {
+			rule_stats(pr, r)->pruned = true;
+			r->failures = rule_stats(pr, r)->fail_runs[r->cls];
+			r->runs = rule_stats(pr, r)->runs;
+			rule_text(pr, r);
+		}
+	}
+}
+
+/* Is key's region over per-size dims only, in a space with process-level dims? */
+static bool scopable(const prune *pr, const struct prune_rule *key)
+{
+	return pr->has_process && pr->per_size[key->dim] && (!key->pair || pr->per_size[key->dim2]);
+}
+
+/* Level (d, l): a rule while it never succeeded (within its scope, when scoped). An
+ * ordinal level only where every point is a whole process (no per-size dims: the
+ * two-level session's outer pruner, a global space): there a sweep's many choices of one
+ * process would count as many failing points, and a CTA count is one more kernel choice
+ * of a size, swept beside the others. */
 static void level_update(prune *pr, size_t d, size_t l)
 {
 	struct prune_rule key = {.dim = d, .level = l};
 
-	region_update(pr, &key, pr->lvl[d][l].ok > 0);
+	if (!pr->cat[d] && pr->has_per_size)
+		region_update(pr, &key, true);
+	else if (scopable(pr, &key))
+		scoped_update(pr, &key, false);
+	else
+		region_update(pr, &key, pr->lvl[d][l].ok > 0);
 }
 
 /* Pair (d, l) x (e, m): a rule while the pair never succeeded but each level did, and
@@ -306,9 +535,12 @@ static void pair_update(prune *pr, size_t d, size_t l, size_t e, size_t m)
 {
 	struct prune_rule key = {.dim = d, .level = l, .pair = true, .dim2 = e, .level2 = m};
 	const struct level_stats *a = &pr->lvl[d][l], *b = &pr->lvl[e][m];
+	bool defer = a->ok == 0 || b->ok == 0 || a->pruned || b->pruned;
 
-	region_update(pr, &key, pair_stats(pr, d, l, e, m)->ok > 0 || a->ok == 0 ||
-	                        b->ok == 0 || a->pruned || b->pruned);
+	if (scopable(pr, &key))
+		scoped_update(pr, &key, defer);
+	else
+		region_update(pr, &key, pair_stats(pr, d, l, e, m)->ok > 0 || defer);
 }
 
 static bool has_point(const struct point *arr, size_t n, const struct point *p, size_t dims)
@@ -391,7 +623,7 @@ bool prune_rejects(const prune *pr, const struct point *p)
 			return true;
 	}
 	for (size_t i = 0; i < pr->nrules; i++) {
-		if (pr->rules[i].pair && prune_rule_matches(&pr->rules[i], p))
+		if ((pr->rules[i].pair || pr->rules[i].scoped) && prune_rule_matches(&pr->rules[i], p))
 			return true;
 	}
 	return has_point(pr->banned, pr->nbanned, p, pr->dims);
@@ -467,7 +699,7 @@ double prune_feasibility(const prune *pr, const struct point *p)
 	for (size_t d = 0; d < pr->dims; d++) {
 		const struct level_stats *st;
 
-		if (!pr->lvl[d])
+		if (!pr->cat[d])   /* ordinal levels: the local term below */
 			continue;
 		st = &pr->lvl[d][p->lv[d]];
 		f *= (st->ok + 1.0) / (st->runs + 1.0);

@@ -55,13 +55,17 @@ static const char default_space_json[] =
  * protocol and CTAs per tuned size through nccltune's tuner plugin, never NCCL_ALGO or
  * NCCL_PROTO; buffer size and threads for the process. No channel pool: the rules'
  * CTAs choose channels per size, and a pool cut for the tuned size is process-wide (it
- * slowed the guard sizes on the PCIe model, so its default session recommended nothing). */
+ * slowed the guard sizes on the PCIe model, so its default session recommended nothing).
+ * Every variable has an unset level (null: NCCL's own default), so a recommendation need
+ * not force a buffer size that buys nothing (issue 30); the buffer sizes are written out
+ * as a value list for that. */
 static const char default_per_size_json[] =
 	"{\"schema\": \"nccltune-space/1\", \"per_size\": {"
 	"\"algo\": {\"values\": [\"Ring\", \"Tree\", null]},"
 	"\"proto\": {\"values\": [\"LL\", \"LL128\", \"Simple\", null]},"
 	"\"ctas\": {\"values\": [1, 2, 4, 8, 16, null]}}, \"params\": {"
-	"\"NCCL_BUFFSIZE\": {\"pow2\": [65536, 16777216]},"
+	"\"NCCL_BUFFSIZE\": {\"values\": [65536, 131072, 262144, 524288, 1048576,"
+	" 2097152, 4194304, 8388608, 16777216, null]},"
 	"\"NCCL_NTHREADS\": {\"values\": [64, 128, 256, 512, null]}}}";
 
 /* ---- parsing ---- */
