@@ -66,7 +66,9 @@ static const struct opt run_opts[] = {
 	{"strategy", required_argument, "S", O_STRATEGY, "bo (default), nm, random or grid"},
 	{"timeout", required_argument, "SEC", O_TIMEOUT, "per probe run (default: 5 x the "
 	 "baseline's time, at least 30 s; the baseline itself gets 300 s)"},
-	{"out", required_argument, "DIR", O_OUT, "session folder (default results/HOST-UTCSTAMP)"},
+	{"out", required_argument, "DIR", O_OUT, "session folder: new, empty, or a session's "
+	 "(default $XDG_STATE_HOME/nccltune/HOST-UTCSTAMP, else "
+	 "~/.local/state/nccltune/HOST-UTCSTAMP)"},
 	{"nccl", required_argument, "PATH", O_NCCL, "the libnccl.so.2 the server loads: every "
 	 "probe run loads it (the probe's --nccl) and its fingerprint must say so; the result "
 	 "holds for that library"},

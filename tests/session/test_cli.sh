@@ -85,10 +85,29 @@ expect 0 "" show "$tmp/s"
 expect 0 "report.html" report "$tmp/s"
 expect 2 "already holds a session" run --probe "$FAKE" --budget 4 --out "$tmp/s"
 
-# Without --out the session goes to results/HOST-UTCSTAMP under the current folder.
-(cd "$tmp" && "$NT" run --probe "$FAKE" --budget 4 --quiet) || fail "run without --out failed"
-ls "$tmp"/results/*-[0-9]*-[0-9]*/results.json >/dev/null 2>&1 ||
-	fail "no results/HOST-STAMP/results.json: $(ls -R "$tmp/results" 2>&1)"
+# Without --out the session goes to $XDG_STATE_HOME/nccltune/HOST-UTCSTAMP (else
+# ~/.local/state/nccltune/...), never under the current folder (a clone's results/).
+mkdir -p "$tmp/cwd" "$tmp/home"
+(cd "$tmp/cwd" && XDG_STATE_HOME="$tmp/state" "$NT" run --probe "$FAKE" --budget 4 --quiet) ||
+	fail "run without --out failed"
+ls "$tmp"/state/nccltune/*-[0-9]*-[0-9]*/results.json >/dev/null 2>&1 ||
+	fail "no \$XDG_STATE_HOME/nccltune/HOST-STAMP/results.json: $(ls -R "$tmp/state" 2>&1)"
+[ -z "$(ls -A "$tmp/cwd")" ] || fail "run without --out wrote into the current folder: $(ls -A "$tmp/cwd")"
+(cd "$tmp/cwd" && env -u XDG_STATE_HOME HOME="$tmp/home" "$NT" run --probe "$FAKE" --budget 4 \
+	--quiet) || fail "run without --out (HOME) failed"
+ls "$tmp"/home/.local/state/nccltune/*-[0-9]*-[0-9]*/results.json >/dev/null 2>&1 ||
+	fail "no ~/.local/state/nccltune/HOST-STAMP/results.json: $(ls -R "$tmp/home" 2>&1)"
+# A relative XDG_STATE_HOME is ignored, as the XDG spec says
+(cd "$tmp/cwd" && XDG_STATE_HOME=rel HOME="$tmp/home" "$NT" run --probe "$FAKE" --budget 4 \
+	--quiet) || fail "run with a relative XDG_STATE_HOME failed"
+[ ! -e "$tmp/cwd/rel" ] || fail "a relative XDG_STATE_HOME was used"
+# An --out folder that holds files but no session is refused, and left as it was
+mkdir -p "$tmp/notes" && echo mine >"$tmp/notes/todo.txt"
+expect 2 "holds no session" run --probe "$FAKE" --budget 4 --quiet --out "$tmp/notes"
+[ "$(ls -A "$tmp/notes")" = todo.txt ] || fail "a refused --out was changed: $(ls -A "$tmp/notes")"
+# ... an empty one is used
+mkdir -p "$tmp/empty"
+expect 0 "" run --probe "$FAKE" --budget 4 --quiet --out "$tmp/empty"
 
 # A probe that fails every run: exit 4. One that refuses its command line (the
 # baseline fails at stage args) stops at once: exit 2, and the probe command is split

@@ -3,7 +3,10 @@
  * space less the variables the user's environment pins, its tries, its folder, its
  * fingerprint, the warm start and the journal's header; for a resumed one what its
  * journal says (nccltune_session_resume); and for both the rng, pruner and strategy. */
+#include <dirent.h>
 #include <errno.h>
+#include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,8 +172,108 @@ static int session_lock(nccltune_session *s, const char *dir)
 	return NCCLTUNE_OK;
 }
 
-/* The session folder: --out or a new one under results/, created, locked, and without
- * a journal. Returns an nccltune_status. */
+/* The folder that holds default session folders: $XDG_STATE_HOME/nccltune when that is
+ * an absolute path, else HOME/.local/state/nccltune with HOME from $HOME (absolute) or the
+ * password database. Outside any source tree, so a session never lands in a clone's
+ * committed results/. Returns 0, or -1 with err set. */
+static int state_base(char *buf, size_t len, char *err, size_t errlen)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int k;
+
+	if (xdg && xdg[0] == '/') {
+		k = snprintf(buf, len, "%s/nccltune", xdg);
+	} else {
+		if (!home || home[0] != '/') {
+			const struct passwd *pw = getpwuid(getuid());
+
+			home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+		}
+		if (!home) {
+			snprintf(err, errlen, "no default session folder: neither XDG_STATE_HOME nor "
+			         "HOME is an absolute path and the password database has no home for "
+			         "uid %u; give --out DIR", (unsigned)getuid());
+			return -1;
+		}
+		k = snprintf(buf, len, "%s/.local/state/nccltune", home);
+	}
+	if (k < 0 || (size_t)k >= len) {
+		snprintf(err, errlen, "no default session folder: the state folder's path is too "
+		         "long; give --out DIR");
+		return -1;
+	}
+	return 0;
+}
+
+/* The default session folder, BASE/HOST-UTCSTAMP (with -2, -3 ... when taken), into
+ * s->run.dir. Returns an nccltune_status. */
+static int default_out_dir(nccltune_session *s)
+{
+	char host[64] = "host", stamp[32], base[PATH_MAX], e[512];
+	time_t t = time(NULL);
+	struct tm tm;
+	struct stat st;
+	int k;
+
+	if (state_base(base, sizeof base, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s", e);
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "host");
+	host[sizeof host - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+			*c = '_';
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	k = snprintf(s->run.dir, sizeof s->run.dir, "%s/%s-%s", base, host, stamp);
+	for (int i = 2; k >= 0 && (size_t)k < sizeof s->run.dir && lstat(s->run.dir, &st) == 0 &&
+	                i < 1000; i++)
+		k = snprintf(s->run.dir, sizeof s->run.dir, "%s/%s-%s-%d", base, host, stamp, i);
+	if (k < 0 || (size_t)k >= sizeof s->run.dir)
+		return session_fail(s, NCCLTUNE_USAGE, "no default session folder: %s is too long; "
+		                    "give --out DIR", base);
+	return NCCLTUNE_OK;
+}
+
+/* An existing --out folder is used only when it is empty or holds a session: anything
+ * but the lock file, a journal and the inputs retune writes for its session (space.json,
+ * workload.json) means it is someone else's folder (a source tree, a home), where the
+ * session's files would mix with theirs. Returns an nccltune_status. */
+static int out_dir_usable(nccltune_session *s)
+{
+	DIR *d = opendir(s->run.dir);
+	const struct dirent *de;
+	char other[256] = "";
+	bool has_journal = false;
+
+	if (!d) {
+		if (errno == ENOENT)
+			return NCCLTUNE_OK;
+		return session_fail(s, errno == ENOTDIR ? NCCLTUNE_USAGE : NCCLTUNE_ERROR,
+		                    "--out %s: %s", s->run.dir, strerror(errno));
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, ".lock") == 0 || strcmp(de->d_name, "space.json") == 0 ||
+		    strcmp(de->d_name, "workload.json") == 0)
+			continue;
+		if (strcmp(de->d_name, "journal.jsonl") == 0)
+			has_journal = true;
+		else if (!other[0])
+			snprintf(other, sizeof other, "%s", de->d_name);
+	}
+	closedir(d);
+	if (other[0] && !has_journal)
+		return session_fail(s, NCCLTUNE_USAGE, "--out %s: the folder is not empty (it holds "
+		                    "'%s') and holds no session (no journal.jsonl): refused, so that "
+		                    "no file of yours is mixed with or replaced by a session's; choose "
+		                    "a new or empty folder", s->run.dir, other);
+	return NCCLTUNE_OK;
+}
+
+/* The session folder: --out or a new one under the user's state folder, created,
+ * locked, and without a journal. Returns an nccltune_status. */
 static int make_out_dir(nccltune_session *s)
 {
 	char e[1024], path[PATH_MAX + 32];
@@ -179,24 +282,12 @@ static int make_out_dir(nccltune_session *s)
 
 	if (s->cfg.out_dir_opt) {
 		snprintf(s->run.dir, sizeof s->run.dir, "%s", s->cfg.out_dir_opt);
+		rc = out_dir_usable(s);
 	} else {
-		char host[64] = "host", stamp[32];
-		time_t t = time(NULL);
-		struct tm tm;
-
-		if (gethostname(host, sizeof host) != 0)
-			snprintf(host, sizeof host, "host");
-		host[sizeof host - 1] = '\0';
-		for (char *c = host; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-				*c = '_';
-		gmtime_r(&t, &tm);
-		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-		snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s", host, stamp);
-		for (int i = 2; stat(s->run.dir, &st) == 0 && i < 1000; i++)
-			snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s-%d", host, stamp, i);
+		rc = default_out_dir(s);
 	}
+	if (rc)
+		return rc;
 	if (fs_mkdirs(s->run.dir, e, sizeof e) != 0)
 		return session_fail(s, NCCLTUNE_ERROR, "--out: %s", e);
 	rc = session_lock(s, s->run.dir);
