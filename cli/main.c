@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "nccltune.h"
 #include "nccltune_config.h"
@@ -57,7 +58,8 @@ static const struct opt run_opts[] = {
 	{"ops", required_argument, "K", O_OPS, "all-reduces of each size per step (default 122)"},
 	{"dtype", required_argument, "T", O_DTYPE, "bf16, f16 or f32 (default bf16)"},
 	{"guard", required_argument, "LIST", O_GUARD, "sizes that must not get slower, measured "
-	 "in the baseline and final rounds only (default with per-size rules: 1M,16M,128M)"},
+	 "in the baseline and final rounds only (default with per-size rules: 1M,16M,128M; "
+	 "'none': no guard sizes)"},
 	{"budget", required_argument, "N", O_BUDGET, "probe runs in all, baseline, retries and "
 	 "final re-measurement included (default 60)"},
 	{"time-limit", required_argument, "DURATION", O_TIME_LIMIT, "stop searching in time to "
@@ -309,19 +311,70 @@ static void main_help(FILE *f)
 	}
 }
 
+/* A usage error: "nccltune CMD: MESSAGE" and the help hint on stderr; the message is
+ * also kept in keep (when not NULL) for --json. Returns NCCLTUNE_USAGE. */
+static int usage_verror(const struct command *cmd, char *keep, size_t keeplen, const char *fmt,
+                        va_list ap)
+{
+	va_list again;
+
+	va_copy(again, ap);
+	fprintf(stderr, "nccltune%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nTry 'nccltune %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
+	if (keep && keeplen)
+		vsnprintf(keep, keeplen, fmt, again);
+	va_end(again);
+	return NCCLTUNE_USAGE;
+}
+
 static int usage_error(const struct command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static int usage_error(const struct command *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	int rc;
 
-	fprintf(stderr, "nccltune%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	rc = usage_verror(cmd, NULL, 0, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'nccltune %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
-	return NCCLTUNE_USAGE;
+	return rc;
+}
+
+/* Edit distance of a and b (at most 63 characters each; longer ones are far). */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64], prev, cur;
+
+	if (la > 63 || lb > 63)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev + (a[i - 1] != b[j - 1]);
+
+			cur = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+			prev = row[j];
+			row[j] = sub < cur ? sub : cur;
+		}
+	}
+	return row[lb];
+}
+
+/* How far word is from name for "did you mean": the edit distance, or 1 when one is a
+ * prefix of the other (at least 2 characters); "did you mean" is offered up to 2. */
+static size_t name_distance(const char *word, const char *name)
+{
+	size_t d = edit_distance(word, name), wl = strlen(word), nl = strlen(name);
+
+	if (d > 1 && ((wl >= 2 && strncmp(name, word, wl) == 0) ||
+	              (nl >= 2 && strncmp(word, name, nl) == 0)))
+		d = 1;
+	return d;
 }
 
 /* Strict integer parsing: the whole string, within [lo, hi]. */
@@ -405,10 +458,76 @@ struct parsed {
 	int first_operand;
 	struct { int id; const char *val; } seq[64];   /* repeatable options, in order */
 	int nseq;
+	char err[1024];         /* the last usage error's message, for --json */
 };
 
+static int parsed_error(const struct command *cmd, struct parsed *p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A usage error of the command line p (its message kept in p->err). */
+static int parsed_error(const struct command *cmd, struct parsed *p, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = usage_verror(cmd, p->err, sizeof p->err, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* An option given by another name than its own: getopt_long takes any unambiguous
+ * prefix ("--bud" for --budget) and says nothing, so a typo can silently set the wrong
+ * option. Every "--NAME" (up to '=') must be an option's whole name; a required value
+ * given as the next word is skipped, and "--" ends the options. Returns 0, or -1 after
+ * a usage error naming the word and the option it is nearest to. */
+static int exact_names(const struct command *cmd, int argc, char **argv, struct parsed *p)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct opt *hit = NULL, *near;
+		size_t len;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strncmp(a, "--", 2) != 0 || !a[2])
+			continue;
+		len = strcspn(a + 2, "=");
+		for (const struct opt *o = cmd->opts; o->name && !hit; o++)
+			if (strlen(o->name) == len && strncmp(o->name, a + 2, len) == 0)
+				hit = o;
+		if (hit) {
+			if (hit->has_arg == required_argument && !a[2 + len])
+				i++;
+			continue;
+		}
+		{
+			char word[64];
+			size_t best = 3;
+
+			snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), a + 2);
+			near = NULL;
+			for (const struct opt *o = cmd->opts; o->name; o++) {
+				size_t d = name_distance(word, o->name);
+
+				if (d < best) {
+					best = d;
+					near = o;
+				}
+			}
+			if (near)
+				parsed_error(cmd, p, "unknown option '--%s'; did you mean --%s?", word,
+				             near->name);
+			else
+				parsed_error(cmd, p, "unknown option '--%s'", word);
+		}
+		return -1;
+	}
+	return 0;
+}
+
 /* Parse the options of cmd (they may come before or after the operands). Returns -1
- * after printing a usage error, 1 after printing --help, else 0. */
+ * after printing a usage error (kept in p->err), 1 after printing --help, else 0. */
 static int parse_options(const struct command *cmd, int argc, char **argv, struct parsed *p)
 {
 	struct option lo[32];
@@ -416,6 +535,8 @@ static int parse_options(const struct command *cmd, int argc, char **argv, struc
 	int c;
 
 	memset(p, 0, sizeof *p);
+	if (exact_names(cmd, argc, argv, p) != 0)
+		return -1;
 	long_options(cmd->opts, lo, sizeof lo / sizeof lo[0]);
 	opterr = 0;
 	optind = 1;
@@ -431,11 +552,12 @@ static int parse_options(const struct command *cmd, int argc, char **argv, struc
 			const char *bad = argv[optind - 1];
 
 			if (optopt && optopt >= O_HELP)
-				usage_error(cmd, "option --%s needs a value", opt_name(cmd->opts, optopt));
+				parsed_error(cmd, p, "option --%s needs a value",
+				             opt_name(cmd->opts, optopt));
 			else if (optopt)
-				usage_error(cmd, "unknown option '-%c'", optopt);
+				parsed_error(cmd, p, "unknown option '-%c'", optopt);
 			else
-				usage_error(cmd, "unknown option '%s'", bad);
+				parsed_error(cmd, p, "unknown option '%s'", bad);
 			return -1;
 		}
 		p->val[c - O_HELP] = optarg;
@@ -444,7 +566,7 @@ static int parse_options(const struct command *cmd, int argc, char **argv, struc
 			if (c != repeatable[i])
 				continue;
 			if (p->nseq == (int)(sizeof p->seq / sizeof p->seq[0])) {
-				usage_error(cmd, "--%s: given too many times", opt_name(cmd->opts, c));
+				parsed_error(cmd, p, "--%s: given too many times", opt_name(cmd->opts, c));
 				return -1;
 			}
 			p->seq[p->nseq].id = c;
@@ -495,8 +617,9 @@ static const struct {
 };
 
 /* The numeric options of `run`: parsed here (a usage error names the option and the
- * value), range-checked by the library's setters. */
-static int apply_numbers(const struct command *cmd, const struct parsed *p, nccltune_session *s)
+ * value, kept in p->err), range-checked by the library's setters (their error is the
+ * session's). */
+static int apply_numbers(const struct command *cmd, struct parsed *p, nccltune_session *s)
 {
 	long n, ops = 122;
 	double d;
@@ -504,8 +627,8 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 
 	if (GIVEN(p, O_BYTES) || GIVEN(p, O_OPS) || GIVEN(p, O_DTYPE)) {
 		if (GIVEN(p, O_OPS) && parse_long(VAL(p, O_OPS), 1, 1000000, &ops) != 0)
-			return usage_error(cmd, "--ops: '%s' is not an integer in 1..1000000",
-			                   VAL(p, O_OPS));
+			return parsed_error(cmd, p, "--ops: '%s' is not an integer in 1..1000000",
+			                    VAL(p, O_OPS));
 		rc = nccltune_session_set_workload(s, VAL(p, O_BYTES), (int)ops, VAL(p, O_DTYPE));
 	}
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_GUARD))
@@ -516,12 +639,12 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 		rc = nccltune_session_set_window(s, VAL(p, O_WINDOW));
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_BUDGET)) {
 		if (parse_long(VAL(p, O_BUDGET), INT_MIN, INT_MAX, &n) != 0)
-			return usage_error(cmd, "--budget: '%s' is not an integer", VAL(p, O_BUDGET));
+			return parsed_error(cmd, p, "--budget: '%s' is not an integer", VAL(p, O_BUDGET));
 		rc = nccltune_session_set_budget(s, (int)n);
 	}
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_TIME_LIMIT)) {
 		if (parse_duration(VAL(p, O_TIME_LIMIT), &d) != 0)
-			return usage_error(cmd, "--time-limit: '%s' is not a duration (e.g. 90s, 30m, 2h, "
+			return parsed_error(cmd, p, "--time-limit: '%s' is not a duration (e.g. 90s, 30m, 2h, "
 			                   "1h30m)", VAL(p, O_TIME_LIMIT));
 		rc = nccltune_session_set_time_limit(s, d);
 	}
@@ -533,76 +656,114 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 		errno = 0;
 		u = strtoull(v, &end, 10);
 		if (!*v || *end || errno || v[0] == '-' || u > ULONG_MAX)
-			return usage_error(cmd, "--seed: '%s' is not a non-negative integer", v);
+			return parsed_error(cmd, p, "--seed: '%s' is not a non-negative integer", v);
 		rc = nccltune_session_set_seed(s, (unsigned long)u);
 	}
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_TIMEOUT)) {
 		if (parse_duration(VAL(p, O_TIMEOUT), &d) != 0)
-			return usage_error(cmd, "--timeout: '%s' is not a number of seconds",
+			return parsed_error(cmd, p, "--timeout: '%s' is not a number of seconds",
 			                   VAL(p, O_TIMEOUT));
 		rc = nccltune_session_set_timeout(s, d);
 	}
-	if (rc != NCCLTUNE_OK)
-		print_error("nccltune: ", nccltune_session_error(s));
 	return rc;
 }
 
-static int cmd_run(const struct command *cmd, int argc, char **argv)
+/* Does the command line ask for --json? Looked up word by word (before "--"), so that a
+ * command line refused before it is parsed still answers in JSON. */
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			return true;
+	return false;
+}
+
+/* `run`'s checks of the command line p as a whole. Returns NCCLTUNE_OK, or
+ * NCCLTUNE_USAGE after a usage error (kept in p->err). */
+static int run_combination(const struct command *cmd, int argc, char **argv, struct parsed *p)
 {
 	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_GUARD,
 	                               O_DTYPE, O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY,
 	                               O_TIMEOUT, O_OUT, O_WARM, O_TRY, O_TRY_FILE, O_NCCL,
 	                               O_PYTHON, O_LIKE, O_COMPUTE, O_WINDOW};
+
+	if (p->first_operand < argc)
+		return parsed_error(cmd, p, "unexpected argument '%s'", argv[p->first_operand]);
+	if (GIVEN(p, O_PROBE) && GIVEN(p, O_MODEL))
+		return parsed_error(cmd, p, "--probe and --model are exclusive");
+	if (GIVEN(p, O_NCCL) && GIVEN(p, O_PYTHON))
+		return parsed_error(cmd, p, "--nccl and --python are exclusive (--python finds --nccl)");
+	if (GIVEN(p, O_WORKLOAD) && (GIVEN(p, O_BYTES) || GIVEN(p, O_OPS) || GIVEN(p, O_DTYPE)))
+		return parsed_error(cmd, p, "--workload and --bytes/--ops/--dtype are exclusive");
+	for (size_t i = 0; GIVEN(p, O_RESUME) && i < sizeof settings / sizeof settings[0]; i++)
+		if (GIVEN(p, settings[i]))
+			return parsed_error(cmd, p, "--resume takes no --%s: the journal holds the "
+			                    "session's settings", opt_name(cmd->opts, settings[i]));
+	return NCCLTUNE_OK;
+}
+
+/* Set up session s from the command line p (a new session's settings, or --resume).
+ * Returns an nccltune_status; a usage error of the CLI is kept in p->err, one of the
+ * library is the session's error. */
+static int run_setup(const struct command *cmd, struct parsed *p, nccltune_session *s)
+{
+	int rc = NCCLTUNE_OK;
+
+	if (GIVEN(p, O_QUIET))
+		nccltune_session_set_progress(s, NULL);
+	if (GIVEN(p, O_RESUME))
+		return nccltune_session_resume(s, VAL(p, O_RESUME));
+	for (size_t i = 0; i < sizeof run_string_setters / sizeof run_string_setters[0]; i++)
+		if (rc == NCCLTUNE_OK && GIVEN(p, run_string_setters[i].id))
+			rc = run_string_setters[i].set(s, VAL(p, run_string_setters[i].id));
+	/* --try and --try-file in command-line order */
+	for (int i = 0; rc == NCCLTUNE_OK && i < p->nseq; i++)
+		rc = p->seq[i].id == O_TRY ? nccltune_session_add_try(s, p->seq[i].val)
+		                           : nccltune_session_add_try_file(s, p->seq[i].val);
+	if (rc == NCCLTUNE_OK)
+		rc = apply_numbers(cmd, p, s);
+	return rc;
+}
+
+/* `run`: with --json, one object on stdout whatever the outcome (docs/formats.md, "Run
+ * summary"): the session's, or for a command line refused before the session was set
+ * up, status 2 and the message. */
+static int cmd_run(const struct command *cmd, int argc, char **argv)
+{
 	struct parsed p;
-	nccltune_session *s;
+	nccltune_session *s = NULL;
+	bool json = wants_json(argc, argv);
 	int rc = parse_options(cmd, argc, argv, &p);
 
-	if (rc)
-		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
-	if (p.first_operand < argc)
-		return usage_error(cmd, "unexpected argument '%s'", argv[p.first_operand]);
-	if (GIVEN(&p, O_PROBE) && GIVEN(&p, O_MODEL))
-		return usage_error(cmd, "--probe and --model are exclusive");
-	if (GIVEN(&p, O_NCCL) && GIVEN(&p, O_PYTHON))
-		return usage_error(cmd, "--nccl and --python are exclusive (--python finds --nccl)");
-	if (GIVEN(&p, O_WORKLOAD) && (GIVEN(&p, O_BYTES) || GIVEN(&p, O_OPS) || GIVEN(&p, O_DTYPE)))
-		return usage_error(cmd, "--workload and --bytes/--ops/--dtype are exclusive");
-	for (size_t i = 0; GIVEN(&p, O_RESUME) && i < sizeof settings / sizeof settings[0]; i++)
-		if (GIVEN(&p, settings[i]))
-			return usage_error(cmd, "--resume takes no --%s: the journal holds the "
-			                   "session's settings", opt_name(cmd->opts, settings[i]));
-	s = nccltune_session_create();
-	if (!s) {
-		fputs("nccltune: out of memory\n", stderr);
-		return NCCLTUNE_ERROR;
-	}
-	if (GIVEN(&p, O_QUIET))
-		nccltune_session_set_progress(s, NULL);
-	if (GIVEN(&p, O_RESUME)) {
-		rc = nccltune_session_resume(s, VAL(&p, O_RESUME));
-	} else {
-		for (size_t i = 0; i < sizeof run_string_setters / sizeof run_string_setters[0]; i++)
-			if (rc == NCCLTUNE_OK && GIVEN(&p, run_string_setters[i].id))
-				rc = run_string_setters[i].set(s, VAL(&p, run_string_setters[i].id));
-		/* --try and --try-file in command-line order */
-		for (int i = 0; rc == NCCLTUNE_OK && i < p.nseq; i++)
-			rc = p.seq[i].id == O_TRY ? nccltune_session_add_try(s, p.seq[i].val)
-			                          : nccltune_session_add_try_file(s, p.seq[i].val);
-		if (rc == NCCLTUNE_OK) {
-			rc = apply_numbers(cmd, &p, s);
-			if (rc != NCCLTUNE_OK) {
-				/* apply_numbers has said why */
-				nccltune_session_destroy(s);
-				return rc;
-			}
+	if (rc > 0)
+		return NCCLTUNE_OK;
+	rc = rc < 0 ? NCCLTUNE_USAGE : run_combination(cmd, argc, argv, &p);
+	if (rc == NCCLTUNE_OK) {
+		s = nccltune_session_create();
+		if (!s) {
+			snprintf(p.err, sizeof p.err, "out of memory");
+			fputs("nccltune: out of memory\n", stderr);
+			rc = NCCLTUNE_ERROR;
 		}
 	}
-	if (rc == NCCLTUNE_OK)
-		rc = nccltune_session_run(s);
-	if (GIVEN(&p, O_JSON) && nccltune_session_summary_json(s, rc, stdout) != NCCLTUNE_OK) {
+	if (s) {
+		p.err[0] = '\0';
+		rc = run_setup(cmd, &p, s);
+		if (rc == NCCLTUNE_OK)
+			rc = nccltune_session_run(s);
+	}
+	if (json && (s && !p.err[0] ? nccltune_session_summary_json(s, rc, stdout)
+	                            : nccltune_summary_json_error(rc, p.err, stdout)) != NCCLTUNE_OK) {
 		fputs("nccltune: --json: writing the summary to stdout failed\n", stderr);
 		if (rc == NCCLTUNE_OK)
 			rc = NCCLTUNE_ERROR;
+	}
+	if (!s)
+		return rc;
+	if (p.err[0]) {
+		/* the CLI has said why */
+		nccltune_session_destroy(s);
+		return rc;
 	}
 	return finish(s, rc);
 }
@@ -648,11 +809,42 @@ static bool installable(const char *fmt)
 	       strcmp(fmt, "nccl-conf") == 0;
 }
 
+/* Is path a session's result: a folder that holds results.json, or a results.json? */
+static bool is_result(const char *path)
+{
+	char p[PATH_MAX + 16];
+	struct stat st;
+	size_t n = strlen(path);
+
+	if (n >= 12 && strcmp(path + n - 12, "results.json") == 0)
+		return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	snprintf(p, sizeof p, "%s/results.json", path);
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* export --install's two operands a b (the session and where to install, in either
+ * order): *session the one that holds a results.json, *target the other. Returns
+ * NCCLTUNE_OK, or a usage error when neither or both hold a results.json. */
+static int install_operands(const struct command *cmd, const char *a, const char *b,
+                            const char **target, const char **session)
+{
+	bool ra = is_result(a), rb = is_result(b);
+
+	if (ra == rb)
+		return usage_error(cmd, ra ? "--install: '%s' and '%s' are both sessions: give the "
+		                   "place to install into as --install=PATH"
+		                   : "--install: neither '%s' nor '%s' holds a results.json: give "
+		                   "--install=PATH SESSION_DIR", a, b);
+	*session = ra ? a : b;
+	*target = ra ? b : a;
+	return NCCLTUNE_OK;
+}
+
 static int cmd_export(const struct command *cmd, int argc, char **argv)
 {
 	struct parsed p;
 	struct nccltune_install_options o;
-	const char *fmt, *path, *target = NULL;
+	const char *fmt, *path = NULL, *target = NULL;
 	char err[2048] = "", written[4096] = "";
 	bool known = false;
 	int rc = parse_options(cmd, argc, argv, &p), first;
@@ -668,10 +860,14 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 		if (fmt && strcmp(fmt, "nccl-conf") == 0 && GIVEN(&p, O_PYTHON))
 			return usage_error(cmd, "--python only goes with a pth or sitecustomize install");
 		target = VAL(&p, O_INSTALL);
-		/* "--install PATH SESSION": getopt only attaches an optional value given as
-		 * --install=PATH, so take PATH from the operands when there are two. */
-		if (!target && argc - first == 2)
-			target = argv[first++];
+		/* "--install PATH SESSION" or "--install SESSION PATH": getopt only attaches an
+		 * optional value given as --install=PATH, so with two operands the session is
+		 * the one that holds a results.json, and PATH the other. */
+		if (!target && argc - first == 2) {
+			rc = install_operands(cmd, argv[first], argv[first + 1], &target, &path);
+			if (rc)
+				return rc;
+		}
 	} else if (GIVEN(&p, O_PYTHON) || GIVEN(&p, O_SYSTEM) || GIVEN(&p, O_ALLOW_MODEL)) {
 		return usage_error(cmd, "--python, --system and --allow-model only go with --install");
 	} else if (!fmt) {
@@ -693,9 +889,11 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 			return NCCLTUNE_USAGE;
 		}
 	}
-	rc = one_operand(cmd, argc, argv, first, &path);
-	if (rc)
-		return rc;
+	if (!path) {
+		rc = one_operand(cmd, argc, argv, first, &path);
+		if (rc)
+			return rc;
+	}
 	if (GIVEN(&p, O_INSTALL)) {
 		o = install_options(&p, target);
 		rc = nccltune_install(path, &o, written, sizeof written, err, sizeof err);
@@ -832,6 +1030,27 @@ static int cmd_report(const struct command *cmd, int argc, char **argv)
 	return report_error(rc, err);
 }
 
+/* A usage error for a word that is no command: the nearest command when one is near
+ * (a command is never taken by a prefix), else the list. */
+static int unknown_command(const char *word)
+{
+	const struct command *near = NULL;
+	size_t best = 3;
+
+	for (const struct command *c = commands; c->name; c++) {
+		size_t d = name_distance(word, c->name);
+
+		if (d < best) {
+			best = d;
+			near = c;
+		}
+	}
+	if (near)
+		return usage_error(NULL, "unknown command '%s'; did you mean '%s'?", word, near->name);
+	return usage_error(NULL, "unknown command '%s' (run, export, uninstall, check, retune, "
+	                   "show, report)", word);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -846,7 +1065,7 @@ int main(int argc, char **argv)
 					return NCCLTUNE_OK;
 				}
 			}
-			return usage_error(NULL, "unknown command '%s'", argv[2]);
+			return unknown_command(argv[2]);
 		}
 		main_help(stdout);
 		return NCCLTUNE_OK;
@@ -858,6 +1077,5 @@ int main(int argc, char **argv)
 	for (const struct command *c = commands; c->name; c++)
 		if (strcmp(c->name, argv[1]) == 0)
 			return c->fn(c, argc - 1, argv + 1);
-	return usage_error(NULL, "unknown command '%s' (run, export, uninstall, check, retune, "
-	                   "show, report)", argv[1]);
+	return unknown_command(argv[1]);
 }

@@ -9,6 +9,8 @@ FAKE=$2
 failures=0
 tmp=$(mktemp -d /tmp/nccltune-cli-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# a session started without --out (a mistake, or a mutation under test) stays in $tmp
+export XDG_STATE_HOME="$tmp/xdg-state"
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -56,6 +58,32 @@ expect 2 "missing SESSION_DIR" show
 expect 2 "unexpected argument 'b'" report a b
 expect 2 "--install writes the pth files, or the sitecustomize or the nccl-conf block" export --format shell --install "$tmp/s"
 
+# No silent prefix matching (getopt_long would take --bud for --budget), "did you mean"
+# for a near option or command; a value that looks like an option is a value.
+expect 2 "unknown option '--bud'; did you mean --budget?" run --bud 4
+expect 2 "unknown option '--budgte'; did you mean --budget?" run --budgte 4
+expect 2 "unknown option '--out-dir'; did you mean --out?" run --out-dir x
+expect 2 "unknown option '--instal'; did you mean --install?" export --instal x
+expect 2 "unknown option '--zzzzzz'" run --zzzzzz
+expect 2 "unknown command 'rn'; did you mean 'run'?" rn
+expect 2 "unknown command 'sho'; did you mean 'show'?" sho x
+expect 2 "--try '--bud'" run --try --bud --budget 4 --out "$tmp/never"
+[ -e "$tmp/never" ] && fail "a refused command line created its --out"
+
+# --json: one object on stdout whatever happens, a usage error included (status 2)
+for args in "--bud 4" "--budget 1 --model pcie-gen5-8gpu" "--probe x --model y" "extra"; do
+	# shellcheck disable=SC2086
+	js=$("$NT" run --json $args 2>/dev/null)
+	rc=$?
+	printf '%s' "$js" | python3 -c '
+import json, sys
+o = json.loads(sys.stdin.read())
+assert o["schema"] == "nccltune-run/1" and o["status"] == 2 and o["error"], o
+assert o["session"] is None and o["verdict"] is None, o' ||
+		fail "run --json $args: not one object with status 2 and the error: $js"
+	[ $rc -eq 2 ] || fail "run --json $args: exit $rc"
+done
+
 # --help lists every option of every command, and the exit codes.
 help=$("$NT" --help)
 [ $? -eq 0 ] || fail "--help: non-zero exit"
@@ -84,6 +112,15 @@ expect 0 "NCCL_" export --format json "$tmp/s/results.json"
 expect 0 "" show "$tmp/s"
 expect 0 "report.html" report "$tmp/s"
 expect 2 "already holds a session" run --probe "$FAKE" --budget 4 --out "$tmp/s"
+# export --install takes PATH before or after the session (the one with a results.json)
+mkdir -p "$tmp/inst"
+expect 0 "installed the tuned environment into $tmp/inst/a.conf" export --install \
+	--format nccl-conf "$tmp/s" "$tmp/inst/a.conf"
+expect 0 "installed the tuned environment into $tmp/inst/b.conf" export --install \
+	--format nccl-conf "$tmp/inst/b.conf" "$tmp/s"
+grep -q "^NCCL_" "$tmp/inst/a.conf" || fail "export --install SESSION PATH: $(cat "$tmp/inst/a.conf")"
+expect 2 "neither '$tmp/inst/c' nor '$tmp/inst/d' holds a results.json" export --install \
+	--format nccl-conf "$tmp/inst/c" "$tmp/inst/d"
 
 # Without --out the session goes to $XDG_STATE_HOME/nccltune/HOST-UTCSTAMP (else
 # ~/.local/state/nccltune/...), never under the current folder (a clone's results/).
@@ -108,6 +145,21 @@ expect 2 "holds no session" run --probe "$FAKE" --budget 4 --quiet --out "$tmp/n
 # ... an empty one is used
 mkdir -p "$tmp/empty"
 expect 0 "" run --probe "$FAKE" --budget 4 --quiet --out "$tmp/empty"
+
+# --guard: its errors name --guard (not the --bytes parser's option) and say what it
+# takes; 'none' turns the per-size default ladder off (the header records no guard)
+for g in 0 "" 12x; do
+	out=$("$NT" run --model pcie-gen5-8gpu --guard "$g" --budget 4 --out "$tmp/g" 2>&1)
+	[ $? -eq 2 ] || fail "--guard '$g': not refused: $out"
+	case "$out" in *"--bytes"*) fail "--guard '$g': names --bytes: $out" ;; esac
+	case "$out" in *"--guard: "*"'none' for no guard sizes"*) ;; *) fail "--guard '$g': $out" ;; esac
+done
+expect 0 "" run --model pcie-gen5-8gpu --guard none --budget 4 --quiet --out "$tmp/g-none"
+head -n 1 "$tmp/g-none/journal.jsonl" | grep -q '"guard"' &&
+	fail "--guard none: the header has guards: $(head -n 1 "$tmp/g-none/journal.jsonl")"
+expect 0 "" run --model pcie-gen5-8gpu --budget 4 --quiet --out "$tmp/g-default"
+head -n 1 "$tmp/g-default/journal.jsonl" | grep -q '"guard":\[1048576,16777216,134217728\]' ||
+	fail "no --guard: not the default ladder: $(head -n 1 "$tmp/g-default/journal.jsonl")"
 
 # A probe that fails every run: exit 4. One that refuses its command line (the
 # baseline fails at stage args) stops at once: exit 2, and the probe command is split

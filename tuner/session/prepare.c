@@ -247,12 +247,8 @@ static int out_dir_usable(nccltune_session *s)
 	char other[256] = "";
 	bool has_journal = false;
 
-	if (!d) {
-		if (errno == ENOENT)
-			return NCCLTUNE_OK;
-		return session_fail(s, errno == ENOTDIR ? NCCLTUNE_USAGE : NCCLTUNE_ERROR,
-		                    "--out %s: %s", s->run.dir, strerror(errno));
-	}
+	if (!d)
+		return NCCLTUNE_OK;   /* new, or not a folder: creating it says what is wrong */
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    strcmp(de->d_name, ".lock") == 0 || strcmp(de->d_name, "space.json") == 0 ||

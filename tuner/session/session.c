@@ -472,22 +472,24 @@ static bool copy_key(cJSON *o, const cJSON *doc, const char *key)
 	return true;
 }
 
-int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *out)
+/* The run summary's object: status, error (NULL for null), the folder ("" for null)
+ * and the keys of the results document doc (NULL: all null), on one line of out.
+ * Returns NCCLTUNE_OK, or NCCLTUNE_ERROR when out of memory or writing failed. */
+static int summary_json(int status, const char *error, const char *dir, const cJSON *doc,
+                        FILE *out)
 {
 	static const char *const keys[] = {"verdict", "source", "model", "baseline", "best",
 	                                   "gain", "budget_needed", "noise", NULL};
-	const cJSON *doc = s->run.result;
 	cJSON *o = cJSON_CreateObject();
 	char path[PATH_MAX + 16], *text = NULL;
 	int rc = NCCLTUNE_ERROR;
 
-	snprintf(path, sizeof path, "%s/results.json", s->run.dir);
+	snprintf(path, sizeof path, "%s/results.json", dir);
 	if (!o || !cJSON_AddStringToObject(o, "schema", "nccltune-run/1") ||
 	    !cJSON_AddNumberToObject(o, "status", status) ||
-	    !(status == NCCLTUNE_OK || status == NCCLTUNE_NO_CONFIG
-	          ? cJSON_AddNullToObject(o, "error") : cJSON_AddStringToObject(o, "error", s->err)) ||
-	    !(s->run.dir[0] ? cJSON_AddStringToObject(o, "session", s->run.dir)
-	                    : cJSON_AddNullToObject(o, "session")) ||
+	    !(error ? cJSON_AddStringToObject(o, "error", error) : cJSON_AddNullToObject(o, "error")) ||
+	    !(dir[0] ? cJSON_AddStringToObject(o, "session", dir)
+	             : cJSON_AddNullToObject(o, "session")) ||
 	    !(doc ? cJSON_AddStringToObject(o, "results", path) : cJSON_AddNullToObject(o, "results")))
 		goto out;
 	for (size_t i = 0; keys[i]; i++)
@@ -500,6 +502,18 @@ out:
 	free(text);
 	cJSON_Delete(o);
 	return rc;
+}
+
+int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *out)
+{
+	bool no_error = status == NCCLTUNE_OK || status == NCCLTUNE_NO_CONFIG;
+
+	return summary_json(status, no_error ? NULL : s->err, s->run.dir, s->run.result, out);
+}
+
+int nccltune_summary_json_error(int status, const char *error, FILE *out)
+{
+	return summary_json(status, error ? error : "", "", NULL, out);
 }
 
 int nccltune_session_run(nccltune_session *s)
