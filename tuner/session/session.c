@@ -38,15 +38,33 @@ static void on_signal(int sig)
 	session_signal = sig;
 }
 
-/* The columns of terminal f (when it is one), else 100: where the summary wraps. */
+/* May progress on f rewrite its line in place: a terminal that is not TERM=dumb (or
+ * unset), which takes "\r\033[K"? Anything else gets one plain line per run. */
+static bool output_tty(FILE *f)
+{
+	const char *term = getenv("TERM");
+
+	return f && isatty(fileno(f)) == 1 && term && term[0] && strcmp(term, "dumb") != 0;
+}
+
+/* The columns output to f wraps at: a terminal's width (TIOCGWINSZ), else $COLUMNS,
+ * else 80; 100 for a file or a pipe. At least 40. */
 static int output_width(FILE *f)
 {
 	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+	char *end;
+	long n;
 
-	if (f && isatty(fileno(f)) == 1 && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 &&
-	    ws.ws_col >= 40)
-		return ws.ws_col;
-	return 100;
+	if (!f || isatty(fileno(f)) != 1)
+		return 100;
+	if (ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col >= 40 ? ws.ws_col : 40;
+	errno = 0;
+	n = cols ? strtol(cols, &end, 10) : 0;
+	if (cols && !errno && end != cols && !*end && n > 0 && n <= 1000)
+		return n >= 40 ? (int)n : 40;
+	return 80;
 }
 
 /* ---- handle, setters ---- */
@@ -63,7 +81,7 @@ nccltune_session *nccltune_session_create(void)
 	snprintf(s->cfg.strategy_name, sizeof s->cfg.strategy_name, "bo");
 	s->out.progress = stderr;
 	s->out.warnings = stderr;
-	s->out.tty = isatty(STDERR_FILENO) == 1;
+	s->out.tty = output_tty(stderr);
 	s->out.width = output_width(stderr);
 	snprintf(s->run.source, sizeof s->run.source, "measured");
 	s->run.lock_fd = -1;
@@ -455,7 +473,7 @@ int nccltune_session_add_try_file(nccltune_session *s, const char *path)
 void nccltune_session_set_progress(nccltune_session *s, FILE *f)
 {
 	s->out.progress = f;
-	s->out.tty = f && isatty(fileno(f)) == 1;
+	s->out.tty = output_tty(f);
 	s->out.width = output_width(f);
 }
 
