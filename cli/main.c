@@ -183,24 +183,70 @@ static const struct command commands[] = {
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
-static const struct { int code; const char *meaning; } exit_codes[] = {
-	{NCCLTUNE_OK, "success"},
-	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started or finds no "
-	 "usable GPU, a session folder in use by another nccltune; check, retune: cannot "
-	 "measure)"},
+/* The exit codes, and the commands that return each ("" for every command). */
+static const struct { int code; const char *meaning; const char *commands; } exit_codes[] = {
+	{NCCLTUNE_OK, "success", ""},
+	{NCCLTUNE_OK, "the machine is unchanged", " check "},
+	{NCCLTUNE_OK, "nothing to do, or re-tuned", " retune "},
+	{NCCLTUNE_ERROR, "runtime failure: I/O, a probe that cannot be started or finds no "
+	 "usable GPU, a folder in use by another nccltune", ""},
+	{NCCLTUNE_ERROR, "cannot measure: the probe fails, or sees no GPU where the session "
+	 "had some", " check retune "},
 	{NCCLTUNE_USAGE, "bad input: options, space, workload, results or journal files; a "
-	 "probe that refuses its command line; check or --resume of a folder that is not "
-	 "yours alone"},
-	{NCCLTUNE_CHANGED, "check: the machine's fingerprint changed"},
-	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration"},
-	{NCCLTUNE_INTERRUPTED, "interrupted (SIGINT/SIGTERM); the session folder is resumable"},
+	 "probe that refuses its command line; a folder that is not yours alone", ""},
+	{NCCLTUNE_CHANGED, "the machine's fingerprint changed (driver, CUDA, NCCL, GPUs or "
+	 "links)", " check "},
+	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration",
+	 " run "},
+	{NCCLTUNE_INTERRUPTED, "interrupted (SIGINT/SIGTERM); resume with nccltune run "
+	 "--resume DIR", " run retune "},
 };
 
-static void print_exit_codes(FILE *f)
+/* Does exit code row i apply to command name (NULL: to any)? */
+static bool exit_code_of(size_t i, const char *name)
 {
+	char word[32];
+
+	if (!name || !exit_codes[i].commands[0])
+		return true;
+	snprintf(word, sizeof word, " %s ", name);
+	return strstr(exit_codes[i].commands, word) != NULL;
+}
+
+static void print_wrapped_at(FILE *f, const char *text, size_t indent);
+
+/* The exit codes command name returns (NULL: all of them). */
+static void print_exit_codes(FILE *f, const char *name)
+{
+	int last = -1;
+
 	fputs("\nExit codes:\n", f);
-	for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
-		fprintf(f, "  %3d  %s\n", exit_codes[i].code, exit_codes[i].meaning);
+	for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++) {
+		char text[512];
+
+		if (!exit_code_of(i, name))
+			continue;
+		/* a row for some commands only says which, in the list of all */
+		if (!name && exit_codes[i].commands[0]) {
+			size_t k = 0;
+
+			for (const char *c = exit_codes[i].commands + 1; c[1] && k + 3 < sizeof text; c++)
+				if (*c != ' ')
+					text[k++] = *c;
+				else if (k + 3 < sizeof text) {
+					text[k++] = ',';
+					text[k++] = ' ';
+				}
+			snprintf(text + k, sizeof text - k, ": %s", exit_codes[i].meaning);
+		} else
+			snprintf(text, sizeof text, "%s", exit_codes[i].meaning);
+		if (exit_codes[i].code == last)
+			fputs("       ", f);
+		else
+			fprintf(f, "  %3d  ", exit_codes[i].code);
+		last = exit_codes[i].code;
+		print_wrapped_at(f, text, 7);
+	}
 }
 
 static void print_formats(FILE *f)
@@ -209,10 +255,10 @@ static void print_formats(FILE *f)
 		fprintf(f, "%s%s", i ? ", " : "", nccltune_export_formats[i]);
 }
 
-/* Print text in the help's right column (from column 27), wrapped at 79 columns. */
-static void print_wrapped(FILE *f, const char *text)
+/* Print text from column indent (the cursor is there), wrapped at 79 columns. */
+static void print_wrapped_at(FILE *f, const char *text, size_t indent)
 {
-	const size_t indent = 27, width = 79;
+	const size_t width = 79;
 	size_t col = indent;
 	bool line_start = true;
 	const char *p = text;
@@ -240,9 +286,38 @@ static void print_wrapped(FILE *f, const char *text)
 	fputc('\n', f);
 }
 
-static void print_option(FILE *f, const struct opt *o)
+/* The help text of option o of command cmd, into buf: its row's, or for those built
+ * from a list (export's formats, the built-in models) the list. */
+static const char *option_text(const struct command *cmd, const struct opt *o, char *buf,
+                               size_t len)
 {
-	char left[64];
+	size_t used = 0;
+
+	if (o->id == O_FORMAT && !o->help) {
+		int k = snprintf(buf, len, "what to print: ");
+
+		used = k > 0 ? (size_t)k : 0;
+		for (size_t i = 0; nccltune_export_formats[i] && used < len; i++) {
+			k = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+			             nccltune_export_formats[i]);
+			used += k > 0 ? (size_t)k : 0;
+		}
+		if (used < len)
+			snprintf(buf + used, len - used, "; with --install: pth (the default), "
+			         "sitecustomize or nccl-conf");
+		return buf;
+	}
+	if (o->id == O_MODEL) {
+		snprintf(buf, len, "%s; built in: %s, or a model FILE", o->help, NCCLTUNE_MODELS);
+		return buf;
+	}
+	(void)cmd;
+	return o->help;
+}
+
+static void print_option(FILE *f, const struct command *cmd, const struct opt *o)
+{
+	char left[64], text[1024];
 
 	if (o->has_arg == required_argument)
 		snprintf(left, sizeof left, "--%s %s", o->name, o->metavar);
@@ -251,30 +326,19 @@ static void print_option(FILE *f, const struct opt *o)
 	else
 		snprintf(left, sizeof left, "--%s", o->name);
 	fprintf(f, "  %-24s ", left);
-	if (o->id == O_FORMAT) {
-		char text[256] = "export format: ";
-		size_t used = strlen(text);
-
-		for (size_t i = 0; nccltune_export_formats[i]; i++) {
-			int k = snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "",
-			                 nccltune_export_formats[i]);
-
-			if (k < 0 || (size_t)k >= sizeof text - used)
-				break;
-			used += (size_t)k;
-		}
-		print_wrapped(f, text);
-	} else {
-		print_wrapped(f, o->help);
-	}
+	print_wrapped_at(f, option_text(cmd, o, text, sizeof text), 27);
 }
 
 static void command_help(const struct command *cmd, FILE *f)
 {
-	fprintf(f, "Usage: nccltune %s [OPTIONS] %s\n%s.\n\nOptions:\n", cmd->name, cmd->operands,
-	        cmd->summary);
+	char summary[512];
+
+	snprintf(summary, sizeof summary, "%s.", cmd->summary);
+	fprintf(f, "Usage: nccltune %s [OPTIONS] %s\n", cmd->name, cmd->operands);
+	print_wrapped_at(f, summary, 0);
+	fputs("\nOptions:\n", f);
 	for (const struct opt *o = cmd->opts; o->name; o++)
-		print_option(f, o);
+		print_option(f, cmd, o);
 	if (cmd->fn == cmd_run)
 		fputs("\nWith neither --probe nor --model, nccltune tunes the real GPUs with\n"
 		      "nccltune-probe when a GPU is visible (a /dev/nvidia* node or nvidia-smi -L);\n"
@@ -286,7 +350,7 @@ static void command_help(const struct command *cmd, FILE *f)
 		      "A --try outside the space (a variable it does not search, a value that is\n"
 		      "not one of its levels) runs with exactly its variables; it may win.\n",
 		      f);
-	print_exit_codes(f);
+	print_exit_codes(f, cmd->name);
 }
 
 static void main_help(FILE *f)
@@ -294,21 +358,20 @@ static void main_help(FILE *f)
 	fprintf(f, "Usage: nccltune COMMAND [OPTIONS] ...\n"
 	        "Tune NCCL's small all-reduce latency: run a probe per configuration, prune what\n"
 	        "crashes, hangs or computes wrong sums, and export the fastest environment.\n\n"
-	        "Commands:\n");
-	for (const struct command *c = commands; c->name; c++)
-		fprintf(f, "  %-9s %s\n", c->name, c->summary);
-	fputs("\nGlobal options:\n  --help, -h               this help (nccltune COMMAND --help: "
-	      "the command's)\n  --version                the version\n", f);
-	fputs("\nExamples:\n  nccltune run --budget 60\n"
-	      "  nccltune run --model pcie-gen5-8gpu --budget 40 --out results/model-demo\n"
-	      "  nccltune run --resume results/model-demo\n"
-	      "  nccltune export --format shell results/model-demo\n"
-	      "  nccltune export --install --python /opt/venv/bin/python results/SESSION\n"
-	      "  nccltune retune --init /var/lib/nccltune --from results/SESSION\n", f);
+	        "Commands (nccltune COMMAND --help: the command's options):\n");
 	for (const struct command *c = commands; c->name; c++) {
-		fputc('\n', f);
-		command_help(c, f);
+		fprintf(f, "  %-9s ", c->name);
+		print_wrapped_at(f, c->summary, 12);
 	}
+	fputs("\nGlobal options:\n  --help, -h               this help\n"
+	      "  --version                the version\n", f);
+	fputs("\nExamples:\n  nccltune run --budget 60\n"
+	      "  nccltune run --model pcie-gen5-8gpu --budget 40 --out model-demo\n"
+	      "  nccltune run --resume model-demo\n"
+	      "  nccltune show model-demo\n"
+	      "  nccltune export --install --python /opt/venv/bin/python SESSION_DIR\n"
+	      "  nccltune retune --init /var/lib/nccltune --from SESSION_DIR\n", f);
+	print_exit_codes(f, NULL);
 }
 
 /* A usage error: "nccltune CMD: MESSAGE" and the help hint on stderr; the message is
@@ -1030,6 +1093,76 @@ static int cmd_report(const struct command *cmd, int argc, char **argv)
 	return report_error(rc, err);
 }
 
+/* text for troff: a backslash as \e, a hyphen as \-, and (lead) "\&" first so that a
+ * leading '.' or '\'' at the start of a line is not a request. */
+static void man_escaped(FILE *f, const char *text, bool lead)
+{
+	if (lead)
+		fputs("\\&", f);
+	for (const char *p = text; *p; p++) {
+		if (*p == '\\')
+			fputs("\\e", f);
+		else if (*p == '-')
+			fputs("\\-", f);
+		else
+			fputc(*p, f);
+	}
+}
+
+static void man_text(FILE *f, const char *text)
+{
+	man_escaped(f, text, true);
+}
+
+/* nccltune(1), from the same tables as --help: every command with its options, the
+ * exit codes with the commands that return each. */
+static void man_page(FILE *f)
+{
+	char text[1024];
+
+	fprintf(f, ".TH NCCLTUNE 1 \"\" \"nccltune %s\" \"User Commands\"\n.SH NAME\n"
+	        "nccltune \\- tune NCCL's small all\\-reduce latency\n.SH SYNOPSIS\n",
+	        NCCLTUNE_VERSION);
+	for (const struct command *c = commands; c->name; c++) {
+		fprintf(f, ".B nccltune %s\n[\\fIOPTIONS\\fR] ", c->name);
+		man_text(f, c->operands);
+		fputs("\n.br\n", f);
+	}
+	fputs(".SH DESCRIPTION\nnccltune runs a probe per candidate configuration of NCCL's "
+	      "variables, prunes what crashes, hangs or computes wrong sums, re\\-measures the "
+	      "best against NCCL's defaults and exports the fastest environment.\n"
+	      ".SH COMMANDS\n", f);
+	for (const struct command *c = commands; c->name; c++) {
+		fprintf(f, ".SS \"nccltune %s\"\n", c->name);
+		man_text(f, c->summary);
+		fputs(".\n", f);
+		for (const struct opt *o = c->opts; o->name; o++) {
+			fprintf(f, ".TP\n.B \\-\\-");
+			man_escaped(f, o->name, false);
+			if (o->metavar)
+				fprintf(f, "%s\\fI%s\\fR", o->has_arg == optional_argument ? "[=" : " ",
+				        o->metavar);
+			if (o->has_arg == optional_argument)
+				fputc(']', f);
+			fputc('\n', f);
+			man_text(f, option_text(c, o, text, sizeof text));
+			fputc('\n', f);
+		}
+	}
+	fputs(".SH \"EXIT STATUS\"\n", f);
+	for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++) {
+		fprintf(f, ".TP\n.B %d\n", exit_codes[i].code);
+		man_text(f, exit_codes[i].meaning);
+		if (exit_codes[i].commands[0]) {
+			fputs(" (", f);
+			man_text(f, exit_codes[i].commands + 1);
+			fputs(")", f);
+		}
+		fputc('\n', f);
+	}
+	fputs(".SH \"SEE ALSO\"\nThe README.md and docs/ of the nccltune sources.\n", f);
+}
+
 /* A usage error for a word that is no command: the nearest command when one is near
  * (a command is never taken by a prefix), else the list. */
 static int unknown_command(const char *word)
@@ -1058,6 +1191,10 @@ int main(int argc, char **argv)
 		                   "show, report)");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
+		if (argc == 3 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "--man") == 0) {
+			man_page(stdout);
+			return fflush(stdout) == 0 ? NCCLTUNE_OK : NCCLTUNE_ERROR;
+		}
 		if (argc > 2 && strcmp(argv[1], "help") == 0) {
 			for (const struct command *c = commands; c->name; c++) {
 				if (strcmp(c->name, argv[2]) == 0) {

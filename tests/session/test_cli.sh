@@ -84,21 +84,42 @@ assert o["session"] is None and o["verdict"] is None, o' ||
 	[ $rc -eq 2 ] || fail "run --json $args: exit $rc"
 done
 
-# --help lists every option of every command, and the exit codes.
+# --help: the commands and every exit code, once; COMMAND --help: that command's options
+# and only the exit codes it returns; every line fits 79 columns; --model lists the
+# built-in models; the man page comes from the same tables.
 help=$("$NT" --help)
 [ $? -eq 0 ] || fail "--help: non-zero exit"
-for o in probe model space workload bytes ops dtype budget time-limit seed strategy timeout \
-         out warm-start resume quiet format install python; do
-	case "$help" in
-	*"--$o "*) ;;
-	*) fail "--help does not list --$o" ;;
-	esac
-done
-for c in run export check show report 130; do
+for c in run export uninstall check retune show report 130; do
 	case "$help" in *"$c"*) ;; *) fail "--help does not mention $c" ;; esac
+done
+[ "$(printf '%s\n' "$help" | grep -c '^Exit codes:')" = 1 ] || fail "--help: exit codes not once"
+printf '%s\n' "$help" | grep -q '^  --budget' && fail "--help lists run's options"
+run_help=$("$NT" run --help)
+for o in probe model space workload bytes ops dtype budget time-limit seed strategy timeout \
+         out warm-start resume quiet json guard try; do
+	case "$run_help" in *"--$o "*) ;; *) fail "run --help does not list --$o" ;; esac
+done
+for m in pcie-gen5-8gpu nvlink-h200-8gpu pcie-4gpu-switch pcie-2x4-islands h200-nvlink-2gpu; do
+	case "$run_help" in *"$m"*) ;; *) fail "run --help: --model does not list $m" ;; esac
+done
+printf '%s\n' "$run_help" | grep -q '^  130  ' || fail "run --help: no exit code 130"
+printf '%s\n' "$run_help" | grep -q '^    3  ' && fail "run --help: check's exit code 3"
+show_help=$("$NT" show --help)
+printf '%s\n' "$show_help" | grep -Eq '^ +(3|4|130)  ' && fail "show --help: exit codes show never returns"
+printf '%s\n' "$("$NT" check --help)" | grep -q '^    3  ' || fail "check --help: no exit code 3"
+printf '%s\n' "$("$NT" uninstall --help)" | grep -q 'shell' && fail "uninstall --help: a format it cannot take"
+for c in "" run export uninstall check retune show report; do
+	# shellcheck disable=SC2086
+	long=$("$NT" $c --help | awk 'length > 79')
+	[ -z "$long" ] || fail "nccltune $c --help: lines over 79 columns: $long"
 done
 expect 0 "when a GPU is visible" run --help
 expect 0 "Exit codes" export --help
+man=$("$NT" help --man)
+case "$man" in .TH\ NCCLTUNE\ 1*) ;; *) fail "help --man: not a man page: ${man:0:200}" ;; esac
+for o in budget time-limit warm-start install allow-model init; do
+	case "$man" in *"\-\-$(printf '%s' "$o" | sed 's/-/\\-/g')"*) ;; *) fail "man page: no --$o" ;; esac
+done
 expect 0 "nccltune 0." --version
 
 # A whole session through the CLI, then what users do with it.
