@@ -187,8 +187,20 @@ head -n 1 "$tmp/g-default/journal.jsonl" | grep -q '"guard":\[1048576,16777216,1
 # like a shell.
 FAKEPROBE_MODE=init expect 4 "no configuration worked" run --probe "'$FAKE'" --budget 4 \
 	--quiet --out "$tmp/none"
+# (its baseline failed, but so did 3 more runs: a session, kept)
+expect 2 "already holds a session" run --probe "$FAKE" --budget 4 --quiet --out "$tmp/none"
 expect 2 "the probe refused its command line" run --probe "'$FAKE' --bogus yes" --budget 4 \
 	--quiet --out "$tmp/bogus"
+# A folder whose only run is a failed baseline (an unknown --model, a broken driver) is
+# not a session: resuming it says so (exit 2) instead of replaying the failure, and a new
+# run with the same --out starts anew once the cause is fixed.
+expect 2 "the probe refused its command line" run --model nosuch --budget 4 --out "$tmp/dead"
+expect 2 "nothing to resume: its only run, NCCL's defaults, failed" run --resume "$tmp/dead"
+expect 0 "starting the session anew" run --model pcie-gen5-8gpu --budget 4 --out "$tmp/dead"
+[ "$(grep -c '"type":"run"' "$tmp/dead/journal.jsonl")" -ge 2 ] || fail "dead folder: not run anew"
+grep -q nosuch "$tmp/dead/journal.jsonl" && fail "dead folder: the old journal is still there"
+# ... but a session that measured something is still refused and resumable
+expect 2 "already holds a session" run --model pcie-gen5-8gpu --budget 4 --out "$tmp/dead"
 # A probe that cannot start: exit 1 before anything runs.
 expect 1 "cannot start the probe" run --probe /nonexistent/probe --out "$tmp/nostart" --quiet
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "result/record.h"
 #include "result/summary.h"
 #include "run/locate.h"
 #include "run/runner.h"
@@ -268,6 +269,37 @@ static int out_dir_usable(nccltune_session *s)
 	return NCCLTUNE_OK;
 }
 
+/* Counts a journal's run records and whether its first one is a failed baseline. */
+struct dead_count {
+	size_t runs;
+	bool failed_baseline;
+};
+
+static int dead_run(void *ctx, struct jr *r, const struct record_run *run)
+{
+	struct dead_count *c = ctx;
+
+	(void)r;
+	if (c->runs++ == 0)
+		c->failed_baseline = run->phase == RECORD_BASELINE && run->cls != OUTCOME_OK;
+	return 0;
+}
+
+/* Is the journal at path a session that never measured anything: a valid journal whose
+ * only run is NCCL's defaults, failed (a broken driver, an unknown --model)? Such a
+ * folder is not a session to resume. False when it cannot be read (the caller's
+ * message then stands). */
+static bool journal_dead(const char *path)
+{
+	const struct record_visitor v = {NULL, dead_run};
+	struct dead_count c = {0, false};
+	char e[512];
+
+	if (record_journal_read(path, &v, &c, NULL, NULL, 0, e, sizeof e) != 0)
+		return false;
+	return c.runs == 1 && c.failed_baseline;
+}
+
 /* The session folder: --out or a new one under the user's state folder, created,
  * locked, and without a journal. Returns an nccltune_status. */
 static int make_out_dir(nccltune_session *s)
@@ -296,8 +328,9 @@ static int make_out_dir(nccltune_session *s)
 			                    "session's journal is never followed); choose another --out",
 			                    path);
 		/* Only an older nccltune killed before it wrote the header leaves an empty
-		 * journal: it holds nothing, so it is replaced. */
-		if (!S_ISREG(st.st_mode) || st.st_size > 0) {
+		 * journal: it holds nothing, so it is replaced; so is one whose only run is a
+		 * failed baseline (nothing measured: a resume would only replay the failure). */
+		if (!S_ISREG(st.st_mode) || (st.st_size > 0 && !journal_dead(path))) {
 			char self[PATH_MAX + 8];
 
 			return session_fail(s, NCCLTUNE_USAGE, "%s already holds a session "
@@ -305,9 +338,12 @@ static int make_out_dir(nccltune_session *s)
 			                    "choose another --out", s->run.dir,
 			                    locate_self_command(self, sizeof self), s->run.dir);
 		}
+		if (st.st_size > 0)
+			session_note(&s->out, "%s: its only run was NCCL's defaults, which failed: "
+			             "nothing measured to resume; starting the session anew", s->run.dir);
 		if (unlink(path) != 0)
-			return session_fail(s, NCCLTUNE_ERROR, "%s: cannot remove the empty journal: "
-			                    "%s", path, strerror(errno));
+			return session_fail(s, NCCLTUNE_ERROR, "%s: cannot remove the %s journal: %s",
+			                    path, st.st_size > 0 ? "failed" : "empty", strerror(errno));
 	}
 	return NCCLTUNE_OK;
 }
@@ -594,6 +630,17 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 	rc = session_load_journal(s, dir);
 	if (rc)
 		return rc;
+	if (s->run.nqueue == 1 && s->run.queue[0].phase == PHASE_BASELINE &&
+	    s->run.queue[0].o.cls != OUTCOME_OK) {
+		char self[PATH_MAX + 8], why[512];
+
+		fs_escape_text(s->run.queue[0].o.error, why, sizeof why);
+		return session_fail(s, NCCLTUNE_USAGE, "%s: nothing to resume: its only run, NCCL's "
+		                    "defaults, failed (%s: %s), so nothing was measured; start it "
+		                    "again (the failed journal is replaced) with '%s run ... --out %s'",
+		                    dir, outcome_class_name(s->run.queue[0].o.cls), why,
+		                    locate_self_command(self, sizeof self), dir);
+	}
 	s->resumed = true;
 	rc = resolve_tries(s);
 	if (rc) {
