@@ -201,6 +201,12 @@ expect 0 "starting the session anew" run --model pcie-gen5-8gpu --budget 4 --out
 grep -q nosuch "$tmp/dead/journal.jsonl" && fail "dead folder: the old journal is still there"
 # ... but a session that measured something is still refused and resumable
 expect 2 "already holds a session" run --model pcie-gen5-8gpu --budget 4 --out "$tmp/dead"
+# A budget too small to recommend anything says so after the baseline (also with
+# --quiet), not only at the end; one large enough does not
+expect 0 "warning: --budget 12 is too small to measure the best against NCCL's defaults twice" \
+	run --model pcie-gen5-8gpu --budget 12 --quiet --out "$tmp/b12"
+out=$("$NT" run --model pcie-gen5-8gpu --budget 20 --quiet --out "$tmp/b20" 2>&1)
+case "$out" in *"too small"*) fail "--budget 20: warned: $out" ;; esac
 # A probe that cannot start: exit 1 before anything runs.
 expect 1 "cannot start the probe" run --probe /nonexistent/probe --out "$tmp/nostart" --quiet
 
