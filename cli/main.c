@@ -113,7 +113,8 @@ static const struct opt export_opts[] = {
 	{"python", required_argument, "PY", O_PYTHON, "the interpreter to install for "
 	 "(default python3)"},
 	{"system", no_argument, NULL, O_SYSTEM, "allow --install to change a system-wide "
-	 "sitecustomize.py (not a virtual environment's own, or the distribution's)"},
+	 "sitecustomize.py (not a virtual environment's own, or the distribution's) or the "
+	 "site-packages of an interpreter that is not a virtual environment (pth)"},
 	{"allow-model", no_argument, NULL, O_ALLOW_MODEL, "allow --install of a machine "
 	 "model's result (its numbers are not measurements: never for production)"},
 	{"help", no_argument, NULL, O_HELP, "this help"},
@@ -139,7 +140,8 @@ static const struct opt retune_opts[] = {
 	 "into, as export --install=PATH"},
 	{"python", required_argument, "PY", O_PYTHON, "the interpreter the server runs (default "
 	 "python3)"},
-	{"system", no_argument, NULL, O_SYSTEM, "allow a system-wide sitecustomize.py"},
+	{"system", no_argument, NULL, O_SYSTEM, "allow a system-wide sitecustomize.py, or a pth "
+	 "install for an interpreter that is not a virtual environment"},
 	{"quiet", no_argument, NULL, O_QUIET, "no progress lines of the re-tuning session"},
 	{"help", no_argument, NULL, O_HELP, "this help"},
 	{NULL, 0, NULL, 0, NULL},

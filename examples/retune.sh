@@ -14,14 +14,21 @@
 #                           when measured and shown faster than NCCL's defaults; then
 #                           STATE/current is relinked to it and STATE/previous to the old.
 # Once, by hand, after the first tuning session (whose result you installed):
-#   nccltune retune --init /var/lib/nccltune --from SESSION_DIR
+#   sudo cp -r SESSION_DIR /var/lib/nccltune-first   (retune trusts only root's)
+#   nccltune retune --init /var/lib/nccltune --from /var/lib/nccltune-first
 # The server must start after it (NCCL reads its variables once per process), and the
 # probe needs the GPUs: run this only while the server is stopped.
 #
 # Settings (environment): NCCLTUNE_STATE (default /var/lib/nccltune); NCCLTUNE_PYTHON,
-# the interpreter that runs the server (default python3). Variables the first session
-# had pinned from its environment must be set here too (retune refuses otherwise).
+# the interpreter that runs the server (required: a venv's, e.g. /opt/sglang/.venv/bin/
+# python; the system's python3 would put the tuned environment into every program it
+# runs, which nccltune does only with --system, never by default). Variables the first
+# session had pinned from its environment must be set here too (retune refuses
+# otherwise).
 set -u
 STATE=${NCCLTUNE_STATE:-/var/lib/nccltune}
-PYTHON=${NCCLTUNE_PYTHON:-python3}
-exec nccltune retune --quiet --python "$PYTHON" "$STATE"
+if [ -z "${NCCLTUNE_PYTHON:-}" ]; then
+	echo "nccltune-retune: set NCCLTUNE_PYTHON to the interpreter that runs the server (its venv's python)" >&2
+	exit 2
+fi
+exec nccltune retune --quiet --python "$NCCLTUNE_PYTHON" "$STATE"

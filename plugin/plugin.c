@@ -19,6 +19,8 @@
 
 #include "control.h"
 #include "nccl_abi.h"
+#include "notice.h"
+#include "table_index.h"
 #include "table.h"
 
 #define TABLE_ENV "NCCLTUNE_TUNER_TABLE"
@@ -29,17 +31,35 @@ enum {
 	ONCE_APPLIED = 1,       /* the INFO line saying the rule was applied */
 	ONCE_IGNORED = 2,       /* the warning saying its pair is IGNORE or out of range */
 	ONCE_CHUNK = 4,         /* the warning saying its chunk is below the protocol's grain */
+	ONCE_CTAS = 8,          /* the INFO line saying its CTAs were withheld (CollNet) */
 };
 
-/* What the last getCollInfo of a collective decided about the chunk size, for the v6
- * getChunkSize calls of the same operation. NCCL passes getChunkSize a per-channel share
- * of the bytes, not the collective's size (enqueue.cc, calcCollChunking callers, 2.30.7),
- * so the chunk cannot be looked up by size there: it is carried over from getCollInfo. */
+/* What one getCollInfo decided, kept for the v6 getChunkSize calls of its task. NCCL
+ * 2.30 calls getCollInfo for every (aggregated) task of a group first (ncclPrepareTasks)
+ * and asks the chunks afterwards, task by task (scheduleCollTasksToPlan ->
+ * calcCollChunking), passing the collective, the algorithm and protocol it runs, and the
+ * bytes of one channel's share (nChannels 1) or, for CollNet, the task's bytes; nothing
+ * names the task. A query therefore matches the group's decisions of that collective and
+ * pair whose size is at least its bytes, and the chunk is applied only when all of them
+ * agree (enqueue.cc at v2.30.7; docs/formats.md, "Tuner table"). */
 struct chunk_memo {
-	uint64_t chunk;         /* 0: nothing to apply */
-	uint64_t bytes;         /* the collective's size; a share is never larger */
-	int algo, proto;        /* the pair NCCL was left to pick */
-	int rule;               /* 1-based, -1 forced */
+	uint64_t chunk;         /* 0: NCCL's */
+	uint64_t bytes;         /* the (aggregated) collective's size; a share is never larger */
+	int coll;
+	int algo, proto;        /* the pair NCCL takes from the table as the plugin left it */
+	int rule;               /* 1-based, -1 forced, 0 none */
+};
+
+/* The decisions of one group: getCollInfo appends; the first getCollInfo after a
+ * getChunkSize starts the next group. More than GROUP_MAX decisions in a group (or
+ * getCollInfo calls without chunk queries, as symmetric kernels make) make every chunk
+ * query of that group ambiguous: NCCL's chunk stands. */
+#define GROUP_MAX 64
+struct chunk_group {
+	struct chunk_memo memo[GROUP_MAX];
+	size_t n;
+	int overflow;           /* a decision did not fit */
+	int asked;              /* the last call was getChunkSize */
 };
 
 struct plugin_ctx {
@@ -48,9 +68,11 @@ struct plugin_ctx {
 	nt_nccl_logger log;
 	int has_table;
 	struct tuner_table table;
+	struct tuner_index index;   /* the rules that can match this communicator */
 	unsigned char *once;    /* ONCE_* per rule */
 	int shape_warned;       /* a cost table of unknown shape was reported */
-	struct chunk_memo memo[TUNER_NCOLLS];
+	int ambiguity_said;     /* a chunk query was ambiguous (logged once) */
+	struct chunk_group group;
 };
 
 /* An answer to give NCCL: the rule's (or forced) fields. */
@@ -98,52 +120,73 @@ static void pair_text(int algo, int proto, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", a, p);
 }
 
+/* A table was named but cannot be used: `why` says why (naming the variable or the path
+ * first). The NCCL warning of this communicator, and once per process the stderr line
+ * that shows even with NCCL_DEBUG unset, since the server then runs its tuned variables
+ * with NCCL's own choices: "nccltune: NCCLTUNE_TUNER_TABLE=PATH: REASON; ...". */
+static void table_unusable(nt_nccl_logger log, const char *prefix, const char *why)
+{
+	char line[MSG_MAX];
+
+	LOG_WARN(log, NT_NCCL_INIT | NT_NCCL_TUNING, "nccltune: %s; table ignored, NCCL decides",
+	         why);
+	snprintf(line, sizeof line, "%s%s; the tuner plugin has no table, NCCL decides every "
+	         "collective", prefix, why);
+	notice_once(line);
+}
+
 /* Create a communicator's context and read its table. Never fails: on any problem the
- * context has no table (one warning says why), and out of memory leaves *context NULL. */
+ * context has no table (one warning says why, and a table named but unusable one stderr
+ * line per process), and out of memory leaves *context NULL. */
 static int plugin_init(void **context, uint64_t comm_id, size_t nranks, size_t nnodes,
                        nt_nccl_logger log)
 {
-	const unsigned long flags = NT_NCCL_INIT | NT_NCCL_TUNING;
+	const char *path = getenv(TABLE_ENV);
 	struct plugin_ctx *c;
-	const char *path;
 	char err[MSG_MAX / 2];
 
 	if (!context)
 		return NT_NCCL_SUCCESS;
 	*context = NULL;
+	if (path && !path[0])
+		path = NULL;
 	c = calloc(1, sizeof *c);
 	if (!c) {
-		LOG_WARN(log, flags, "nccltune: out of memory creating the tuner context; NCCL decides");
+		LOG_WARN(log, NT_NCCL_INIT | NT_NCCL_TUNING, "nccltune: out of memory creating the "
+		         "tuner context; NCCL decides");
+		if (path)
+			notice_once(TABLE_ENV " is set, but the tuner plugin ran out of memory creating "
+			            "a communicator's context; NCCL decides");
 		return NT_NCCL_SUCCESS;
 	}
 	c->comm_id = comm_id;
 	c->nranks = nranks;
 	c->nnodes = nnodes;
 	c->log = log;
-	path = getenv(TABLE_ENV);
-	if (!path || !path[0]) {
-		LOG_INFO(log, flags, "nccltune: %s is not set; no table, NCCL decides", TABLE_ENV);
+	if (!path) {
+		LOG_INFO(log, NT_NCCL_INIT | NT_NCCL_TUNING, "nccltune: %s is not set; no table, "
+		         "NCCL decides", TABLE_ENV);
 		goto out;
 	}
 	if (path[0] != '/') {
-		LOG_WARN(log, flags, "nccltune: %s=%s is not an absolute path; table ignored, "
-		         "NCCL decides", TABLE_ENV, path);
+		snprintf(err, sizeof err, "%s=%s is not an absolute path", TABLE_ENV, path);
+		table_unusable(log, "", err);
 		goto out;
 	}
 	if (tuner_table_load(path, &c->table, err, sizeof err) != 0) {
-		LOG_WARN(log, flags, "nccltune: %s; table ignored, NCCL decides", err);
+		table_unusable(log, TABLE_ENV "=", err);
 		goto out;
 	}
 	c->once = calloc(c->table.nrules ? c->table.nrules : 1, 1);
-	if (!c->once) {
-		LOG_WARN(log, flags, "nccltune: out of memory reading %s; table ignored, NCCL decides",
-		         path);
+	if (!c->once || tuner_index_build(&c->table, nranks, nnodes, &c->index) != 0) {
+		snprintf(err, sizeof err, "%s: out of memory", path);
+		table_unusable(log, TABLE_ENV "=", err);
 		tuner_table_free(&c->table);
 		goto out;
 	}
 	c->has_table = 1;
-	LOG_INFO(log, flags, "nccltune: table %s, %zu rules (nranks %zu, nnodes %zu)", path,
-	         c->table.nrules, nranks, nnodes);
+	LOG_INFO(log, NT_NCCL_INIT | NT_NCCL_TUNING, "nccltune: table %s, %zu rules (nranks %zu, "
+	         "nnodes %zu)", path, c->table.nrules, nranks, nnodes);
 out:
 	*context = c;
 	return NT_NCCL_SUCCESS;
@@ -156,6 +199,7 @@ static int plugin_finalize(void *context)
 
 	if (c) {
 		tuner_table_free(&c->table);
+		tuner_index_free(&c->index);
 		free(c->once);
 		free(c);
 	}
@@ -286,6 +330,35 @@ static void log_ignored(struct plugin_ctx *c, int coll, size_t nbytes, const str
 	         "choice stands", tuner_coll_name(coll), nbytes, ans->rule, pair, reason);
 }
 
+/* Whether NCCL uses a plugin's nChannels unclamped for algorithm `algo`: CollNet (Direct
+ * and Chain) and NVLS across nodes are scheduled on task->nMaxChannels channels as the
+ * plugin answered (scheduleCollTasksToPlan's isCollnet branch, enqueue.cc at v2.30.7),
+ * not on the communicator's pool: channels never connected, and past NCCL's arrays for
+ * counts above its MAXCHANNELS. Unknown node counts count as several. */
+static int ctas_unclamped(const struct plugin_ctx *c, int algo)
+{
+	if (algo == TUNER_ALGO_COLLNET_DIRECT || algo == TUNER_ALGO_COLLNET_CHAIN)
+		return 1;
+	return algo == TUNER_ALGO_NVLS && (!c || c->nnodes != 1);
+}
+
+/* Keep one getCollInfo decision for the chunk queries of its group; the first call after
+ * a chunk query starts a new group. Collectives a table cannot name are not kept. */
+static void group_add(struct chunk_group *g, int coll, const struct chunk_memo *m)
+{
+	if (g->asked) {
+		g->n = 0;
+		g->overflow = 0;
+		g->asked = 0;
+	}
+	if (!tuner_coll_name(coll))
+		return;
+	if (g->n == GROUP_MAX)
+		g->overflow = 1;
+	else
+		g->memo[g->n++] = *m;
+}
+
 /* getCollInfo (the same for v4, v5 and v6). Always returns success. */
 static int plugin_get_coll_info(void *context, int coll, size_t nbytes, int num_pipe_ops,
                                 float **cost_table, int num_algo, int num_proto, int reg_buff,
@@ -297,7 +370,7 @@ static int plugin_get_coll_info(void *context, int coll, size_t nbytes, int num_
 	struct answer ans = { TUNER_ANY, TUNER_ANY, 0, 0, 0 };
 	float (*t)[NT_NCCL_NPROTOS];
 	int na = num_algo, np = num_proto, have = 0, why = 0, algo = TUNER_ANY, proto = TUNER_ANY;
-	int shape_ok = 1;
+	int shape_ok = 1, withheld = 0;
 	long idx;
 
 	(void)num_pipe_ops;
@@ -326,7 +399,7 @@ static int plugin_get_coll_info(void *context, int coll, size_t nbytes, int num_
 		have = 1;
 	} else if (c && c->has_table) {
 		d.status = NCCLTUNE_TUNER_NO_RULE;
-		idx = tuner_table_match(&c->table, coll, c->nranks, c->nnodes, nbytes);
+		idx = tuner_index_match(&c->index, coll, nbytes);
 		if (idx >= 0) {
 			const struct tuner_rule *r = &c->table.rules[idx];
 
@@ -339,25 +412,35 @@ static int plugin_get_coll_info(void *context, int coll, size_t nbytes, int num_
 		if (why == 0) {
 			if (algo != TUNER_ANY)
 				force_pair(t, na, np, algo, proto);
-			if (ans.ctas > 0)
-				*nchannels = ans.ctas;
 			d.status = NCCLTUNE_TUNER_APPLIED;
 		} else {
 			d.status = NCCLTUNE_TUNER_IGNORED;
 		}
 	}
 	nccl_pick(t, na, np, &d.algo, &d.proto);
-	if (c && tuner_coll_name(coll)) {
-		struct chunk_memo *m = &c->memo[coll];
-
-		m->chunk = d.status == NCCLTUNE_TUNER_APPLIED ? ans.chunk : 0;
-		m->bytes = nbytes;
-		m->algo = d.algo;
-		m->proto = d.proto;
-		m->rule = ans.rule;
+	if (d.status == NCCLTUNE_TUNER_APPLIED && ans.ctas > 0) {
+		if (ctas_unclamped(c, d.algo))
+			withheld = ans.ctas;
+		else
+			*nchannels = ans.ctas;
 	}
-	if (c && ans.rule > 0 && d.status == NCCLTUNE_TUNER_APPLIED && once(c, ans.rule, ONCE_APPLIED))
-		log_applied(c, coll, nbytes, &ans, d.algo, d.proto);
+	if (c) {
+		group_add(&c->group, coll, &(struct chunk_memo){
+			.chunk = d.status == NCCLTUNE_TUNER_APPLIED ? ans.chunk : 0, .bytes = nbytes,
+			.coll = coll, .algo = d.algo, .proto = d.proto, .rule = ans.rule });
+	}
+	if (c && ans.rule > 0 && d.status == NCCLTUNE_TUNER_APPLIED) {
+		struct answer shown = ans;
+
+		shown.ctas = withheld ? 0 : ans.ctas;
+		if (once(c, ans.rule, ONCE_APPLIED))
+			log_applied(c, coll, nbytes, &shown, d.algo, d.proto);
+		if (withheld && once(c, ans.rule, ONCE_CTAS))
+			LOG_WARN(c->log, NT_NCCL_TUNING, "nccltune: %s %zu B: rule %d's %d CTAs are not "
+			         "given: NCCL runs %s there, which takes a plugin's count unclamped; NCCL's "
+			         "CTAs", tuner_coll_name(coll), nbytes, ans.rule, withheld,
+			         algo_shown[d.algo]);
+	}
 	if (c && ans.rule > 0 && d.status == NCCLTUNE_TUNER_IGNORED && shape_ok &&
 	    once(c, ans.rule, ONCE_IGNORED))
 		log_ignored(c, coll, nbytes, &ans, why, na, np);
@@ -381,29 +464,71 @@ static uint64_t proto_grain(int proto)
 	return proto >= 0 && proto < TUNER_NPROTOS ? grain[proto] : 0;
 }
 
+/* The chunk for a query of group g: 0 with *rule 0 when no decision of this collective
+ * and pair is at least `nbytes` large, the decisions that are disagree on the chunk, or
+ * the group overflowed (*ambiguous 1 for the last two); else the decisions' chunk (0:
+ * NCCL's) and the first one's rule. */
+static uint64_t group_chunk(const struct chunk_group *g, int coll, size_t nbytes, int algo,
+                            int proto, int *rule, int *ambiguous)
+{
+	uint64_t chunk = 0;
+	int found = 0;
+
+	*rule = 0;
+	*ambiguous = g->overflow;
+	for (size_t i = 0; i < g->n && !*ambiguous; i++) {
+		const struct chunk_memo *m = &g->memo[i];
+
+		if (m->coll != coll || m->algo != algo || m->proto != proto || nbytes > m->bytes)
+			continue;
+		if (!found) {
+			chunk = m->chunk;
+			*rule = m->rule;
+			found = 1;
+		} else if (m->chunk != chunk) {
+			*ambiguous = 1;
+		}
+	}
+	if (*ambiguous) {
+		*rule = 0;
+		return 0;
+	}
+	return chunk;
+}
+
 /* getChunkSize (v6): *chunk_size arrives as NCCL's chunk and is left alone unless the
- * last getCollInfo of this collective applied a chunk for the pair NCCL is running. */
+ * group's decisions that can be this task's (group_chunk) all applied the same chunk. */
 static int plugin_get_chunk_size(void *context, int coll, size_t nbytes, int algo, int proto,
                                  int nchannels, size_t *chunk_size)
 {
 	struct plugin_ctx *c = context;
-	const struct chunk_memo *m;
+	uint64_t chunk;
+	int rule, ambiguous;
 
-	(void)nchannels;
-	if (!c || !chunk_size || !tuner_coll_name(coll))
+	(void)nchannels;    /* 1 for a channel's share; CollNet's count: names no task */
+	if (!c)
 		return NT_NCCL_SUCCESS;
-	m = &c->memo[coll];
-	if (m->chunk == 0 || m->algo != algo || m->proto != proto || nbytes > m->bytes)
+	c->group.asked = 1;
+	if (!chunk_size || !tuner_coll_name(coll))
 		return NT_NCCL_SUCCESS;
-	if (m->chunk < proto_grain(proto)) {
-		if (m->rule > 0 && once(c, m->rule, ONCE_CHUNK))
+	chunk = group_chunk(&c->group, coll, nbytes, algo, proto, &rule, &ambiguous);
+	if (ambiguous && !c->ambiguity_said) {
+		c->ambiguity_said = 1;
+		LOG_INFO(c->log, NT_NCCL_TUNING, "nccltune: %s: a chunk query of %zu B could be "
+		         "several collectives of one group with different chunks; NCCL's chunk "
+		         "stands for it (logged once)", tuner_coll_name(coll), nbytes);
+	}
+	if (chunk == 0)
+		return NT_NCCL_SUCCESS;
+	if (chunk < proto_grain(proto)) {
+		if (rule > 0 && once(c, rule, ONCE_CHUNK))
 			LOG_WARN(c->log, NT_NCCL_TUNING, "nccltune: %s: rule %d's chunk %llu B is below "
-			         "%s's grain of %llu B; NCCL's chunk stands", tuner_coll_name(coll), m->rule,
-			         (unsigned long long)m->chunk, proto_shown[proto],
+			         "%s's grain of %llu B; NCCL's chunk stands", tuner_coll_name(coll), rule,
+			         (unsigned long long)chunk, proto_shown[proto],
 			         (unsigned long long)proto_grain(proto));
 		return NT_NCCL_SUCCESS;
 	}
-	*chunk_size = (size_t)m->chunk;
+	*chunk_size = (size_t)chunk;
 	return NT_NCCL_SUCCESS;
 }
 

@@ -235,11 +235,12 @@ static inline void h_log_dump(void)
 /* ---- cost tables like NCCL's (microseconds; rows Tree Ring CollNetDirect CollNetChain
  * NVLS NVLSTree PAT, columns LL LL128 Simple) ---- */
 
-enum h_kind { H_PCIE, H_NVLINK, H_NOTREE, H_ONERANK, H_TIES, H_NKINDS };
+enum h_kind { H_PCIE, H_NVLINK, H_NOTREE, H_ONERANK, H_TIES, H_COLLNET, H_NKINDS };
 
 static inline const char *h_kind_name(enum h_kind kind)
 {
-	static const char *const names[] = { "pcie", "nvlink", "notree", "onerank", "ties" };
+	static const char *const names[] = { "pcie", "nvlink", "notree", "onerank", "ties",
+	                                     "collnet" };
 
 	return kind < H_NKINDS ? names[kind] : "?";
 }
@@ -261,6 +262,11 @@ static inline void h_table(enum h_kind kind, float t[H_NA][H_NP])
 		{ H_IGN, H_IGN, H_IGN }, { H_IGN, H_IGN, H_IGN }, { H_IGN, H_IGN, H_IGN },
 		{ H_IGN, H_IGN, H_IGN },
 	};
+	static const float collnet[H_NA][H_NP] = { /* nodes on a SHARP network: CollNet wins */
+		{ 30.0f, 28.0f, 60.0f }, { 25.0f, 20.0f, 50.0f }, { H_IGN, H_IGN, 7.5f },
+		{ H_IGN, H_IGN, 11.0f }, { H_IGN, H_IGN, 8.0f }, { H_IGN, H_IGN, 12.0f },
+		{ H_IGN, H_IGN, H_IGN },
+	};
 	static const float ties[H_NA][H_NP] = {   /* zero costs, -0.0, equal minima, a NaN */
 		{ 0.0f, H_IGN, 3.0f }, { 0.0f, 4.0f, -0.0f }, { H_IGN, -2.0f, H_IGN },
 		{ H_IGN, H_IGN, H_IGN }, { 3.0f, 3.0f, H_IGN }, { H_IGN, H_IGN, H_IGN },
@@ -280,6 +286,9 @@ static inline void h_table(enum h_kind kind, float t[H_NA][H_NP])
 		break;
 	case H_ONERANK:
 		memcpy(t, onerank, sizeof onerank);
+		break;
+	case H_COLLNET:
+		memcpy(t, collnet, sizeof collnet);
 		break;
 	default:
 		memcpy(t, ties, sizeof ties);

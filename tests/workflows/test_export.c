@@ -371,7 +371,7 @@ static void test_rules_exports(void)
 	if (t.nrules == 2) {
 		CHECK_INT(t.rules[0].min_bytes, 43008);
 		CHECK_INT(t.rules[0].max_bytes, 43008);
-		CHECK_INT(t.rules[0].nranks, 8);
+		CHECK_INT(t.rules[0].nranks, TUNER_ANY);   /* no journal: the measured ranks unknown */
 		CHECK_INT(t.rules[0].nnodes, TUNER_ANY);
 		CHECK_INT(t.rules[0].algo, TUNER_ALGO_TREE);
 		CHECK_INT(t.rules[0].proto, TUNER_PROTO_SIMPLE);

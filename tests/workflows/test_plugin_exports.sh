@@ -37,6 +37,28 @@ mkdir -p "$S/exports"
 cp "$DATA/rules/results.json" "$S/"
 "$TOOL" export nccl-tuner "$S" > "$S/exports/nccl-tuner.table" || fail "the table"
 applies "$PLUGIN" "$S/exports/nccl-tuner.table" "the session's table"
+# a session that measured on 4 ranks (--gpus 4) of this 8-GPU machine (its journal's
+# reports say so; the fingerprint says 8): the rules name nranks 4, apply to a 4-rank
+# communicator and to no 8-rank one. Without a journal (above): '*'.
+grep -q '^allreduce  *\*  ' "$S/exports/nccl-tuner.table" || fail "no journal: not '*'"
+S4=$T/sess4
+mkdir -p "$S4"
+cp "$DATA/rules/results.json" "$S4/"
+python3 - "$DATA/measured/journal.jsonl" "$S4/journal.jsonl" <<'EOF2'
+import json, sys
+head = open(sys.argv[1]).readline()
+run = {"type": "run", "run": 1, "phase": "baseline", "point": None, "env": {}, "outcome": "ok",
+       "objective_us": 24400.0, "wall_s": 3.1, "exit_status": 0, "signal": 0, "error": "",
+       "stderr_tail": "", "report": {"nranks": 4}}
+open(sys.argv[2], "w").write(head + json.dumps(run) + "\n")
+EOF2
+"$TOOL" export nccl-tuner "$S4" > "$T/t4" || fail "the 4-rank table"
+[ "$(grep -c '^allreduce  *4  ' "$T/t4")" = 2 ] || fail "4 ranks measured: $(cat "$T/t4")"
+"$APPLY" "$PLUGIN" "$T/t4" 4 43008 1048576 8192 > "$T/got" || fail "plugin_apply at 4 ranks"
+diff "$T/want" "$T/got" || fail "the 4-rank table does not apply at nranks 4"
+printf '43008 ring ll 0\n1048576 ring ll 0\n8192 ring ll 0\n' > "$T/want8"
+"$APPLY" "$PLUGIN" "$T/t4" 8 43008 1048576 8192 > "$T/got" || fail "plugin_apply at 8 ranks"
+diff "$T/want8" "$T/got" || fail "the 4-rank table applies at nranks 8"
 # the env-style exports name the built plugin (and say it is the build tree's) and the table
 "$TOOL" export shell "$S" > "$T/env.sh" || fail "shell export"
 grep -qx "export NCCL_TUNER_PLUGIN='$PLUGIN'" "$T/env.sh" || fail "env.sh: plugin: $(cat "$T/env.sh")"

@@ -6,8 +6,8 @@
 # nccltune did not write are left alone. A venv of Debian's /usr/bin/python3, whose
 # /etc/python3.X/sitecustomize.py shadows any venv's own: --format sitecustomize refuses
 # that system-wide file without --system (it never edits it), and the pth install works
-# there. The warning for an interpreter that is not a venv, through a stand-in
-# interpreter. The CLI's `export --install` (pth by default) and `uninstall`.
+# there. An interpreter that is not a venv (a stand-in): refused without --system,
+# a warning with it. The CLI's `export --install` (pth by default) and `uninstall`.
 set -eu
 TOOL=$1
 NT=${2:-}
@@ -77,23 +77,35 @@ done
 rm "$SITE/nccltune.pth"
 
 # An interpreter that is no venv: its site-packages is read by every program it runs and
-# by venvs made with --system-site-packages, which the notes say. A stand-in
-# interpreter describes itself so (a real one's site-packages is not ours to change);
-# everything else goes to the real python3.
+# by venvs made with --system-site-packages: installed there only with --system (an
+# unattended re-tune with python3 must not change them all; issue 31 M8), and the notes
+# say so. A stand-in interpreter describes itself so (a real one's site-packages is not
+# ours to change); everything else goes to the real python3. It is asked isolated and
+# without site (-I -S, issue 31 M2/M3).
 mkdir "$T/fakesite"
 cat > "$T/fakepy" <<EOF
 #!/bin/sh
-if [ "\$1" = -c ]; then
+[ "\$1 \$2 \$3" = "-I -S -c" ] || { echo "asked without -I -S: \$*" >&2; exit 9; }
+case "\$4" in *purelib*)
 	printf '{"executable": "/opt/py/bin/python3", "prefix": "/opt/py", "venv": false, "purelib": "$T/fakesite", "purelib_on_path": true, "sitecustomize": ""}\n'
-	exit 0
-fi
+	exit 0 ;;
+esac
 exec "$PY" "\$@"
 EOF
 chmod +x "$T/fakepy"
-"$TOOL" inst pth "$DATA/measured" - "$T/fakepy" > /dev/null 2> "$T/notes" || fail "no venv: $(cat "$T/notes")"
+rc=0
+"$TOOL" inst pth "$DATA/measured" - "$T/fakepy" > /dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "no venv, no --system: status $rc"
+grep -q "/opt/py/bin/python3 is not a virtual environment: $T/fakesite is its own site-packages.*only with --system" "$T/err" ||
+	fail "no venv, no --system: $(cat "$T/err")"
+[ ! -e "$T/fakesite/nccltune.pth" ] && [ ! -e "$T/fakesite/_nccltune_env.py" ] || fail "no venv, no --system: installed"
+"$TOOL" inst pth "$DATA/measured" - "$T/fakepy" system > /dev/null 2> "$T/notes" || fail "no venv: $(cat "$T/notes")"
 grep -q "^warning: /opt/py/bin/python3 is not a virtual environment: $T/fakesite is its own site-packages, so this affects every program it runs and every virtual environment made from it with --system-site-packages" \
 	"$T/notes" || fail "no venv warning: $(cat "$T/notes")"
 [ -f "$T/fakesite/nccltune.pth" ] || fail "no venv: no .pth"
+# an uninstall only takes away what nccltune wrote: no --system needed
+"$TOOL" uninst pth - "$T/fakepy" > /dev/null 2> "$T/notes" || fail "no venv uninstall: $(cat "$T/notes")"
+[ ! -e "$T/fakesite/nccltune.pth" ] || fail "no venv uninstall left the .pth"
 
 # Debian's interpreter: its sitecustomize (/etc/python3.X, through /usr/lib/python3.X)
 # shadows a venv's, so "the venv's sitecustomize" is that system file: refused without

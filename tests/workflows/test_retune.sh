@@ -7,7 +7,8 @@
 #    nothing (a model), relinks current and previous; the second firing is "unchanged";
 #  * with the fake probe (source "measured"): the installed environment of a venv is
 #    replaced by the re-tuned one; a lost GPU (a fingerprint of 0 GPUs) is "cannot
-#    measure": exit 1, nothing changed; the lock; a re-tune that finds nothing faster
+#    measure": exit 1, nothing changed; the lock; a previous that is no link
+#    stops the re-tune before anything is installed, a failed install puts the links back; a re-tune that finds nothing faster
 #    than NCCL's defaults removes what was installed;
 #  * examples/retune.sh runs `nccltune retune` with its settings; examples/retune.service
 #    and retune.timer pass systemd-analyze verify.
@@ -133,8 +134,28 @@ kill "$LPID" 2>/dev/null || true
 wait "$LPID" 2>/dev/null || true
 [ "$rc" = 1 ] && grep -q "$M/lock: held by another nccltune retune" "$T/err" || fail "lock: $rc $(cat "$T/err")"
 
-# other GPUs: re-tuned, measured, faster: installed into the venv, relinked
+# other GPUs, but STATE/previous is no link (a folder): install and relink are one step
+# (issue 31 m4): exit 1 before anything is installed, current still the old session
 touch "$T/gpu2"
+mkdir -p "$M/previous/keep"
+rc=0
+"$NT" retune --quiet --python "$V" "$M" > "$T/out" 2> "$T/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "$M/previous: not a symlink" "$T/err" || fail "previous a folder: $rc $(cat "$T/err")"
+cmp -s "$T/env1.py" "$T/venv/lib/"python3*/site-packages/_nccltune_env.py || fail "previous a folder: the install changed"
+[ "$(readlink "$M/current")" = "$T/m1" ] || fail "previous a folder: current -> $(readlink "$M/current")"
+rm -r "$M/previous"
+# the install fails after the links moved (a module nccltune did not write): they go back
+MOD=$(echo "$T/venv/lib/"python3*/site-packages/_nccltune_env.py)
+echo "# the user's own" > "$MOD"
+rc=0
+"$NT" retune --quiet --python "$V" "$M" > "$T/out" 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "exists and was not written by nccltune.*; $M/current still points at $T/m1" "$T/err" ||
+	fail "install fails: $rc $(cat "$T/err")"
+[ "$(readlink "$M/current")" = "$T/m1" ] && [ ! -e "$M/previous" ] && [ ! -L "$M/previous" ] ||
+	fail "install fails: current -> $(readlink "$M/current"), previous $(ls -la "$M")"
+cp "$T/env1.py" "$MOD"
+
+# other GPUs: re-tuned, measured, faster: installed into the venv, relinked
 "$NT" retune --quiet --python "$V" "$M" > "$T/out" 2> "$T/err" || fail "gpu2: $(cat "$T/out" "$T/err")"
 new=$(readlink "$M/current")
 grep -q "retune: installed $M/$new's environment into" "$T/out" || fail "gpu2: $(cat "$T/out")"

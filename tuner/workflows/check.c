@@ -32,6 +32,7 @@
 #include "result/summary.h"
 #include "workflows/check.h"
 #include "workflows/installed.h"
+#include "workflows/trust.h"
 
 extern char **environ;
 
@@ -270,12 +271,15 @@ static void cannot_measure(char *err, size_t errlen)
 }
 
 /* check runs the probe command its journal records: a session folder is trusted like a
- * script, so it (and its journal) must be yours and writable by nobody else. Returns
+ * script, so it (and its journal) must be yours and writable by nobody else, and so must
+ * every folder on the way to it (root's or yours; trust.h): else another user could
+ * swap the folder for one of theirs between this check and the run. Returns
  * NCCLTUNE_OK, or NCCLTUNE_USAGE with the reason. */
 static int trusted_folder(const char *dir, char *err, size_t errlen)
 {
 	char why[4096 + 128];
 	struct stat st;
+	int fd;
 
 	/* a results.json given instead of a folder: nothing of it is run */
 	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
@@ -286,6 +290,14 @@ static int trusted_folder(const char *dir, char *err, size_t errlen)
 		        "or chmod go-w it, or copy the results.json alone)", dir, why);
 		return NCCLTUNE_USAGE;
 	}
+	fd = trust_open_dir(dir, why, sizeof(why));
+	if (fd < 0) {
+		fs_errf(err, errlen, "%s: refused: %s; check runs the probe command the session's "
+		        "journal records, so every folder on the way to the session must be "
+		        "changeable by nobody but root and you", dir, why);
+		return NCCLTUNE_USAGE;
+	}
+	close(fd);
 	return NCCLTUNE_OK;
 }
 

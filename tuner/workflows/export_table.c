@@ -3,10 +3,12 @@
  * own formatter (plugin/table.h), and rows for NVIDIA's example plugin (nccl-tuner-csv).
  *
  * A result with per-size rules (best.rules) gives one table rule per rule: exactly its
- * size, the measured rank count, any node count. For a result tuned through the
+ * size, the rank count the session's runs measured on (any when its journal does not
+ * say), any node count. For a result tuned through the
  * environment (no rules), the table is derived like the CSV: one rule per tuned size
  * from a one-word NCCL_ALGO and NCCL_PROTO (unset: '*') and NCCL_MAX_NCHANNELS as the CTAs;
  * the session measured those variables, not the table, and the comments say so. */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,23 +18,50 @@
 #include "fsutil.h"
 #include "ncclvars.h"
 #include "nccltune.h"
+#include "result/record.h"
 #include "table.h"
 #include "workflows/export.h"
 
 /* The tuned sizes of the workload, distinct and sorted, at most max. */
 static size_t tuned_sizes(const struct summary *s, uint64_t *sizes, size_t max);
 
-/* The rank count a rule names: the fingerprint's GPUs, else any. */
+/* The ranks the session measured on: the first ok run of NCCL's defaults (no point, no
+ * try), which every later run had to match (tuner/session/execute.c, expected_ranks). */
+static int ranks_visit(void *ctx, struct jr *r, const struct record_run *run)
+{
+	int *nranks = ctx;
+	const cJSON *n;
+
+	(void)r;
+	if (*nranks > 0 || run->has_point || run->try_no || run->cls != OUTCOME_OK || !run->report)
+		return 0;
+	n = cJSON_GetObjectItemCaseSensitive(run->report, "nranks");
+	if (cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= INT_MAX &&
+	    n->valuedouble == (double)(int)n->valuedouble)
+		*nranks = (int)n->valuedouble;
+	return 0;
+}
+
+/* The rank count a rule names: the ranks the session's runs measured on (its journal's
+ * reports), else any ('*'). Never the fingerprint's GPU count: a session with --gpus 4
+ * on an 8-GPU machine, or across nodes, measured another communicator. A journal that
+ * is damaged after that run still names it; one that cannot be read names none. */
 static int rule_nranks(const struct summary *s)
 {
-	if (s->fp.gpu_count > 0)
-		return s->fp.gpu_count;
-	return s->fp.ngpus > 0 ? (int)s->fp.ngpus : TUNER_ANY;
+	const struct record_visitor v = { NULL, ranks_visit };
+	char path[sizeof s->dir + 16], err[512];
+	int nranks = 0;
+
+	if (!s->dir[0])
+		return TUNER_ANY;
+	snprintf(path, sizeof path, "%s/journal.jsonl", s->dir);
+	(void)record_journal_read(path, &v, &nranks, NULL, NULL, 0, err, sizeof err);
+	return nranks > 0 ? nranks : TUNER_ANY;
 }
 
 /* best.rules as table rules into t (malloc'd), each for a tuned size. */
-static int rules_from_result(const struct summary *s, struct tuner_table *t, char *err,
-                             size_t errlen)
+static int rules_from_result(const struct summary *s, int nranks, struct tuner_table *t,
+                             char *err, size_t errlen)
 {
 	uint64_t sizes[64];
 	size_t nsizes = tuned_sizes(s, sizes, sizeof(sizes) / sizeof(sizes[0]));
@@ -53,7 +82,7 @@ static int rules_from_result(const struct summary *s, struct tuner_table *t, cha
 			               "workload: rules cover exactly the tuned sizes", s->origin, i,
 			               (unsigned long long)r->bytes);
 		o->coll = TUNER_COLL_ALLREDUCE;
-		o->nranks = rule_nranks(s);
+		o->nranks = nranks;
 		o->nnodes = TUNER_ANY;
 		o->min_bytes = o->max_bytes = r->bytes;
 		o->algo = r->algo < 0 ? TUNER_ANY : r->algo;      /* the same numbering: NCCL's */
@@ -78,8 +107,8 @@ static int one_word(const char *value, enum ncclvars_wordlist w)
 
 /* Rules derived from best.env for every tuned size; none (with *why set) when the
  * algorithm or protocol is a list, or nothing would be ruled. */
-static int rules_from_env(const struct summary *s, struct tuner_table *t, const char **why,
-                          char *err, size_t errlen)
+static int rules_from_env(const struct summary *s, int nranks, struct tuner_table *t,
+                          const char **why, char *err, size_t errlen)
 {
 	const char *chan = summary_env_get(&s->best.env, "NCCL_MAX_NCHANNELS");
 	int algo = one_word(summary_env_get(&s->best.env, "NCCL_ALGO"), NCCLVARS_ALGOS);
@@ -107,7 +136,7 @@ static int rules_from_env(const struct summary *s, struct tuner_table *t, const 
 		struct tuner_rule *o = &t->rules[t->nrules++];
 
 		o->coll = TUNER_COLL_ALLREDUCE;
-		o->nranks = rule_nranks(s);
+		o->nranks = nranks;
 		o->nnodes = TUNER_ANY;
 		o->min_bytes = o->max_bytes = sizes[i];
 		o->algo = algo;
@@ -127,13 +156,14 @@ int export_tuner_table(const struct summary *s, const struct export_where *where
 	const char *why = NULL, *body;
 	char *text = NULL;
 	bool rest = false;
-	int rc = export_plan_make(s, "nccl-tuner", where, NULL, &p, err, errlen);
+	int nranks, rc = export_plan_make(s, "nccl-tuner", where, NULL, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
 	rc = NCCLTUNE_USAGE;
-	if (export_uses_plugin(s) ? rules_from_result(s, &t, err, errlen) < 0
-	                          : rules_from_env(s, &t, &why, err, errlen) < 0)
+	nranks = rule_nranks(s);
+	if (export_uses_plugin(s) ? rules_from_result(s, nranks, &t, err, errlen) < 0
+	                          : rules_from_env(s, nranks, &t, &why, err, errlen) < 0)
 		goto out;
 	text = tuner_table_format(&t, err, errlen);
 	if (!text)
@@ -224,7 +254,7 @@ int export_tuner_csv(const struct summary *s, const struct export_where *where, 
 	const char *algo_v, *proto_v, *chan_v, *algo, *proto;
 	uint64_t sizes[64];
 	size_t nsizes = 0;
-	long nranks = -1;
+	int nranks;
 	bool rest = false;
 	struct export_plan p;
 	struct export_writer w;
@@ -260,17 +290,15 @@ int export_tuner_csv(const struct summary *s, const struct export_where *where, 
 		export_comment(&w, "sitecustomize.py instead, without the example plugin.");
 		return w.rc;
 	}
-	if (s->fp.gpu_count > 0)
-		nranks = s->fp.gpu_count;
-	else if (s->fp.ngpus > 0)
-		nranks = (long)s->fp.ngpus;
+	nranks = rule_nranks(s);
 	nsizes = tuned_sizes(s, sizes, sizeof(sizes) / sizeof(sizes[0]));
 	export_commentf(&w, "One row per tuned message size (only measured sizes); nRanks %s.",
-	         nranks > 0 ? "= the GPUs of the fingerprint" : "-1 (no fingerprint)");
+	         nranks > 0 ? "= the ranks the session measured on"
+	                    : "-1 (any: the session's journal does not say how many ranks it measured)");
 	if (!chan_v)
 		export_comment(&w, "NCCL_MAX_NCHANNELS was not tuned: channels=0 (NCCL's choice).");
 	for (size_t i = 0; i < nsizes; i++)
-		fprintf(out, "allreduce,%llu,%llu,%s,%s,%s,1,%ld,-1,-1\n", (unsigned long long)sizes[i],
+		fprintf(out, "allreduce,%llu,%llu,%s,%s,%s,1,%d,-1,-1\n", (unsigned long long)sizes[i],
 		        (unsigned long long)sizes[i], algo, proto, chan_v ? chan_v : "0", nranks);
 	for (size_t i = 0; i < p.n; i++) {
 		if (p.v[i].kind == EXPORT_TUNED && csv_expresses(p.v[i].name))

@@ -1,5 +1,7 @@
 /* installed.c - SESSION/installed.json, the record of what was installed from a session
- * (see installed.h): appended to by install, checked by check. */
+ * (see installed.h): appended to by install, checked by check. The plugin a record names
+ * is checked as a file (plugin_file.h), never loaded: check and retune run as root too,
+ * and the record is only as trusted as the folder. */
 #include "workflows/installed.h"
 
 #include <cjson/cJSON.h>
@@ -11,9 +13,9 @@
 
 #include "fsutil.h"
 #include "nccltune.h"
-#include "run/locate.h"
 #include "table.h"
 #include "workflows/export.h"
+#include "workflows/plugin_file.h"
 
 #define RECORD_MAX (1u << 20)
 
@@ -133,7 +135,7 @@ int installed_verify(const char *session_dir, char *err, size_t errlen)
 		    !still_installed(fmt->valuestring, file->valuestring))
 			continue;
 		if (cJSON_IsString(plugin) &&
-		    locate_plugin_check(plugin->valuestring, why, sizeof why) != 0)
+		    plugin_file_check(plugin->valuestring, why, sizeof why) != 0)
 			rc = NCCLTUNE_ERROR;
 		else if (cJSON_IsString(table) &&
 		         tuner_table_load(table->valuestring, &t, why, sizeof why) != 0)

@@ -22,8 +22,8 @@ void installed_add(const struct summary *s, const char *format, const char *file
                    const char *plugin, const char *table, FILE *notes);
 
 /* For every recorded install that is still in place (its file exists and still holds
- * nccltune's block or .pth), check that its plugin loads as nccltune's plugin and its
- * table parses as the plugin parses it. Returns NCCLTUNE_OK (also without a record), or
+ * nccltune's block or .pth), check that its plugin is nccltune's plugin by its file
+ * (plugin_file.h: never loaded into nccltune) and its table parses as the plugin parses it. Returns NCCLTUNE_OK (also without a record), or
  * NCCLTUNE_ERROR with a message naming the file, what is broken and how to repair it. */
 int installed_verify(const char *session_dir, char *err, size_t errlen);
 

@@ -11,7 +11,7 @@
  *
  * A venv's site-packages is read by that venv's interpreter alone; an interpreter that is
  * not a venv reads its own, and so does every venv made from it with
- * --system-site-packages: the notes say which. Files that nccltune did not write are
+ * --system-site-packages: installed there only with `system`, and the notes say which. Files that nccltune did not write are
  * never overwritten or removed. A result with per-size rules also gets its table there,
  * nccltune-tuner.table, which the module names. Uninstall removes the .pth and the table
  * and keeps the module as _nccltune_env.py.nccltune-bak. */
@@ -71,14 +71,24 @@ static int pth_dir(const struct nccltune_install_options *o, bool installing, ch
 		return NCCLTUNE_ERROR;
 	}
 	snprintf(dir, len, "%s", pi.purelib);
-	if (pi.venv)
+	if (pi.venv) {
 		install_note(o, "affects only the virtual environment %s: programs run by %s",
 		             pi.prefix, pi.executable);
-	else
+	} else if (installing && !o->system) {
+		/* a system interpreter's site-packages: every program it runs (an unattended
+		 * re-tune with python3 would change them all) - asked for, never defaulted */
+		fs_errf(err, errlen, "%s is not a virtual environment: %s is its own site-packages, "
+		        "so a .pth there runs in every program it runs and every virtual environment "
+		        "made from it with --system-site-packages; nccltune installs there only with "
+		        "--system (or give the server's venv interpreter: --python VENV/bin/python)",
+		        pi.executable, pi.purelib);
+		return NCCLTUNE_USAGE;
+	} else {
 		install_note(o, "warning: %s is not a virtual environment: %s is its own "
 		             "site-packages, so this affects every program it runs and every virtual "
 		             "environment made from it with --system-site-packages", pi.executable,
 		             pi.purelib);
+	}
 	return NCCLTUNE_OK;
 }
 

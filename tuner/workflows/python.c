@@ -1,7 +1,9 @@
 /* python.c - asking a Python interpreter about itself and about a file (see python.h):
- * three small scripts run with `python -c`, each answering on stdout. The file checks
- * run isolated (-I -S: no site, no user site, no PYTHON* variables), so the file being
- * changed is never imported while it is checked. */
+ * three small scripts run with `python -I -S -c`, each answering on stdout. Isolated and
+ * without site (no current folder or user site on the path, no PYTHON* variables, no
+ * .pth line or sitecustomize run): a json.py in the current folder, a .pth in the
+ * site-packages or the file being changed never runs with nccltune's privileges. As root
+ * an interpreter that another user can change is not run at all (python_trusted). */
 #include "workflows/python.h"
 
 #include <cjson/cJSON.h>
@@ -16,34 +18,61 @@
 #include "run/runner.h"
 #include "result/summary.h"
 #include "workflows/export.h"
+#include "workflows/trust.h"
 
 extern char **environ;
 
 #define PY_TIMEOUT_S 30.0
 
-/* What an interpreter says about itself, as one JSON object. The sitecustomize it
- * imports: the one already imported at start-up; else the first on sys.path (without
- * the current folder, which is not on the path when site runs); else a new one in
- * purelib (or the first site-packages folder) that is on sys.path. */
+/* What an interpreter says about itself, as one JSON object, asked isolated and without
+ * site (-I -S): nothing of its site-packages runs (a .pth line, a sitecustomize), so
+ * site's start-up is redone here by reading, not running: the virtual environment from
+ * pyvenv.cfg beside the executable or one folder up (as site.venv), the site folders in
+ * site's order (the venv's, the user's where site would add it, the prefixes'), and the
+ * sitecustomize `import sitecustomize` would find on that path (PYTHONPATH first, as the
+ * interpreter would put it when started without -I; never the current folder) - else a new one in purelib (or the first site folder) that is on the path. */
 static const char info_py[] =
-	"import json, os, sys, site, sysconfig, importlib.util\n"
-	"purelib = sysconfig.get_paths()['purelib']\n"
-	"on_path = purelib in sys.path\n"
-	"m = sys.modules.get('sitecustomize')\n"
-	"f = getattr(m, '__file__', None) if m else None\n"
+	"import json, os, sys, site, sysconfig, importlib.machinery\n"
+	"exe_dir = os.path.dirname(os.path.abspath(sys.executable))\n"
+	"prefix = os.path.dirname(exe_dir)\n"
+	"cfg = [c for c in (os.path.join(exe_dir, 'pyvenv.cfg'), os.path.join(prefix, 'pyvenv.cfg'))\n"
+	"       if os.path.isfile(c)]\n"
+	"venv, system_site = bool(cfg), True\n"
+	"if venv:\n"
+	"    for line in open(cfg[0], encoding='utf-8'):\n"
+	"        k, eq, v = line.partition('=')\n"
+	"        if eq and k.strip().lower() == 'include-system-site-packages':\n"
+	"            system_site = v.strip().lower() == 'true'\n"
+	"    names = sysconfig.get_scheme_names()\n"
+	"    scheme = 'venv' if 'venv' in names else 'posix_prefix'\n"
+	"    purelib = sysconfig.get_paths(scheme, vars={'base': prefix, 'platbase': prefix})['purelib']\n"
+	"    prefixes = [prefix] + (list(site.PREFIXES) if system_site else [])\n"
+	"    sys.prefix = sys.exec_prefix = prefix  # as site.venv: Debian's site asks it\n"
+	"    dirs = site.getsitepackages([prefix])\n"
+	"else:\n"
+	"    prefix = sys.prefix\n"
+	"    purelib = sysconfig.get_paths()['purelib']\n"
+	"    prefixes, dirs = list(site.PREFIXES), []\n"
+	"if system_site:\n"
+	"    dirs.append(site.getusersitepackages())\n"
+	"dirs += site.getsitepackages(prefixes)\n"
+	"seen = []\n"
+	"for d in dirs:\n"
+	"    if os.path.isdir(d) and d not in seen:\n"
+	"        seen.append(d)\n"
+	"on_path = purelib in seen\n"
+	"cwd = os.getcwd()\n"
+	"pp = [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]\n"
+	"path = [p for p in pp + sys.path if p not in ('', '.', cwd)] + [d for d in seen if d not in sys.path]\n"
+	"s = importlib.machinery.PathFinder.find_spec('sitecustomize', path)\n"
+	"f = s.origin if s is not None and s.has_location else None\n"
 	"if not f:\n"
-	"    cwd = os.getcwd()\n"
-	"    sys.path[:] = [p for p in sys.path if p not in ('', '.', cwd)]\n"
-	"    s = importlib.util.find_spec('sitecustomize')\n"
-	"    f = s.origin if s is not None and s.has_location else None\n"
-	"if not f:\n"
-	"    dirs = [purelib] + list(getattr(site, 'getsitepackages', lambda: [])())\n"
-	"    for d in dirs:\n"
-	"        if d in sys.path and os.path.isdir(d):\n"
+	"    for d in [purelib] + site.getsitepackages(prefixes):\n"
+	"        if d in seen:\n"
 	"            f = os.path.join(d, 'sitecustomize.py')\n"
 	"            break\n"
-	"print(json.dumps({'executable': sys.executable, 'prefix': sys.prefix,\n"
-	"                  'venv': sys.prefix != sys.base_prefix, 'purelib': purelib,\n"
+	"print(json.dumps({'executable': sys.executable, 'prefix': prefix,\n"
+	"                  'venv': venv, 'purelib': purelib,\n"
 	"                  'purelib_on_path': on_path, 'sitecustomize': f or ''}))\n";
 
 /* Tokenize or parse argv[2] with the interpreter that will run it. "markers": print
@@ -69,26 +98,72 @@ static const char check_py[] =
 	"          file=sys.stderr)\n"
 	"    sys.exit(3)\n";
 
-/* Run `python [-I -S] -c script [a1 a2]`. On exit 0, *out is its stdout (malloc'd) and
- * NCCLTUNE_OK is returned; exit 3 is NCCLTUNE_USAGE with its stderr (one line,
- * sanitised) in `why`; anything else NCCLTUNE_ERROR with a message naming `what`. */
-static int run_python(const char *python, bool isolated, const char *script, const char *a1,
-                      const char *a2, const char *what, char **out, char *why, size_t whylen,
-                      char *err, size_t errlen)
+/* As root, an interpreter runs only when nobody else can change what it runs: the
+ * program (symlinks resolved), the folder it is named in, and a venv's pyvenv.cfg beside
+ * it or one folder up (its `home` chooses the standard library the interpreter imports,
+ * whatever -I says) must be trusted (trust.h). The program to run into exe. 0, or
+ * NCCLTUNE_USAGE with a message. */
+static int python_trusted(const char *python, char *exe, size_t len, char *err,
+                          size_t errlen)
 {
-	char *argv[8] = {NULL}, rerr[512];
+	char dir[PATH_MAX], cfg[PATH_MAX + 16], why[PATH_MAX + 256];
+	char *slash;
+
+	if (trust_which(python, exe, len, why, sizeof(why)) != 0) {
+		fs_errf(err, errlen, "cannot run %s: %s (use --python PY)", python, why);
+		return NCCLTUNE_ERROR;
+	}
+	if (geteuid() != 0)
+		return NCCLTUNE_OK;
+	snprintf(dir, sizeof(dir), "%s", exe);
+	for (int up = 0; up < 2; up++) {
+		slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+		snprintf(cfg, sizeof(cfg), "%s/pyvenv.cfg", dir[0] ? dir : "");
+		if (access(cfg, F_OK) == 0 && trust_check_path(cfg, why, sizeof(why)) != 0)
+			goto refused;
+		/* the folder the name is in: whoever may write it may swap the name */
+		if (up == 0 && trust_check_path(dir[0] ? dir : "/", why, sizeof(why)) != 0)
+			goto refused;
+	}
+	if (trust_check_path(exe, why, sizeof(why)) == 0)
+		return NCCLTUNE_OK;
+refused:
+	fs_errf(err, errlen, "%s: refused to run it as root: %s; an interpreter that another "
+	        "user can change runs their code as root: run nccltune as the interpreter's owner "
+	        "(sudo -u OWNER), or make it root's", python, why);
+	return NCCLTUNE_USAGE;
+}
+
+/* Run `python -I -S -c script [a1 a2]` (isolated: no PYTHON* variables, no current
+ * folder or user site on the path; no site: no .pth line or sitecustomize runs). On exit
+ * 0, *out is its stdout (malloc'd) and NCCLTUNE_OK is returned; exit 3 is
+ * NCCLTUNE_USAGE with *bad set and its stderr (one line, sanitised) in `why`; an
+ * interpreter root must not run is NCCLTUNE_USAGE with the message in err
+ * (python_trusted); anything else NCCLTUNE_ERROR with a message naming `what`. */
+static int run_python(const char *python, const char *script, const char *a1,
+                      const char *a2, const char *what, char **out, bool *bad, char *why,
+                      size_t whylen, char *err, size_t errlen)
+{
+	char *argv[8] = {NULL}, rerr[512], exe[PATH_MAX];
 	struct runner_request req;
 	struct runner_result res;
 	size_t n = 0;
-	int rc = NCCLTUNE_ERROR;
+	int rc;
 
 	memset(&req, 0, sizeof(req));
 	memset(&res, 0, sizeof(res));
-	argv[n++] = strdup(python);
-	if (isolated) {
-		argv[n++] = strdup("-I");
-		argv[n++] = strdup("-S");
-	}
+	*why = '\0';
+	*bad = false;
+	rc = python_trusted(python, exe, sizeof(exe), err, errlen);
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	rc = NCCLTUNE_ERROR;
+	argv[n++] = strdup(exe);
+	argv[n++] = strdup("-I");
+	argv[n++] = strdup("-S");
 	argv[n++] = strdup("-c");
 	argv[n++] = strdup(script);
 	if (a1)
@@ -117,6 +192,7 @@ static int run_python(const char *python, bool isolated, const char *script, con
 		res.err[--res.err_len] = '\0';
 	summary_sanitize(res.err ? res.err : "", why, whylen);
 	if (!res.timed_out && res.exit_status == 3) {
+		*bad = true;
 		rc = NCCLTUNE_USAGE;
 		goto out;
 	}
@@ -154,12 +230,13 @@ int python_info(const char *python, struct python_info *info, char *err, size_t 
 {
 	char *out = NULL, why[400];
 	cJSON *doc = NULL;
+	bool bad;
 	int rc;
 
 	memset(info, 0, sizeof(*info));
-	rc = run_python(python, false, info_py, NULL, NULL, "find its site-packages", &out, why,
+	rc = run_python(python, info_py, NULL, NULL, "find its site-packages", &out, &bad, why,
 	                sizeof(why), err, errlen);
-	if (rc == NCCLTUNE_USAGE) {
+	if (bad) {
 		fs_errf(err, errlen, "%s failed to find its site-packages: %s", python, why);
 		rc = NCCLTUNE_ERROR;
 	}
@@ -193,11 +270,12 @@ int python_markers(const char *python, const char *path, struct python_marker *m
                    char *err, size_t errlen)
 {
 	char *text = NULL, why[400];
-	int rc = run_python(python, true, check_py, "markers", path, "read it as Python", &text,
+	bool bad;
+	int rc = run_python(python, check_py, "markers", path, "read it as Python", &text, &bad,
 	                    why, sizeof(why), err, errlen);
 
 	*n = 0;
-	if (rc == NCCLTUNE_USAGE)
+	if (bad)
 		fs_errf(err, errlen, "%s:%s%s not valid Python for %s, so nccltune does not edit it; "
 		        "fix it first", path, why, *why ? ";" : "", python);
 	if (rc != NCCLTUNE_OK)
@@ -231,6 +309,7 @@ int python_parses(const char *python, const char *text, size_t len, const char *
 {
 	const char *tmpdir = getenv("TMPDIR");
 	char path[PATH_MAX], *out = NULL, why[400];
+	bool bad;
 	size_t done = 0;
 	int fd, rc = NCCLTUNE_ERROR;
 
@@ -254,9 +333,9 @@ int python_parses(const char *python, const char *text, size_t len, const char *
 		}
 		done += (size_t)w;
 	}
-	rc = run_python(python, true, check_py, "parse", path, "parse the new text", &out, why,
+	rc = run_python(python, check_py, "parse", path, "parse the new text", &out, &bad, why,
 	                sizeof(why), err, errlen);
-	if (rc == NCCLTUNE_USAGE)
+	if (bad)
 		fs_errf(err, errlen, "%s: with nccltune's block in place the file would not be valid "
 		        "Python for %s (line %s); are its marker lines inside brackets or a "
 		        "statement? nothing changed", shown, python, why);

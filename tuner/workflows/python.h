@@ -22,8 +22,12 @@ struct python_info {
 	                              * (see python.c); "" when there is no place for one */
 };
 
-/* Ask `python` (run as given; "python3" is found in PATH). Returns NCCLTUNE_OK, or
- * NCCLTUNE_ERROR with a message naming the interpreter. */
+/* Ask `python` (run as given; "python3" is found in PATH), isolated and without site
+ * (-I -S; python.c redoes site's layout by reading pyvenv.cfg). Returns NCCLTUNE_OK;
+ * NCCLTUNE_USAGE when running as root and another user can change the interpreter, its
+ * folder or its venv's pyvenv.cfg (not run); NCCLTUNE_ERROR with a message naming the
+ * interpreter. python_markers and python_parses refuse such an interpreter the same
+ * way. */
 int python_info(const char *python, struct python_info *info, char *err, size_t errlen);
 
 /* A marker line as the tokenizer saw it: 1-based line, 0-based column, begin or end. */

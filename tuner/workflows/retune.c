@@ -16,7 +16,16 @@
  * `current` relinked to it atomically and `previous` to the old session. The variables
  * the old session had pinned from its environment must be set the same way here (the
  * unit's Environment=), or the re-tune is refused: it would measure another machine.
- * The session itself is run by the session stage, through `tune`. */
+ * The session itself is run by the session stage, through `tune`.
+ *
+ * Trust: a re-tune runs (often as root) the probe a journal records and installs what a
+ * session folder holds, so STATE and every folder on the way to it, STATE/sessions and
+ * the session in use (and the folders on the way to it) must be changeable by nobody but
+ * root and the caller (workflows/trust.h), the lock and the links are opened from
+ * STATE's descriptor without following links, and the session's journal is opened once,
+ * checked and read from that descriptor. --init validates a session exactly as every
+ * later re-tune does (session_open). The new session and the links change as one step:
+ * the links first, then the install; when the install fails the links go back. */
 #include "workflows/retune.h"
 
 #include <cjson/cJSON.h>
@@ -34,113 +43,125 @@
 #include "result/summary.h"
 #include "workflows/check.h"
 #include "workflows/export.h"
+#include "workflows/trust.h"
 
 #define HEADER_MAX (16u << 20)   /* the journal's first line */
 
-/* Point `link` at `target` atomically: a new symlink renamed over the old one, then the
- * folder synced. */
-static int link_atomic(const char *target, const char *link, char *err, size_t errlen)
+/* Point STATE/name (dirfd: STATE, `state` its path for messages) at `target`
+ * atomically: a new symlink renamed over the old one, then the folder synced. */
+static int link_atomic(int dirfd, const char *state, const char *target, const char *name,
+                       char *err, size_t errlen)
 {
-	char tmp[PATH_MAX + 16], dir[PATH_MAX];
-	char *slash;
-	int fd;
+	char tmp[64];
 
-	snprintf(tmp, sizeof tmp, "%s.new", link);
-	if (unlink(tmp) != 0 && errno != ENOENT)
-		return fs_errf(err, errlen, "%s: cannot remove it: %s", tmp, strerror(errno));
-	if (symlink(target, tmp) != 0)
-		return fs_errf(err, errlen, "%s: cannot create a link to %s: %s", tmp, target,
+	snprintf(tmp, sizeof tmp, "%s.new", name);
+	if (unlinkat(dirfd, tmp, 0) != 0 && errno != ENOENT)
+		return fs_errf(err, errlen, "%s/%s: cannot remove it: %s", state, tmp,
 		               strerror(errno));
-	if (rename(tmp, link) != 0) {
-		fs_errf(err, errlen, "%s: cannot replace it: %s", link, strerror(errno));
-		unlink(tmp);
+	if (symlinkat(target, dirfd, tmp) != 0)
+		return fs_errf(err, errlen, "%s/%s: cannot create a link to %s: %s", state, tmp,
+		               target, strerror(errno));
+	if (renameat(dirfd, tmp, dirfd, name) != 0) {
+		fs_errf(err, errlen, "%s/%s: cannot replace it: %s", state, name, strerror(errno));
+		(void)unlinkat(dirfd, tmp, 0);
 		return -1;
 	}
-	snprintf(dir, sizeof dir, "%s", link);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
+	(void)fsync(dirfd);
 	return 0;
 }
 
-/* Take STATE/lock (never waiting): *fd holds it until closed. */
-static int lock_state(const char *state, int *fd, char *err, size_t errlen)
+/* STATE/name's target into buf; 1 when it is a link, 0 when there is none, -1 with a
+ * message for anything else there. */
+static int link_read(int dirfd, const char *state, const char *name, char *buf, size_t len,
+                     char *err, size_t errlen)
 {
-	char path[PATH_MAX + 16];
+	struct stat st;
+	ssize_t n;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : fs_errf(err, errlen, "%s/%s: %s", state, name,
+		                                     strerror(errno));
+	if (!S_ISLNK(st.st_mode))
+		return fs_errf(err, errlen, "%s/%s: not a symlink", state, name);
+	n = readlinkat(dirfd, name, buf, len - 1);
+	if (n <= 0 || (size_t)n >= len - 1)
+		return fs_errf(err, errlen, "%s/%s: unreadable link", state, name);
+	buf[n] = '\0';
+	return 1;
+}
+
+/* Take STATE/lock (never waiting), opened from STATE's descriptor without following a
+ * link and created only as a new file: *fd holds it until closed. */
+static int lock_state(int dirfd, const char *state, int *fd, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 16], why[PATH_MAX + 256];
+	struct stat st;
 
 	snprintf(path, sizeof path, "%s/lock", state);
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	*fd = openat(dirfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	             0600);
 	if (*fd < 0)
-		return fs_errf(err, errlen, "%s: cannot open it: %s", path, strerror(errno));
+		return fs_errf(err, errlen, "%s: cannot open it: %s", path, errno == ELOOP
+		               ? "a symbolic link (refused: the lock must be a file of the state "
+		               "folder)" : strerror(errno));
+	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    (st.st_uid != 0 && st.st_uid != geteuid())) {
+		fs_errf(why, sizeof why, "%s: not a plain file of root's or yours with one name "
+		        "(refused)", path);
+		fs_errf(err, errlen, "%s", why);
+		goto fail;
+	}
 	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
 		fs_errf(err, errlen, "%s: %s", path, errno == EWOULDBLOCK
 		        ? "held by another nccltune retune of this state folder; nothing done"
 		        : strerror(errno));
-		close(*fd);
-		*fd = -1;
-		return -1;
+		goto fail;
 	}
 	return 0;
+fail:
+	close(*fd);
+	*fd = -1;
+	return -1;
 }
 
-static int init_state(const char *state, const char *from, FILE *out, char *err,
-                      size_t errlen)
+/* STATE opened as a trusted folder (trust.h), with STATE/sessions in it trusted too.
+ * A descriptor, or -1 with a message. */
+static int state_open(const char *state, char *err, size_t errlen)
 {
-	char real[PATH_MAX], dir[PATH_MAX + 16], cur[PATH_MAX + 16];
-	struct summary *s = NULL;
-	struct stat st;
-	int rc = NCCLTUNE_USAGE;
+	char why[PATH_MAX + 256], sessions[PATH_MAX + 16];
+	int fd = trust_open_dir(state, why, sizeof why), sfd = -1;
 
-	if (!realpath(from, real)) {
-		fs_errf(err, errlen, "--from %s: %s", from, strerror(errno));
-		return NCCLTUNE_USAGE;
+	snprintf(sessions, sizeof sessions, "%s/sessions", state);
+	if (fd >= 0 && faccessat(fd, "sessions", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (sfd = trust_open_dir(sessions, why, sizeof why)) < 0) {
+		close(fd);
+		fd = -1;
 	}
-	if (summary_load(real, SUMMARY_JOURNAL, &s, err, errlen) < 0)
-		return NCCLTUNE_USAGE;
-	if (!s->fp.present || !s->probe_argv) {
-		fs_errf(err, errlen, "--from %s: the session records no %s, so a re-tune could not "
-		        "compare or repeat it", real, s->fp.present ? "probe" : "fingerprint");
-		goto out;
-	}
-	snprintf(dir, sizeof dir, "%s/sessions", state);
-	snprintf(cur, sizeof cur, "%s/current", state);
-	rc = NCCLTUNE_ERROR;
-	if (fs_mkdirs(dir, err, errlen) != 0)
-		goto out;
-	if (lstat(cur, &st) == 0) {
-		fs_errf(err, errlen, "%s exists already; a state folder is initialised once (remove "
-		        "the link to start over)", cur);
-		rc = NCCLTUNE_USAGE;
-		goto out;
-	}
-	if (link_atomic(real, cur, err, errlen) != 0)
-		goto out;
-	fprintf(out, "retune: %s -> %s%s\n", cur, real,
-	        s->model ? " (a MODEL session: its re-tunes are never installed)" : "");
-	rc = NCCLTUNE_OK;
-out:
-	summary_destroy(s);
-	return rc;
+	if (sfd >= 0)
+		close(sfd);
+	if (fd < 0)
+		fs_errf(err, errlen, "%s: refused: %s; a re-tune runs the probe a session records "
+		        "and installs its result, so the state folder, its sessions and every folder "
+		        "on the way must be changeable by nobody but root and you (chown root, chmod "
+		        "go-w)", state, why);
+	return fd;
 }
 
-/* The first line of SESSION/journal.jsonl, parsed: the session's recorded settings. */
-static cJSON *read_header(const char *session, char *err, size_t errlen)
+static char *probe_command(const cJSON *h, char *err, size_t errlen);
+
+/* The first line of the journal (fd, read here and closed), parsed; NULL with a message
+ * unless it is a session header with its probe, space and workload. */
+static cJSON *read_header(int fd, const char *path, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 32], *line = NULL;
+	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	cJSON *h = NULL;
-	FILE *f;
+	FILE *f = fdopen(fd, "r");
 
-	snprintf(path, sizeof path, "%s/journal.jsonl", session);
-	f = fopen(path, "r");
 	if (!f) {
 		fs_errf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	n = getline(&line, &cap, f);
@@ -158,6 +179,118 @@ static cJSON *read_header(const char *session, char *err, size_t errlen)
 	free(line);
 	fclose(f);
 	return h;
+}
+
+/* The program a recorded probe command starts must be trusted like the session: a
+ * probe that another user can replace runs their code. 0, or -1 with a message. */
+static int probe_trusted(const cJSON *h, char *err, size_t errlen)
+{
+	const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(h, "probe"), 0);
+	char prog[PATH_MAX], why[PATH_MAX + 256], *moved;
+	int rc;
+
+	if (!cJSON_IsString(w))
+		return fs_errf(err, errlen, "the recorded probe is empty");
+	moved = check_relocate_tool(w->valuestring);
+	rc = trust_which(moved ? moved : w->valuestring, prog, sizeof prog, why, sizeof why);
+	if (rc == 0)
+		rc = trust_check_path(prog, why, sizeof why);
+	free(moved);
+	if (rc != 0)
+		return fs_errf(err, errlen, "the recorded probe: %s; a re-tune runs it, so it must "
+		               "be changeable by nobody but root and you", why);
+	return 0;
+}
+
+/* The one validation of a session for --init and for every re-tune: the folder (real
+ * path) and the folders on the way trusted, its journal opened once from that folder
+ * without following a link, the header read from that descriptor with a probe that can
+ * be run and is trusted, and the session as check reads it with a saved fingerprint.
+ * Returns the header (caller deletes; *model: a model's session, when model is not
+ * NULL), or NULL with a message (NCCLTUNE_USAGE). */
+static cJSON *session_open(const char *real, bool *model, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 512], path[PATH_MAX + 32];
+	struct summary *s = NULL;
+	cJSON *h = NULL;
+	char *probe = NULL;
+	int dfd, fd = -1;
+
+	snprintf(path, sizeof path, "%s/journal.jsonl", real);
+	dfd = trust_open_dir(real, why, sizeof why);
+	if (dfd >= 0)
+		fd = trust_open_file(dfd, real, "journal.jsonl", why, sizeof why);
+	if (dfd >= 0)
+		close(dfd);
+	if (fd < 0) {
+		fs_errf(err, errlen, "%s: refused: %s; a re-tune runs the probe command the "
+		        "session's journal records, so the session folder and every folder on the way "
+		        "must be changeable by nobody but root and you (copy the session into a folder "
+		        "of yours, e.g. STATE/sessions, and --init from there)", real, why);
+		return NULL;
+	}
+	h = read_header(fd, path, err, errlen);
+	if (!h || !(probe = probe_command(h, err, errlen)) || probe_trusted(h, err, errlen) != 0)
+		goto fail;
+	if (summary_load(real, SUMMARY_JOURNAL | SUMMARY_PARTIAL, &s, err, errlen) < 0)
+		goto fail;
+	if (!s->fp.present || !s->probe_argv) {
+		fs_errf(err, errlen, "%s: the session records no %s, so a re-tune could not compare "
+		        "or repeat it", real, s->fp.present ? "probe" : "fingerprint");
+		goto fail;
+	}
+	if (model)
+		*model = s->model != NULL;
+	summary_destroy(s);
+	free(probe);
+	return h;
+fail:
+	summary_destroy(s);
+	free(probe);
+	cJSON_Delete(h);
+	return NULL;
+}
+
+static int init_state(const char *state, const char *from, FILE *out, char *err,
+                      size_t errlen)
+{
+	char real[PATH_MAX], dir[PATH_MAX + 16];
+	struct stat st;
+	bool model = false;
+	cJSON *h = NULL;
+	int sfd = -1, rc = NCCLTUNE_USAGE;
+
+	if (!realpath(from, real)) {
+		fs_errf(err, errlen, "--from %s: %s", from, strerror(errno));
+		return NCCLTUNE_USAGE;
+	}
+	h = session_open(real, &model, err, errlen);
+	if (!h)
+		goto out;
+	snprintf(dir, sizeof dir, "%s/sessions", state);
+	rc = NCCLTUNE_ERROR;
+	if (fs_mkdirs(dir, err, errlen) != 0)
+		goto out;
+	rc = NCCLTUNE_USAGE;
+	sfd = state_open(state, err, errlen);
+	if (sfd < 0)
+		goto out;
+	if (fstatat(sfd, "current", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		fs_errf(err, errlen, "%s/current exists already; a state folder is initialised once "
+		        "(remove the link to start over)", state);
+		goto out;
+	}
+	rc = NCCLTUNE_ERROR;
+	if (link_atomic(sfd, state, real, "current", err, errlen) != 0)
+		goto out;
+	fprintf(out, "retune: %s/current -> %s%s\n", state, real,
+	        model ? " (a MODEL session: its re-tunes are never installed)" : "");
+	rc = NCCLTUNE_OK;
+out:
+	cJSON_Delete(h);
+	if (sfd >= 0)
+		close(sfd);
+	return rc;
 }
 
 /* The recorded probe as one command line, each word single-quoted; nccltune's own probe
@@ -264,10 +397,10 @@ static int write_inputs(const cJSON *h, const char *dir, char *space, char *work
 	return rc;
 }
 
-/* A new folder STATE/sessions/<UTC time>[-N] into dir (created), its name relative to
- * STATE into rel. */
-static int new_session_dir(const char *state, char *dir, size_t len, char *rel, size_t rlen,
-                           char *err, size_t errlen)
+/* A new folder STATE/sessions/<UTC time>[-N] (created from STATE's descriptor) into
+ * dir, its name relative to STATE into rel. */
+static int new_session_dir(int sfd, const char *state, char *dir, size_t len, char *rel,
+                           size_t rlen, char *err, size_t errlen)
 {
 	char stamp[32];
 	time_t t = time(NULL);
@@ -281,7 +414,7 @@ static int new_session_dir(const char *state, char *dir, size_t len, char *rel, 
 		else
 			snprintf(rel, rlen, "sessions/%s-%d", stamp, i);
 		snprintf(dir, len, "%s/%s", state, rel);
-		if (mkdir(dir, 0755) == 0)
+		if (mkdirat(sfd, rel, 0755) == 0)
 			return 0;
 		if (errno != EEXIST)
 			return fs_errf(err, errlen, "%s: cannot create it: %s", dir, strerror(errno));
@@ -365,35 +498,87 @@ static int deploy(const char *dir, const struct nccltune_retune_options *o, FILE
 	return rc;
 }
 
+/* Point current at rel and previous at old (current's target) before the install, so
+ * that a link that cannot be replaced fails before anything is installed; *prev_had
+ * and prev (previous's old target) let relink_undo put both back. */
+static int relink(int sfd, const char *state, const char *old, const char *rel, char *prev,
+                  size_t plen, int *prev_had, char *err, size_t errlen)
+{
+	char e[256];
+
+	*prev_had = link_read(sfd, state, "previous", prev, plen, err, errlen);
+	if (*prev_had < 0 || link_atomic(sfd, state, old, "previous", err, errlen) != 0)
+		return -1;
+	if (link_atomic(sfd, state, rel, "current", err, errlen) == 0)
+		return 0;
+	if (*prev_had ? link_atomic(sfd, state, prev, "previous", e, sizeof e) != 0
+	              : unlinkat(sfd, "previous", 0) != 0) {
+		size_t n = strlen(err);
+
+		snprintf(err + n, errlen - n, "; and %s/previous could not be put back", state);
+	}
+	return -1;
+}
+
+/* Undo relink after a failed install: current back to old, previous as it was. Says on
+ * err (after its message) what could not be put back. */
+static void relink_undo(int sfd, const char *state, const char *old, const char *prev,
+                        int prev_had, char *err, size_t errlen)
+{
+	char e[512];
+	size_t n = strlen(err);
+
+	if (link_atomic(sfd, state, old, "current", e, sizeof e) != 0)
+		snprintf(err + n, errlen - n, "; and %s/current could not be put back to %s: %s",
+		         state, old, e);
+	else if (prev_had ? link_atomic(sfd, state, prev, "previous", e, sizeof e) != 0
+	                  : unlinkat(sfd, "previous", 0) != 0)
+		snprintf(err + n, errlen - n, "; and %s/previous could not be put back", state);
+	else
+		snprintf(err + n, errlen - n, "; %s/current still points at %s", state, old);
+}
+
 int retune_run(const char *state, const struct nccltune_retune_options *o,
                retune_tune_fn tune, FILE *out, char *err, size_t errlen)
 {
-	char cur[PATH_MAX + 16], prev[PATH_MAX + 16], old[PATH_MAX], real[PATH_MAX];
+	char old[PATH_MAX], prev[PATH_MAX], real[PATH_MAX], target[2 * PATH_MAX + 2];
 	char dir[PATH_MAX], rel[128];
 	cJSON *h = NULL;
-	struct stat st;
-	ssize_t n;
-	int fd = -1, rc;
+	int fd = -1, sfd, rc = NCCLTUNE_USAGE, prev_had = 0, has;
 
 	if (o->init_from)
 		return init_state(state, o->init_from, out, err, errlen);
-	snprintf(cur, sizeof cur, "%s/current", state);
-	snprintf(prev, sizeof prev, "%s/previous", state);
-	if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) {
-		fs_errf(err, errlen, "%s: %s; create it with nccltune retune --init %s --from SESSION "
-		        "(the session whose result is in use)", cur,
-		        lstat(cur, &st) != 0 ? "missing" : "not a symlink", state);
+	if (access(state, F_OK) != 0 && errno == ENOENT) {
+		sfd = -1;
+		has = 0;
+	} else if ((sfd = state_open(state, err, errlen)) < 0) {
 		return NCCLTUNE_USAGE;
+	} else {
+		has = link_read(sfd, state, "current", old, sizeof old, err, errlen);
 	}
-	if (lock_state(state, &fd, err, errlen) != 0)
-		return NCCLTUNE_ERROR;
-	n = readlink(cur, old, sizeof old - 1);
-	if (n <= 0 || !realpath(cur, real)) {
-		fs_errf(err, errlen, "%s: a link to nothing (%s)", cur, strerror(errno));
+	if (has <= 0) {
+		char e[PATH_MAX + 64];
+
+		snprintf(e, sizeof e, "%s", has == 0 ? "missing" : "not a symlink");
+		fs_errf(err, errlen, "%s/current: %s; create it with nccltune retune --init %s --from "
+		        "SESSION (the session whose result is in use)", state, e, state);
+		goto out;
+	}
+	rc = NCCLTUNE_ERROR;
+	if (lock_state(sfd, state, &fd, err, errlen) != 0)
+		goto out;
+	snprintf(target, sizeof target, "%s%s%s", old[0] == '/' ? "" : state,
+	         old[0] == '/' ? "" : "/", old);
+	if (!realpath(target, real)) {
+		fs_errf(err, errlen, "%s/current: a link to nothing (%s)", state, strerror(errno));
 		rc = NCCLTUNE_USAGE;
 		goto out;
 	}
-	old[n] = '\0';
+	/* the session in use, validated as --init did, before its probe runs */
+	rc = NCCLTUNE_USAGE;
+	h = session_open(real, NULL, err, errlen);
+	if (!h)
+		goto out;
 	rc = nccltune_check(real, NULL, out, err, errlen);
 	if (rc == NCCLTUNE_OK) {
 		fprintf(out, "retune: %s is still the machine %s tuned: nothing to do\n", state, real);
@@ -401,12 +586,11 @@ int retune_run(const char *state, const struct nccltune_retune_options *o,
 	}
 	if (rc != NCCLTUNE_CHANGED)
 		goto out;   /* cannot measure (1) or a bad session (2): nothing changes */
-	h = read_header(real, err, errlen);
 	rc = NCCLTUNE_USAGE;
-	if (!h || check_pins(h, real, err, errlen) != 0)
+	if (check_pins(h, real, err, errlen) != 0)
 		goto out;
 	rc = NCCLTUNE_ERROR;
-	if (new_session_dir(state, dir, sizeof dir, rel, sizeof rel, err, errlen) != 0)
+	if (new_session_dir(sfd, state, dir, sizeof dir, rel, sizeof rel, err, errlen) != 0)
 		goto out;
 	fprintf(out, "retune: the machine changed: re-tuning into %s with the probe, space and "
 	        "workload of %s, warm-started from it\n", dir, real);
@@ -414,18 +598,24 @@ int retune_run(const char *state, const struct nccltune_retune_options *o,
 	rc = run_job(h, real, dir, o, tune, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;   /* current stays; the folder is left to look at (or resume) */
-	rc = deploy(dir, o, out, err, errlen);
-	if (rc != NCCLTUNE_OK)
-		goto out;
+	/* one step: the links first (a link that cannot be replaced stops it before anything
+	 * is installed), then the install; a failed install puts the links back */
 	rc = NCCLTUNE_ERROR;
-	if (link_atomic(old, prev, err, errlen) != 0 || link_atomic(rel, cur, err, errlen) != 0)
+	if (relink(sfd, state, old, rel, prev, sizeof prev, &prev_had, err, errlen) != 0)
 		goto out;
-	fprintf(out, "retune: %s -> %s, previous -> %s; restart the server to use it (NCCL reads "
-	        "its variables once per process)\n", cur, rel, old);
+	rc = deploy(dir, o, out, err, errlen);
+	if (rc != NCCLTUNE_OK) {
+		relink_undo(sfd, state, old, prev, prev_had, err, errlen);
+		goto out;
+	}
+	fprintf(out, "retune: %s/current -> %s, previous -> %s; restart the server to use it "
+	        "(NCCL reads its variables once per process)\n", state, rel, old);
 	rc = NCCLTUNE_OK;
 out:
 	cJSON_Delete(h);
 	if (fd >= 0)
 		close(fd);
+	if (sfd >= 0)
+		close(sfd);
 	return rc;
 }
