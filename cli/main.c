@@ -1,48 +1,22 @@
-/* main.c - the `nccltune` command: parse options and call libnccltune's public API.
+/* main.c - the `nccltune` command: its tables and commands, over libnccltune's public API.
  *
- * Table-driven: one table of subcommands, one option table per subcommand; the same
- * tables drive getopt_long and generate --help, so the help can't miss an option.
- * Exit codes are enum nccltune_status (listed by --help). */
+ * Table-driven: one table of subcommands, one option table per subcommand (cli.h has
+ * their rows); the same tables drive getopt_long (options.c) and generate --help and the
+ * man page (help.c), so no help can miss an option. Exit codes are enum
+ * nccltune_status. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "nccltune.h"
 #include "nccltune_config.h"
-
-enum opt_id {
-	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE, O_GUARD,
-	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
-	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL,
-	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE, O_COMPUTE, O_WINDOW,
-	O_END   /* one past the last: sizes the tables below */
-};
-
-/* Options that may be given more than once; every occurrence is kept, in order. */
-static const int repeatable[] = {O_TRY, O_TRY_FILE};
-
-struct opt {
-	const char *name;
-	int has_arg;            /* no_argument, required_argument, optional_argument */
-	const char *metavar;
-	int id;
-	const char *help;
-};
-
-struct command {
-	const char *name;
-	const char *operands;   /* synopsis after the options */
-	const char *summary;
-	const struct opt *opts;
-	int (*fn)(const struct command *cmd, int argc, char **argv);
-};
 
 static const struct opt run_opts[] = {
 	{"probe", required_argument, "CMD", O_PROBE,
@@ -185,263 +159,6 @@ static const struct command commands[] = {
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
-/* The exit codes, and the commands that return each ("" for every command). */
-static const struct { int code; const char *meaning; const char *commands; } exit_codes[] = {
-	{NCCLTUNE_OK, "success", ""},
-	{NCCLTUNE_OK, "the machine is unchanged", " check "},
-	{NCCLTUNE_OK, "nothing to do, or re-tuned", " retune "},
-	{NCCLTUNE_ERROR, "runtime failure: I/O, a probe that cannot be started or finds no "
-	 "usable GPU, a folder in use by another nccltune", ""},
-	{NCCLTUNE_ERROR, "cannot measure: the probe fails, or sees no GPU where the session "
-	 "had some", " check retune "},
-	{NCCLTUNE_USAGE, "bad input: options, space, workload, results or journal files; a "
-	 "probe that refuses its command line; a folder that is not yours alone", ""},
-	{NCCLTUNE_CHANGED, "the machine's fingerprint changed (driver, CUDA, NCCL, GPUs or "
-	 "links)", " check "},
-	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration",
-	 " run "},
-	{NCCLTUNE_INTERRUPTED, "interrupted (SIGINT/SIGTERM); resume with nccltune run "
-	 "--resume DIR", " run retune "},
-};
-
-/* Does exit code row i apply to command name (NULL: to any)? */
-static bool exit_code_of(size_t i, const char *name)
-{
-	char word[32];
-
-	if (!name || !exit_codes[i].commands[0])
-		return true;
-	snprintf(word, sizeof word, " %s ", name);
-	return strstr(exit_codes[i].commands, word) != NULL;
-}
-
-static void print_wrapped_at(FILE *f, const char *text, size_t indent);
-
-/* The exit codes command name returns (NULL: all of them). */
-static void print_exit_codes(FILE *f, const char *name)
-{
-	int last = -1;
-
-	fputs("\nExit codes:\n", f);
-	for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++) {
-		char text[512];
-
-		if (!exit_code_of(i, name))
-			continue;
-		/* a row for some commands only says which, in the list of all */
-		if (!name && exit_codes[i].commands[0]) {
-			size_t k = 0;
-
-			for (const char *c = exit_codes[i].commands + 1; c[1] && k + 3 < sizeof text; c++)
-				if (*c != ' ')
-					text[k++] = *c;
-				else if (k + 3 < sizeof text) {
-					text[k++] = ',';
-					text[k++] = ' ';
-				}
-			snprintf(text + k, sizeof text - k, ": %s", exit_codes[i].meaning);
-		} else
-			snprintf(text, sizeof text, "%s", exit_codes[i].meaning);
-		if (exit_codes[i].code == last)
-			fputs("       ", f);
-		else
-			fprintf(f, "  %3d  ", exit_codes[i].code);
-		last = exit_codes[i].code;
-		print_wrapped_at(f, text, 7);
-	}
-}
-
-static void print_formats(FILE *f)
-{
-	for (size_t i = 0; nccltune_export_formats[i]; i++)
-		fprintf(f, "%s%s", i ? ", " : "", nccltune_export_formats[i]);
-}
-
-/* Print text from column indent (the cursor is there), wrapped at 79 columns. */
-static void print_wrapped_at(FILE *f, const char *text, size_t indent)
-{
-	const size_t width = 79;
-	size_t col = indent;
-	bool line_start = true;
-	const char *p = text;
-
-	while (*p) {
-		const char *sp = strchr(p, ' ');
-		size_t wl = sp ? (size_t)(sp - p) : strlen(p);
-
-		if (!line_start && col + 1 + wl > width) {
-			fprintf(f, "\n%*s", (int)indent, "");
-			col = indent;
-			line_start = true;
-		}
-		if (!line_start) {
-			fputc(' ', f);
-			col++;
-		}
-		fprintf(f, "%.*s", (int)wl, p);
-		col += wl;
-		line_start = false;
-		p += wl;
-		while (*p == ' ')
-			p++;
-	}
-	fputc('\n', f);
-}
-
-/* The help text of option o of command cmd, into buf: its row's, or for those built
- * from a list (export's formats, the built-in models) the list. */
-static const char *option_text(const struct command *cmd, const struct opt *o, char *buf,
-                               size_t len)
-{
-	size_t used = 0;
-
-	if (o->id == O_FORMAT && !o->help) {
-		int k = snprintf(buf, len, "what to print: ");
-
-		used = k > 0 ? (size_t)k : 0;
-		for (size_t i = 0; nccltune_export_formats[i] && used < len; i++) {
-			k = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-			             nccltune_export_formats[i]);
-			used += k > 0 ? (size_t)k : 0;
-		}
-		if (used < len)
-			snprintf(buf + used, len - used, "; with --install: pth (the default), "
-			         "sitecustomize or nccl-conf");
-		return buf;
-	}
-	if (o->id == O_MODEL) {
-		snprintf(buf, len, "%s; built in: %s, or a model FILE", o->help, NCCLTUNE_MODELS);
-		return buf;
-	}
-	(void)cmd;
-	return o->help;
-}
-
-static void print_option(FILE *f, const struct command *cmd, const struct opt *o)
-{
-	char left[64], text[1024];
-
-	if (o->has_arg == required_argument)
-		snprintf(left, sizeof left, "--%s %s", o->name, o->metavar);
-	else if (o->has_arg == optional_argument)
-		snprintf(left, sizeof left, "--%s [%s]", o->name, o->metavar);
-	else
-		snprintf(left, sizeof left, "--%s", o->name);
-	fprintf(f, "  %-24s ", left);
-	print_wrapped_at(f, option_text(cmd, o, text, sizeof text), 27);
-}
-
-static void command_help(const struct command *cmd, FILE *f)
-{
-	char summary[512];
-
-	snprintf(summary, sizeof summary, "%s.", cmd->summary);
-	fprintf(f, "Usage: nccltune %s [OPTIONS] %s\n", cmd->name, cmd->operands);
-	print_wrapped_at(f, summary, 0);
-	fputs("\nOptions:\n", f);
-	for (const struct opt *o = cmd->opts; o->name; o++)
-		print_option(f, cmd, o);
-	if (cmd->fn == cmd_run)
-		fputs("\nWith neither --probe nor --model, nccltune tunes the real GPUs with\n"
-		      "nccltune-probe when a GPU is visible (a /dev/nvidia* node or nvidia-smi -L);\n"
-		      "otherwise it says so loudly and tunes the built-in MODEL pcie-gen5-8gpu, a\n"
-		      "stand-in labelled MODEL in every output, never a measurement.\n"
-		      "--workload and --bytes/--ops/--dtype are exclusive; so are --probe and --model.\n"
-		      "Variables already set in your environment that the space searches or fixes\n"
-		      "are pinned: passed through, never overridden, dropped from the search.\n"
-		      "A --try outside the space (a variable it does not search, a value that is\n"
-		      "not one of its levels) runs with exactly its variables; it may win.\n",
-		      f);
-	print_exit_codes(f, cmd->name);
-}
-
-static void main_help(FILE *f)
-{
-	fprintf(f, "Usage: nccltune COMMAND [OPTIONS] ...\n"
-	        "Tune NCCL's small all-reduce latency: run a probe per configuration, prune what\n"
-	        "crashes, hangs or computes wrong sums, and export the fastest environment.\n\n"
-	        "Commands (nccltune COMMAND --help: the command's options):\n");
-	for (const struct command *c = commands; c->name; c++) {
-		fprintf(f, "  %-9s ", c->name);
-		print_wrapped_at(f, c->summary, 12);
-	}
-	fputs("\nGlobal options:\n  --help, -h               this help\n"
-	      "  --version                the version\n", f);
-	fputs("\nExamples:\n  nccltune run --budget 60\n"
-	      "  nccltune run --model pcie-gen5-8gpu --budget 40 --out model-demo\n"
-	      "  nccltune run --resume model-demo\n"
-	      "  nccltune show model-demo\n"
-	      "  nccltune export --install --python /opt/venv/bin/python SESSION_DIR\n"
-	      "  nccltune retune --init /var/lib/nccltune --from SESSION_DIR\n", f);
-	print_exit_codes(f, NULL);
-}
-
-/* A usage error: "nccltune CMD: MESSAGE" and the help hint on stderr; the message is
- * also kept in keep (when not NULL) for --json. Returns NCCLTUNE_USAGE. */
-static int usage_verror(const struct command *cmd, char *keep, size_t keeplen, const char *fmt,
-                        va_list ap)
-{
-	va_list again;
-
-	va_copy(again, ap);
-	fprintf(stderr, "nccltune%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\nTry 'nccltune %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
-	if (keep && keeplen)
-		vsnprintf(keep, keeplen, fmt, again);
-	va_end(again);
-	return NCCLTUNE_USAGE;
-}
-
-static int usage_error(const struct command *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_error(const struct command *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = usage_verror(cmd, NULL, 0, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* Edit distance of a and b (at most 63 characters each; longer ones are far). */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[64], prev, cur;
-
-	if (la > 63 || lb > 63)
-		return 64;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev + (a[i - 1] != b[j - 1]);
-
-			cur = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
-			prev = row[j];
-			row[j] = sub < cur ? sub : cur;
-		}
-	}
-	return row[lb];
-}
-
-/* How far word is from name for "did you mean": the edit distance, or 1 when one is a
- * prefix of the other (at least 2 characters); "did you mean" is offered up to 2. */
-static size_t name_distance(const char *word, const char *name)
-{
-	size_t d = edit_distance(word, name), wl = strlen(word), nl = strlen(name);
-
-	if (d > 1 && ((wl >= 2 && strncmp(name, word, wl) == 0) ||
-	              (nl >= 2 && strncmp(word, name, nl) == 0)))
-		d = 1;
-	return d;
-}
-
 /* Strict integer parsing: the whole string, within [lo, hi]. */
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
@@ -492,158 +209,6 @@ static int parse_duration(const char *s, double *out)
 	*out = total;
 	return 0;
 }
-
-/* getopt_long's table from ours. */
-static void long_options(const struct opt *opts, struct option *lo, size_t max)
-{
-	size_t n = 0;
-
-	for (const struct opt *o = opts; o->name && n + 1 < max; o++, n++) {
-		lo[n].name = o->name;
-		lo[n].has_arg = o->has_arg;
-		lo[n].flag = NULL;
-		lo[n].val = o->id;
-	}
-	memset(&lo[n], 0, sizeof lo[n]);
-}
-
-static const char *opt_name(const struct opt *opts, int id)
-{
-	for (const struct opt *o = opts; o->name; o++)
-		if (o->id == id)
-			return o->name;
-	return "?";
-}
-
-/* The options of one command line: values by id (the last occurrence wins) and how
- * often each was given. */
-struct parsed {
-	const char *val[O_END - O_HELP];
-	int given[O_END - O_HELP];
-	int first_operand;
-	struct { int id; const char *val; } seq[64];   /* repeatable options, in order */
-	int nseq;
-	char err[1024];         /* the last usage error's message, for --json */
-};
-
-static int parsed_error(const struct command *cmd, struct parsed *p, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* A usage error of the command line p (its message kept in p->err). */
-static int parsed_error(const struct command *cmd, struct parsed *p, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = usage_verror(cmd, p->err, sizeof p->err, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* An option given by another name than its own: getopt_long takes any unambiguous
- * prefix ("--bud" for --budget) and says nothing, so a typo can silently set the wrong
- * option. Every "--NAME" (up to '=') must be an option's whole name; a required value
- * given as the next word is skipped, and "--" ends the options. Returns 0, or -1 after
- * a usage error naming the word and the option it is nearest to. */
-static int exact_names(const struct command *cmd, int argc, char **argv, struct parsed *p)
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const struct opt *hit = NULL, *near;
-		size_t len;
-
-		if (strcmp(a, "--") == 0)
-			break;
-		if (strncmp(a, "--", 2) != 0 || !a[2])
-			continue;
-		len = strcspn(a + 2, "=");
-		for (const struct opt *o = cmd->opts; o->name && !hit; o++)
-			if (strlen(o->name) == len && strncmp(o->name, a + 2, len) == 0)
-				hit = o;
-		if (hit) {
-			if (hit->has_arg == required_argument && !a[2 + len])
-				i++;
-			continue;
-		}
-		{
-			char word[64];
-			size_t best = 3;
-
-			snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), a + 2);
-			near = NULL;
-			for (const struct opt *o = cmd->opts; o->name; o++) {
-				size_t d = name_distance(word, o->name);
-
-				if (d < best) {
-					best = d;
-					near = o;
-				}
-			}
-			if (near)
-				parsed_error(cmd, p, "unknown option '--%s'; did you mean --%s?", word,
-				             near->name);
-			else
-				parsed_error(cmd, p, "unknown option '--%s'", word);
-		}
-		return -1;
-	}
-	return 0;
-}
-
-/* Parse the options of cmd (they may come before or after the operands). Returns -1
- * after printing a usage error (kept in p->err), 1 after printing --help, else 0. */
-static int parse_options(const struct command *cmd, int argc, char **argv, struct parsed *p)
-{
-	struct option lo[32];
-	char optstr[] = ":h";
-	int c;
-
-	memset(p, 0, sizeof *p);
-	if (exact_names(cmd, argc, argv, p) != 0)
-		return -1;
-	long_options(cmd->opts, lo, sizeof lo / sizeof lo[0]);
-	opterr = 0;
-	optind = 1;
-	for (;;) {
-		c = getopt_long(argc, argv, optstr, lo, NULL);
-		if (c == -1)
-			break;
-		if (c == 'h' || c == O_HELP) {
-			command_help(cmd, stdout);
-			return 1;
-		}
-		if (c == '?' || c == ':') {
-			const char *bad = argv[optind - 1];
-
-			if (optopt && optopt >= O_HELP)
-				parsed_error(cmd, p, "option --%s needs a value",
-				             opt_name(cmd->opts, optopt));
-			else if (optopt)
-				parsed_error(cmd, p, "unknown option '-%c'", optopt);
-			else
-				parsed_error(cmd, p, "unknown option '%s'", bad);
-			return -1;
-		}
-		p->val[c - O_HELP] = optarg;
-		p->given[c - O_HELP]++;
-		for (size_t i = 0; i < sizeof repeatable / sizeof repeatable[0]; i++) {
-			if (c != repeatable[i])
-				continue;
-			if (p->nseq == (int)(sizeof p->seq / sizeof p->seq[0])) {
-				parsed_error(cmd, p, "--%s: given too many times", opt_name(cmd->opts, c));
-				return -1;
-			}
-			p->seq[p->nseq].id = c;
-			p->seq[p->nseq++].val = optarg;
-		}
-	}
-	p->first_operand = optind;
-	return 0;
-}
-
-#define GIVEN(p, id) ((p)->given[(id) - O_HELP] > 0)
-#define VAL(p, id) ((p)->val[(id) - O_HELP])
 
 /* An error message of the library on stderr; it may hold what a probe or a file said,
  * so its control characters are escaped. */
@@ -1095,76 +660,6 @@ static int cmd_report(const struct command *cmd, int argc, char **argv)
 	return report_error(rc, err);
 }
 
-/* text for troff: a backslash as \e, a hyphen as \-, and (lead) "\&" first so that a
- * leading '.' or '\'' at the start of a line is not a request. */
-static void man_escaped(FILE *f, const char *text, bool lead)
-{
-	if (lead)
-		fputs("\\&", f);
-	for (const char *p = text; *p; p++) {
-		if (*p == '\\')
-			fputs("\\e", f);
-		else if (*p == '-')
-			fputs("\\-", f);
-		else
-			fputc(*p, f);
-	}
-}
-
-static void man_text(FILE *f, const char *text)
-{
-	man_escaped(f, text, true);
-}
-
-/* nccltune(1), from the same tables as --help: every command with its options, the
- * exit codes with the commands that return each. */
-static void man_page(FILE *f)
-{
-	char text[1024];
-
-	fprintf(f, ".TH NCCLTUNE 1 \"\" \"nccltune %s\" \"User Commands\"\n.SH NAME\n"
-	        "nccltune \\- tune NCCL's small all\\-reduce latency\n.SH SYNOPSIS\n",
-	        NCCLTUNE_VERSION);
-	for (const struct command *c = commands; c->name; c++) {
-		fprintf(f, ".B nccltune %s\n[\\fIOPTIONS\\fR] ", c->name);
-		man_text(f, c->operands);
-		fputs("\n.br\n", f);
-	}
-	fputs(".SH DESCRIPTION\nnccltune runs a probe per candidate configuration of NCCL's "
-	      "variables, prunes what crashes, hangs or computes wrong sums, re\\-measures the "
-	      "best against NCCL's defaults and exports the fastest environment.\n"
-	      ".SH COMMANDS\n", f);
-	for (const struct command *c = commands; c->name; c++) {
-		fprintf(f, ".SS \"nccltune %s\"\n", c->name);
-		man_text(f, c->summary);
-		fputs(".\n", f);
-		for (const struct opt *o = c->opts; o->name; o++) {
-			fprintf(f, ".TP\n.B \\-\\-");
-			man_escaped(f, o->name, false);
-			if (o->metavar)
-				fprintf(f, "%s\\fI%s\\fR", o->has_arg == optional_argument ? "[=" : " ",
-				        o->metavar);
-			if (o->has_arg == optional_argument)
-				fputc(']', f);
-			fputc('\n', f);
-			man_text(f, option_text(c, o, text, sizeof text));
-			fputc('\n', f);
-		}
-	}
-	fputs(".SH \"EXIT STATUS\"\n", f);
-	for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++) {
-		fprintf(f, ".TP\n.B %d\n", exit_codes[i].code);
-		man_text(f, exit_codes[i].meaning);
-		if (exit_codes[i].commands[0]) {
-			fputs(" (", f);
-			man_text(f, exit_codes[i].commands + 1);
-			fputs(")", f);
-		}
-		fputc('\n', f);
-	}
-	fputs(".SH \"SEE ALSO\"\nThe README.md and docs/ of the nccltune sources.\n", f);
-}
-
 /* A usage error for a word that is no command: the nearest command when one is near
  * (a command is never taken by a prefix), else the list. */
 static int unknown_command(const char *word)
@@ -1194,7 +689,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		if (argc == 3 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "--man") == 0) {
-			man_page(stdout);
+			man_page(commands, stdout);
 			return fflush(stdout) == 0 ? NCCLTUNE_OK : NCCLTUNE_ERROR;
 		}
 		if (argc > 2 && strcmp(argv[1], "help") == 0) {
@@ -1206,7 +701,7 @@ int main(int argc, char **argv)
 			}
 			return unknown_command(argv[2]);
 		}
-		main_help(stdout);
+		main_help(commands, stdout);
 		return NCCLTUNE_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
