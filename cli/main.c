@@ -325,6 +325,11 @@ static int run_combination(const struct command *cmd, int argc, char **argv, str
 		return parsed_error(cmd, p, "--nccl and --python are exclusive (--python finds --nccl)");
 	if (GIVEN(p, O_WORKLOAD) && (GIVEN(p, O_BYTES) || GIVEN(p, O_OPS) || GIVEN(p, O_DTYPE)))
 		return parsed_error(cmd, p, "--workload and --bytes/--ops/--dtype are exclusive");
+	if (GIVEN(p, O_RESUME) && GIVEN(p, O_BUDGET))
+		return parsed_error(cmd, p, "--resume continues a session within the budget its "
+		                    "journal records; to measure more, start a new session from it: "
+		                    "nccltune run --warm-start %s --budget %s (its best configurations "
+		                    "are re-measured first)", VAL(p, O_RESUME), VAL(p, O_BUDGET));
 	for (size_t i = 0; GIVEN(p, O_RESUME) && i < sizeof settings / sizeof settings[0]; i++)
 		if (GIVEN(p, settings[i]))
 			return parsed_error(cmd, p, "--resume takes no --%s: the journal holds the "
