@@ -1,48 +1,22 @@
-/* main.c - the `nccltune` command: parse options and call libnccltune's public API.
+/* main.c - the `nccltune` command: its tables and commands, over libnccltune's public API.
  *
- * Table-driven: one table of subcommands, one option table per subcommand; the same
- * tables drive getopt_long and generate --help, so the help can't miss an option.
- * Exit codes are enum nccltune_status (listed by --help). */
+ * Table-driven: one table of subcommands, one option table per subcommand (cli.h has
+ * their rows); the same tables drive getopt_long (options.c) and generate --help and the
+ * man page (help.c), so no help can miss an option. Exit codes are enum
+ * nccltune_status. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "cli.h"
 #include "nccltune.h"
 #include "nccltune_config.h"
-
-enum opt_id {
-	O_HELP = 1000, O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_DTYPE, O_GUARD,
-	O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY, O_TIMEOUT, O_OUT, O_WARM, O_RESUME,
-	O_QUIET, O_FORMAT, O_INSTALL, O_PYTHON, O_TRY, O_TRY_FILE, O_SYSTEM, O_ALLOW_MODEL, O_ALLOW_UNPROVEN,
-	O_INIT, O_FROM, O_TARGET, O_JSON, O_NCCL, O_LIKE, O_COMPUTE, O_WINDOW, O_RANKS_PER_GPU, O_ENV_FILE,
-	O_RANKS, O_NO_START,
-	O_END   /* one past the last: sizes the tables below */
-};
-
-/* Options that may be given more than once; every occurrence is kept, in order. */
-static const int repeatable[] = {O_TRY, O_TRY_FILE};
-
-struct opt {
-	const char *name;
-	int has_arg;            /* no_argument, required_argument, optional_argument */
-	const char *metavar;
-	int id;
-	const char *help;
-};
-
-struct command {
-	const char *name;
-	const char *operands;   /* synopsis after the options */
-	const char *summary;
-	const struct opt *opts;
-	int (*fn)(const struct command *cmd, int argc, char **argv);
-};
 
 static const struct opt run_opts[] = {
 	{"probe", required_argument, "CMD", O_PROBE,
@@ -58,7 +32,8 @@ static const struct opt run_opts[] = {
 	{"ops", required_argument, "K", O_OPS, "all-reduces of each size per step (default 122)"},
 	{"dtype", required_argument, "T", O_DTYPE, "bf16, f16 or f32 (default bf16)"},
 	{"guard", required_argument, "LIST", O_GUARD, "sizes that must not get slower, measured "
-	 "in the baseline and final rounds only (default with per-size rules: 1M,16M,128M)"},
+	 "in the baseline and final rounds only (default with per-size rules: 1M,16M,128M; "
+	 "'none': no guard sizes)"},
 	{"budget", required_argument, "N", O_BUDGET, "probe runs in all, baseline, retries and "
 	 "final re-measurement included (default 60)"},
 	{"time-limit", required_argument, "DURATION", O_TIME_LIMIT, "stop searching in time to "
@@ -67,7 +42,9 @@ static const struct opt run_opts[] = {
 	{"strategy", required_argument, "S", O_STRATEGY, "bo (default), nm, random or grid"},
 	{"timeout", required_argument, "SEC", O_TIMEOUT, "per probe run (default: 5 x the "
 	 "baseline's time, at least 30 s; the baseline itself gets 300 s)"},
-	{"out", required_argument, "DIR", O_OUT, "session folder (default results/HOST-UTCSTAMP)"},
+	{"out", required_argument, "DIR", O_OUT, "session folder: new, empty, or a session's "
+	 "(default $XDG_STATE_HOME/nccltune/HOST-UTCSTAMP, else "
+	 "~/.local/state/nccltune/HOST-UTCSTAMP)"},
 	{"nccl", required_argument, "PATH", O_NCCL, "the libnccl.so.2 the server loads: every "
 	 "probe run loads it (the probe's --nccl) and its fingerprint must say so; the result "
 	 "holds for that library"},
@@ -207,151 +184,6 @@ static const struct command commands[] = {
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
-static const struct { int code; const char *meaning; } exit_codes[] = {
-	{NCCLTUNE_OK, "success"},
-	{NCCLTUNE_ERROR, "runtime failure (I/O, a probe that cannot be started or finds no "
-	 "usable GPU, a session folder in use by another nccltune; check, retune: cannot "
-	 "measure)"},
-	{NCCLTUNE_USAGE, "bad input: options, space, workload, results or journal files; a "
-	 "probe that refuses its command line; check or --resume of a folder that is not "
-	 "yours alone"},
-	{NCCLTUNE_CHANGED, "check: the machine's fingerprint changed"},
-	{NCCLTUNE_NO_CONFIG, "the session ended without a single working configuration"},
-	{NCCLTUNE_NOT_DEPLOYED, "verify: the server would not run what was tuned (plugin not "
-	 "found, table unreadable, a variable not as measured, NCCL too old)"},
-	{NCCLTUNE_INTERRUPTED, "interrupted (SIGINT/SIGTERM); the session folder is resumable"},
-};
-
-static void print_exit_codes(FILE *f)
-{
-	fputs("\nExit codes:\n", f);
-	for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
-		fprintf(f, "  %3d  %s\n", exit_codes[i].code, exit_codes[i].meaning);
-}
-
-static void print_formats(FILE *f)
-{
-	for (size_t i = 0; nccltune_export_formats[i]; i++)
-		fprintf(f, "%s%s", i ? ", " : "", nccltune_export_formats[i]);
-}
-
-/* Print text in the help's right column (from column 27), wrapped at 79 columns. */
-static void print_wrapped(FILE *f, const char *text)
-{
-	const size_t indent = 27, width = 79;
-	size_t col = indent;
-	bool line_start = true;
-	const char *p = text;
-
-	while (*p) {
-		const char *sp = strchr(p, ' ');
-		size_t wl = sp ? (size_t)(sp - p) : strlen(p);
-
-		if (!line_start && col + 1 + wl > width) {
-			fprintf(f, "\n%*s", (int)indent, "");
-			col = indent;
-			line_start = true;
-		}
-		if (!line_start) {
-			fputc(' ', f);
-			col++;
-		}
-		fprintf(f, "%.*s", (int)wl, p);
-		col += wl;
-		line_start = false;
-		p += wl;
-		while (*p == ' ')
-			p++;
-	}
-	fputc('\n', f);
-}
-
-static void print_option(FILE *f, const struct opt *o)
-{
-	char left[64];
-
-	if (o->has_arg == required_argument)
-		snprintf(left, sizeof left, "--%s %s", o->name, o->metavar);
-	else if (o->has_arg == optional_argument)
-		snprintf(left, sizeof left, "--%s [%s]", o->name, o->metavar);
-	else
-		snprintf(left, sizeof left, "--%s", o->name);
-	fprintf(f, "  %-24s ", left);
-	if (o->id == O_FORMAT) {
-		char text[256] = "export format: ";
-		size_t used = strlen(text);
-
-		for (size_t i = 0; nccltune_export_formats[i]; i++) {
-			int k = snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "",
-			                 nccltune_export_formats[i]);
-
-			if (k < 0 || (size_t)k >= sizeof text - used)
-				break;
-			used += (size_t)k;
-		}
-		print_wrapped(f, text);
-	} else {
-		print_wrapped(f, o->help);
-	}
-}
-
-static void command_help(const struct command *cmd, FILE *f)
-{
-	fprintf(f, "Usage: nccltune %s [OPTIONS] %s\n%s.\n\nOptions:\n", cmd->name, cmd->operands,
-	        cmd->summary);
-	for (const struct opt *o = cmd->opts; o->name; o++)
-		print_option(f, o);
-	if (cmd->fn == cmd_run)
-		fputs("\nWith neither --probe nor --model, nccltune tunes the real GPUs with\n"
-		      "nccltune-probe when a GPU is visible (a /dev/nvidia* node or nvidia-smi -L);\n"
-		      "otherwise it says so loudly and tunes the built-in MODEL pcie-gen5-8gpu, a\n"
-		      "stand-in labelled MODEL in every output, never a measurement.\n"
-		      "--workload and --bytes/--ops/--dtype are exclusive; so are --probe and --model.\n"
-		      "Variables already set in your environment that the space searches or fixes\n"
-		      "are pinned: passed through, never overridden, dropped from the search.\n"
-		      "A --try outside the space (a variable it does not search, a value that is\n"
-		      "not one of its levels) runs with exactly its variables; it may win.\n",
-		      f);
-	print_exit_codes(f);
-}
-
-static void main_help(FILE *f)
-{
-	fprintf(f, "Usage: nccltune COMMAND [OPTIONS] ...\n"
-	        "Tune NCCL's small all-reduce latency: run a probe per configuration, prune what\n"
-	        "crashes, hangs or computes wrong sums, and export the fastest environment.\n\n"
-	        "Commands:\n");
-	for (const struct command *c = commands; c->name; c++)
-		fprintf(f, "  %-9s %s\n", c->name, c->summary);
-	fputs("\nGlobal options:\n  --help, -h               this help (nccltune COMMAND --help: "
-	      "the command's)\n  --version                the version\n", f);
-	fputs("\nExamples:\n  nccltune run --budget 60\n"
-	      "  nccltune run --model pcie-gen5-8gpu --budget 40 --out results/model-demo\n"
-	      "  nccltune run --resume results/model-demo\n"
-	      "  nccltune export --format shell results/model-demo\n"
-	      "  nccltune export --install --python /opt/venv/bin/python results/SESSION\n"
-	      "  nccltune retune --init /var/lib/nccltune --from results/SESSION\n", f);
-	for (const struct command *c = commands; c->name; c++) {
-		fputc('\n', f);
-		command_help(c, f);
-	}
-}
-
-static int usage_error(const struct command *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_error(const struct command *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "nccltune%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'nccltune %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
-	return NCCLTUNE_USAGE;
-}
-
 /* Strict integer parsing: the whole string, within [lo, hi]. */
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
@@ -403,89 +235,6 @@ static int parse_duration(const char *s, double *out)
 	return 0;
 }
 
-/* getopt_long's table from ours. */
-static void long_options(const struct opt *opts, struct option *lo, size_t max)
-{
-	size_t n = 0;
-
-	for (const struct opt *o = opts; o->name && n + 1 < max; o++, n++) {
-		lo[n].name = o->name;
-		lo[n].has_arg = o->has_arg;
-		lo[n].flag = NULL;
-		lo[n].val = o->id;
-	}
-	memset(&lo[n], 0, sizeof lo[n]);
-}
-
-static const char *opt_name(const struct opt *opts, int id)
-{
-	for (const struct opt *o = opts; o->name; o++)
-		if (o->id == id)
-			return o->name;
-	return "?";
-}
-
-/* The options of one command line: values by id (the last occurrence wins) and how
- * often each was given. */
-struct parsed {
-	const char *val[O_END - O_HELP];
-	int given[O_END - O_HELP];
-	int first_operand;
-	struct { int id; const char *val; } seq[64];   /* repeatable options, in order */
-	int nseq;
-};
-
-/* Parse the options of cmd (they may come before or after the operands). Returns -1
- * after printing a usage error, 1 after printing --help, else 0. */
-static int parse_options(const struct command *cmd, int argc, char **argv, struct parsed *p)
-{
-	struct option lo[32];
-	char optstr[] = ":h";
-	int c;
-
-	memset(p, 0, sizeof *p);
-	long_options(cmd->opts, lo, sizeof lo / sizeof lo[0]);
-	opterr = 0;
-	optind = 1;
-	for (;;) {
-		c = getopt_long(argc, argv, optstr, lo, NULL);
-		if (c == -1)
-			break;
-		if (c == 'h' || c == O_HELP) {
-			command_help(cmd, stdout);
-			return 1;
-		}
-		if (c == '?' || c == ':') {
-			const char *bad = argv[optind - 1];
-
-			if (optopt && optopt >= O_HELP)
-				usage_error(cmd, "option --%s needs a value", opt_name(cmd->opts, optopt));
-			else if (optopt)
-				usage_error(cmd, "unknown option '-%c'", optopt);
-			else
-				usage_error(cmd, "unknown option '%s'", bad);
-			return -1;
-		}
-		p->val[c - O_HELP] = optarg;
-		p->given[c - O_HELP]++;
-		for (size_t i = 0; i < sizeof repeatable / sizeof repeatable[0]; i++) {
-			if (c != repeatable[i])
-				continue;
-			if (p->nseq == (int)(sizeof p->seq / sizeof p->seq[0])) {
-				usage_error(cmd, "--%s: given too many times", opt_name(cmd->opts, c));
-				return -1;
-			}
-			p->seq[p->nseq].id = c;
-			p->seq[p->nseq++].val = optarg;
-		}
-	}
-	p->first_operand = optind;
-	return 0;
-}
-
-#define GIVEN(p, id) ((p)->given[(id) - O_HELP] > 0)
-#define VAL(p, id) ((p)->val[(id) - O_HELP])
-
 /* An error message of the library on stderr; it may hold what a probe or a file said,
  * so its control characters are escaped. */
 static void print_error(const char *prefix, const char *msg)
@@ -524,8 +273,9 @@ static const struct {
 };
 
 /* The numeric options of `run`: parsed here (a usage error names the option and the
- * value), range-checked by the library's setters. */
-static int apply_numbers(const struct command *cmd, const struct parsed *p, nccltune_session *s)
+ * value, kept in p->err), range-checked by the library's setters (their error is the
+ * session's). */
+static int apply_numbers(const struct command *cmd, struct parsed *p, nccltune_session *s)
 {
 	long n, ops = 122;
 	double d;
@@ -533,8 +283,8 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 
 	if (GIVEN(p, O_BYTES) || GIVEN(p, O_OPS) || GIVEN(p, O_DTYPE)) {
 		if (GIVEN(p, O_OPS) && parse_long(VAL(p, O_OPS), 1, 1000000, &ops) != 0)
-			return usage_error(cmd, "--ops: '%s' is not an integer in 1..1000000",
-			                   VAL(p, O_OPS));
+			return parsed_error(cmd, p, "--ops: '%s' is not an integer in 1..1000000",
+			                    VAL(p, O_OPS));
 		rc = nccltune_session_set_workload(s, VAL(p, O_BYTES), (int)ops, VAL(p, O_DTYPE));
 	}
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_GUARD))
@@ -545,12 +295,12 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 		rc = nccltune_session_set_window(s, VAL(p, O_WINDOW));
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_BUDGET)) {
 		if (parse_long(VAL(p, O_BUDGET), INT_MIN, INT_MAX, &n) != 0)
-			return usage_error(cmd, "--budget: '%s' is not an integer", VAL(p, O_BUDGET));
+			return parsed_error(cmd, p, "--budget: '%s' is not an integer", VAL(p, O_BUDGET));
 		rc = nccltune_session_set_budget(s, (int)n);
 	}
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_TIME_LIMIT)) {
 		if (parse_duration(VAL(p, O_TIME_LIMIT), &d) != 0)
-			return usage_error(cmd, "--time-limit: '%s' is not a duration (e.g. 90s, 30m, 2h, "
+			return parsed_error(cmd, p, "--time-limit: '%s' is not a duration (e.g. 90s, 30m, 2h, "
 			                   "1h30m)", VAL(p, O_TIME_LIMIT));
 		rc = nccltune_session_set_time_limit(s, d);
 	}
@@ -562,76 +312,119 @@ static int apply_numbers(const struct command *cmd, const struct parsed *p, nccl
 		errno = 0;
 		u = strtoull(v, &end, 10);
 		if (!*v || *end || errno || v[0] == '-' || u > ULONG_MAX)
-			return usage_error(cmd, "--seed: '%s' is not a non-negative integer", v);
+			return parsed_error(cmd, p, "--seed: '%s' is not a non-negative integer", v);
 		rc = nccltune_session_set_seed(s, (unsigned long)u);
 	}
 	if (rc == NCCLTUNE_OK && GIVEN(p, O_TIMEOUT)) {
 		if (parse_duration(VAL(p, O_TIMEOUT), &d) != 0)
-			return usage_error(cmd, "--timeout: '%s' is not a number of seconds",
+			return parsed_error(cmd, p, "--timeout: '%s' is not a number of seconds",
 			                   VAL(p, O_TIMEOUT));
 		rc = nccltune_session_set_timeout(s, d);
 	}
-	if (rc != NCCLTUNE_OK)
-		print_error("nccltune: ", nccltune_session_error(s));
 	return rc;
 }
 
-static int cmd_run(const struct command *cmd, int argc, char **argv)
+/* Does the command line ask for --json? Looked up word by word (before "--"), so that a
+ * command line refused before it is parsed still answers in JSON. */
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			return true;
+	return false;
+}
+
+/* `run`'s checks of the command line p as a whole. Returns NCCLTUNE_OK, or
+ * NCCLTUNE_USAGE after a usage error (kept in p->err). */
+static int run_combination(const struct command *cmd, int argc, char **argv, struct parsed *p)
 {
 	static const int settings[] = {O_PROBE, O_MODEL, O_SPACE, O_WORKLOAD, O_BYTES, O_OPS, O_GUARD,
 	                               O_DTYPE, O_BUDGET, O_TIME_LIMIT, O_SEED, O_STRATEGY,
 	                               O_TIMEOUT, O_OUT, O_WARM, O_TRY, O_TRY_FILE, O_NCCL,
 	                               O_PYTHON, O_LIKE, O_COMPUTE, O_WINDOW, O_RANKS_PER_GPU};
+
+	if (p->first_operand < argc)
+		return parsed_error(cmd, p, "unexpected argument '%s'", argv[p->first_operand]);
+	if (GIVEN(p, O_PROBE) && GIVEN(p, O_MODEL))
+		return parsed_error(cmd, p, "--probe and --model are exclusive");
+	if (GIVEN(p, O_NCCL) && GIVEN(p, O_PYTHON))
+		return parsed_error(cmd, p, "--nccl and --python are exclusive (--python finds --nccl)");
+	if (GIVEN(p, O_WORKLOAD) && (GIVEN(p, O_BYTES) || GIVEN(p, O_OPS) || GIVEN(p, O_DTYPE)))
+		return parsed_error(cmd, p, "--workload and --bytes/--ops/--dtype are exclusive");
+	if (GIVEN(p, O_RESUME) && GIVEN(p, O_BUDGET))
+		return parsed_error(cmd, p, "--resume continues a session within the budget its "
+		                    "journal records; to measure more, start a new session from it: "
+		                    "nccltune run --warm-start %s --budget %s (its best configurations "
+		                    "are re-measured first)", VAL(p, O_RESUME), VAL(p, O_BUDGET));
+	for (size_t i = 0; GIVEN(p, O_RESUME) && i < sizeof settings / sizeof settings[0]; i++)
+		if (GIVEN(p, settings[i]))
+			return parsed_error(cmd, p, "--resume takes no --%s: the journal holds the "
+			                    "session's settings", opt_name(cmd->opts, settings[i]));
+	return NCCLTUNE_OK;
+}
+
+/* Set up session s from the command line p (a new session's settings, or --resume).
+ * Returns an nccltune_status; a usage error of the CLI is kept in p->err, one of the
+ * library is the session's error. */
+static int run_setup(const struct command *cmd, struct parsed *p, nccltune_session *s)
+{
+	int rc = NCCLTUNE_OK;
+
+	if (GIVEN(p, O_QUIET))
+		nccltune_session_set_progress(s, NULL);
+	if (GIVEN(p, O_RESUME))
+		return nccltune_session_resume(s, VAL(p, O_RESUME));
+	for (size_t i = 0; i < sizeof run_string_setters / sizeof run_string_setters[0]; i++)
+		if (rc == NCCLTUNE_OK && GIVEN(p, run_string_setters[i].id))
+			rc = run_string_setters[i].set(s, VAL(p, run_string_setters[i].id));
+	/* --try and --try-file in command-line order */
+	for (int i = 0; rc == NCCLTUNE_OK && i < p->nseq; i++)
+		rc = p->seq[i].id == O_TRY ? nccltune_session_add_try(s, p->seq[i].val)
+		                           : nccltune_session_add_try_file(s, p->seq[i].val);
+	if (rc == NCCLTUNE_OK)
+		rc = apply_numbers(cmd, p, s);
+	return rc;
+}
+
+/* `run`: with --json, one object on stdout whatever the outcome (docs/formats.md, "Run
+ * summary"): the session's, or for a command line refused before the session was set
+ * up, status 2 and the message. */
+static int cmd_run(const struct command *cmd, int argc, char **argv)
+{
 	struct parsed p;
-	nccltune_session *s;
+	nccltune_session *s = NULL;
+	bool json = wants_json(argc, argv);
 	int rc = parse_options(cmd, argc, argv, &p);
 
-	if (rc)
-		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
-	if (p.first_operand < argc)
-		return usage_error(cmd, "unexpected argument '%s'", argv[p.first_operand]);
-	if (GIVEN(&p, O_PROBE) && GIVEN(&p, O_MODEL))
-		return usage_error(cmd, "--probe and --model are exclusive");
-	if (GIVEN(&p, O_NCCL) && GIVEN(&p, O_PYTHON))
-		return usage_error(cmd, "--nccl and --python are exclusive (--python finds --nccl)");
-	if (GIVEN(&p, O_WORKLOAD) && (GIVEN(&p, O_BYTES) || GIVEN(&p, O_OPS) || GIVEN(&p, O_DTYPE)))
-		return usage_error(cmd, "--workload and --bytes/--ops/--dtype are exclusive");
-	for (size_t i = 0; GIVEN(&p, O_RESUME) && i < sizeof settings / sizeof settings[0]; i++)
-		if (GIVEN(&p, settings[i]))
-			return usage_error(cmd, "--resume takes no --%s: the journal holds the "
-			                   "session's settings", opt_name(cmd->opts, settings[i]));
-	s = nccltune_session_create();
-	if (!s) {
-		fputs("nccltune: out of memory\n", stderr);
-		return NCCLTUNE_ERROR;
-	}
-	if (GIVEN(&p, O_QUIET))
-		nccltune_session_set_progress(s, NULL);
-	if (GIVEN(&p, O_RESUME)) {
-		rc = nccltune_session_resume(s, VAL(&p, O_RESUME));
-	} else {
-		for (size_t i = 0; i < sizeof run_string_setters / sizeof run_string_setters[0]; i++)
-			if (rc == NCCLTUNE_OK && GIVEN(&p, run_string_setters[i].id))
-				rc = run_string_setters[i].set(s, VAL(&p, run_string_setters[i].id));
-		/* --try and --try-file in command-line order */
-		for (int i = 0; rc == NCCLTUNE_OK && i < p.nseq; i++)
-			rc = p.seq[i].id == O_TRY ? nccltune_session_add_try(s, p.seq[i].val)
-			                          : nccltune_session_add_try_file(s, p.seq[i].val);
-		if (rc == NCCLTUNE_OK) {
-			rc = apply_numbers(cmd, &p, s);
-			if (rc != NCCLTUNE_OK) {
-				/* apply_numbers has said why */
-				nccltune_session_destroy(s);
-				return rc;
-			}
+	if (rc > 0)
+		return NCCLTUNE_OK;
+	rc = rc < 0 ? NCCLTUNE_USAGE : run_combination(cmd, argc, argv, &p);
+	if (rc == NCCLTUNE_OK) {
+		s = nccltune_session_create();
+		if (!s) {
+			snprintf(p.err, sizeof p.err, "out of memory");
+			fputs("nccltune: out of memory\n", stderr);
+			rc = NCCLTUNE_ERROR;
 		}
 	}
-	if (rc == NCCLTUNE_OK)
-		rc = nccltune_session_run(s);
-	if (GIVEN(&p, O_JSON) && nccltune_session_summary_json(s, rc, stdout) != NCCLTUNE_OK) {
+	if (s) {
+		p.err[0] = '\0';
+		rc = run_setup(cmd, &p, s);
+		if (rc == NCCLTUNE_OK)
+			rc = nccltune_session_run(s);
+	}
+	if (json && (s && !p.err[0] ? nccltune_session_summary_json(s, rc, stdout)
+	                            : nccltune_summary_json_error(rc, p.err, stdout)) != NCCLTUNE_OK) {
 		fputs("nccltune: --json: writing the summary to stdout failed\n", stderr);
 		if (rc == NCCLTUNE_OK)
 			rc = NCCLTUNE_ERROR;
+	}
+	if (!s)
+		return rc;
+	if (p.err[0]) {
+		/* the CLI has said why */
+		nccltune_session_destroy(s);
+		return rc;
 	}
 	return finish(s, rc);
 }
@@ -678,11 +471,42 @@ static bool installable(const char *fmt)
 	       strcmp(fmt, "nccl-conf") == 0;
 }
 
+/* Is path a session's result: a folder that holds results.json, or a results.json? */
+static bool is_result(const char *path)
+{
+	char p[PATH_MAX + 16];
+	struct stat st;
+	size_t n = strlen(path);
+
+	if (n >= 12 && strcmp(path + n - 12, "results.json") == 0)
+		return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	snprintf(p, sizeof p, "%s/results.json", path);
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* export --install's two operands a b (the session and where to install, in either
+ * order): *session the one that holds a results.json, *target the other. Returns
+ * NCCLTUNE_OK, or a usage error when neither or both hold a results.json. */
+static int install_operands(const struct command *cmd, const char *a, const char *b,
+                            const char **target, const char **session)
+{
+	bool ra = is_result(a), rb = is_result(b);
+
+	if (ra == rb)
+		return usage_error(cmd, ra ? "--install: '%s' and '%s' are both sessions: give the "
+		                   "place to install into as --install=PATH"
+		                   : "--install: neither '%s' nor '%s' holds a results.json: give "
+		                   "--install=PATH SESSION_DIR", a, b);
+	*session = ra ? a : b;
+	*target = ra ? b : a;
+	return NCCLTUNE_OK;
+}
+
 static int cmd_export(const struct command *cmd, int argc, char **argv)
 {
 	struct parsed p;
 	struct nccltune_install_options o;
-	const char *fmt, *path, *target = NULL;
+	const char *fmt, *path = NULL, *target = NULL;
 	char err[2048] = "", written[4096] = "";
 	bool known = false;
 	int rc = parse_options(cmd, argc, argv, &p), first;
@@ -698,10 +522,14 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 		if (fmt && strcmp(fmt, "nccl-conf") == 0 && GIVEN(&p, O_PYTHON))
 			return usage_error(cmd, "--python only goes with a pth or sitecustomize install");
 		target = VAL(&p, O_INSTALL);
-		/* "--install PATH SESSION": getopt only attaches an optional value given as
-		 * --install=PATH, so take PATH from the operands when there are two. */
-		if (!target && argc - first == 2)
-			target = argv[first++];
+		/* "--install PATH SESSION" or "--install SESSION PATH": getopt only attaches an
+		 * optional value given as --install=PATH, so with two operands the session is
+		 * the one that holds a results.json, and PATH the other. */
+		if (!target && argc - first == 2) {
+			rc = install_operands(cmd, argv[first], argv[first + 1], &target, &path);
+			if (rc)
+				return rc;
+		}
 	} else if (GIVEN(&p, O_PYTHON) || GIVEN(&p, O_SYSTEM) || GIVEN(&p, O_ALLOW_MODEL) ||
 	           GIVEN(&p, O_ALLOW_UNPROVEN)) {
 		return usage_error(cmd, "--python, --system, --allow-model and --allow-unproven only "
@@ -725,9 +553,11 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 			return NCCLTUNE_USAGE;
 		}
 	}
-	rc = one_operand(cmd, argc, argv, first, &path);
-	if (rc)
-		return rc;
+	if (!path) {
+		rc = one_operand(cmd, argc, argv, first, &path);
+		if (rc)
+			return rc;
+	}
 	if (GIVEN(&p, O_INSTALL)) {
 		o = install_options(&p, target);
 		rc = nccltune_install(path, &o, written, sizeof written, err, sizeof err);
@@ -893,6 +723,27 @@ static int cmd_report(const struct command *cmd, int argc, char **argv)
 	return report_error(rc, err);
 }
 
+/* A usage error for a word that is no command: the nearest command when one is near
+ * (a command is never taken by a prefix), else the list. */
+static int unknown_command(const char *word)
+{
+	const struct command *near = NULL;
+	size_t best = 3;
+
+	for (const struct command *c = commands; c->name; c++) {
+		size_t d = name_distance(word, c->name);
+
+		if (d < best) {
+			best = d;
+			near = c;
+		}
+	}
+	if (near)
+		return usage_error(NULL, "unknown command '%s'; did you mean '%s'?", word, near->name);
+	return usage_error(NULL, "unknown command '%s' (run, export, uninstall, check, retune, "
+	                   "show, report)", word);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -900,6 +751,10 @@ int main(int argc, char **argv)
 		                   "show, report)");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
+		if (argc == 3 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "--man") == 0) {
+			man_page(commands, stdout);
+			return fflush(stdout) == 0 ? NCCLTUNE_OK : NCCLTUNE_ERROR;
+		}
 		if (argc > 2 && strcmp(argv[1], "help") == 0) {
 			for (const struct command *c = commands; c->name; c++) {
 				if (strcmp(c->name, argv[2]) == 0) {
@@ -907,9 +762,9 @@ int main(int argc, char **argv)
 					return NCCLTUNE_OK;
 				}
 			}
-			return usage_error(NULL, "unknown command '%s'", argv[2]);
+			return unknown_command(argv[2]);
 		}
-		main_help(stdout);
+		main_help(commands, stdout);
 		return NCCLTUNE_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
@@ -919,6 +774,5 @@ int main(int argc, char **argv)
 	for (const struct command *c = commands; c->name; c++)
 		if (strcmp(c->name, argv[1]) == 0)
 			return c->fn(c, argc - 1, argv + 1);
-	return usage_error(NULL, "unknown command '%s' (run, export, uninstall, check, retune, "
-	                   "show, report)", argv[1]);
+	return unknown_command(argv[1]);
 }

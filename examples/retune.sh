@@ -1,7 +1,8 @@
 #!/bin/sh
 # retune.sh - re-tune NCCL on this machine when it changed since the session in use, for
 # cron or a server's start script; retune.service runs it before the server starts.
-# Install as /usr/local/bin/nccltune-retune. It is `nccltune retune`, which
+# `meson install` installs it as BINDIR/nccltune-retune (/usr/local/bin/nccltune-retune
+# with the default prefix, which retune.service runs). It is `nccltune retune`, which
 #
 #   takes STATE/lock (a second run at the same time does nothing, exit 1);
 #   runs `nccltune check STATE/current` with that session's own probe:
@@ -13,7 +14,7 @@
 #                           when measured and shown faster than NCCL's defaults; then
 #                           STATE/current is relinked to it and STATE/previous to the old.
 # Once, by hand, after the first tuning session (whose result you installed):
-#   sudo cp -r results/<session> /var/lib/nccltune-first   (retune trusts only root's)
+#   sudo cp -r SESSION_DIR /var/lib/nccltune-first   (retune trusts only root's)
 #   nccltune retune --init /var/lib/nccltune --from /var/lib/nccltune-first
 # The server must start after it (NCCL reads its variables once per process), and the
 # probe needs the GPUs: run this only while the server is stopped.

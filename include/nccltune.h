@@ -115,6 +115,11 @@ int nccltune_session_resume(nccltune_session *s, const char *dir);
  * Returns NCCLTUNE_OK, or NCCLTUNE_ERROR when out of memory or writing failed. */
 int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *out);
 
+/* The same object for a command line refused before any session existed (a usage
+ * error, `status` NCCLTUNE_USAGE): `error` the message, every other key null, so that
+ * --json yields one object whatever happens. Returns as nccltune_session_summary_json. */
+int nccltune_summary_json_error(int status, const char *error, FILE *out);
+
 /* The session folder (valid after run or resume started). */
 const char *nccltune_session_out_dir(const nccltune_session *s);
 

@@ -4,7 +4,9 @@
 #  1. fuzzing: every parser of outside data (tests/reliability/fuzz) built with clang's
 #     libFuzzer + ASan + UBSan and fuzzed for a bounded time from its committed corpus;
 #  2. valgrind memcheck over an end-to-end session (tuner and probe) and the commands
-#     that read its results.
+#     that read its results;
+#  3. long end-to-end cases that wait on real time (tests/session/test_guards_sweep.py's
+#     time-limit case).
 # Each step is one test. The last line is exactly "ci-extra: N passed, N failed, N skipped".
 #
 # Environment: NCCLTUNE_FUZZ_SECONDS (per target, default 15), NCCLTUNE_FUZZ_BUILD
@@ -159,6 +161,35 @@ else
 	result valgrind-model-probe 77 "no model probe in $vg_build"
 fi
 vg_test valgrind-faultprobe vg "$faultprobe" --mode wrong-sum --bytes 43008,1M
+
+# ---- 3. long end-to-end cases ----
+# Cases that wait on real time (a --time-limit session and its resume, 12 s each), too
+# long for the meson suites on a loaded machine; run on the valgrind pass's build
+# (natively).
+e2e_ok=1
+if [ ! -f "$vg_build/build.ninja" ]; then
+	meson setup "$vg_build" -Dwerror=true >"$work/e2e-setup.log" 2>&1 ||
+		{ cat "$work/e2e-setup.log"; e2e_ok=0; }
+fi
+if [ "$e2e_ok" = 1 ] && ! meson compile -C "$vg_build" >"$work/e2e-build.log" 2>&1; then
+	tail -40 "$work/e2e-build.log"
+	e2e_ok=0
+fi
+e2e_test() {   # e2e_test NAME COMMAND...: a test that must exit 0 (77: skipped)
+	local name=$1 rc
+	shift
+	if [ "$e2e_ok" = 0 ]; then
+		result "$name" 1 "the build $vg_build failed"
+		return
+	fi
+	"$@" >"$work/$name.log" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] || [ "$rc" = 77 ] || tail -60 "$work/$name.log"
+	result "$name" "$rc"
+}
+e2e_test session-guards-time-limit env XDG_STATE_HOME="$work/state" python3 \
+	tests/session/test_guards_sweep.py "$vg_build/cli/nccltune" tests/session/sweep_wrapper.py \
+	"$vg_build/models/nccltune-model-probe" "$vg_build/plugin/libnccl-tuner-nccltune.so" time-limit
 
 echo "ci-extra: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

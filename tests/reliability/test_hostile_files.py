@@ -61,11 +61,18 @@ def planted_temporaries(d):
         [os.path.join(out, "exports", f + ".tmp.{pid}") for f in
          ("sitecustomize.py", "env.sh", "nccl.env", "nccl.conf", "env.json", "tuner.csv")] + \
         [os.path.join(out, "report.html.tmp.{pid}")]
+    # an --out folder holding planted files and no session is refused before anything
+    # is written there (exit 2), and the links are left alone
     p = run(["run", "--probe", rel.FAULTPROBE, "--budget", "6", "--out", out, "--quiet"],
             preexec=plant(names, victim))
+    rel.check(p.returncode == rel.EXIT_USAGE and "holds no session" in p.stderr,
+              "planted: session exit %d" % p.returncode, p.stderr)
+    rel.check(not os.path.exists(os.path.join(out, "journal.jsonl")), "planted: a journal")
+    victim_unchanged("planted session", victim)
+    shutil.rmtree(out)
+    p = run(["run", "--probe", rel.FAULTPROBE, "--budget", "6", "--out", out, "--quiet"])
     rel.check(p.returncode == rel.EXIT_OK, "planted: session exit %d" % p.returncode, p.stderr)
     rel.check(os.path.isfile(os.path.join(out, "results.json")), "planted: no results.json")
-    victim_unchanged("planted session", victim)
     # nccltune report: a link where its temporary went before (the session's own
     # planted link has done its job: remove it first)
     for leftover in [f for f in os.listdir(out) if f.startswith("report.html.tmp")]:

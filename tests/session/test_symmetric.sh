@@ -9,10 +9,16 @@
 # without a TUNING line), and never as a variable (sh sources env.sh, python imports the
 # sitecustomize, json parses env.json); resume and two-level sessions carry it; the
 # all-reduce part of the step comes from the kernel the probe measured.
-# Usage: test_symmetric.sh NCCLTUNE SOURCE_ROOT
+# Usage: test_symmetric.sh NCCLTUNE SOURCE_ROOT [PART]: PART "search" runs cases 1-3 and
+# 7, "step" cases 4-6, "twolevel" case 8 and the ablation, example and warm-start
+# sessions; none, all of them (meson runs each part as a test of its own, so that none
+# runs long on a loaded machine).
 set -u
 NT=$1
 SRC=$2
+PART=${3:-all}
+case "$PART" in all|search|step|twolevel) ;; *) echo "FAIL: no part '$PART'"; exit 1 ;; esac
+part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 MODEL="${NCCLTUNE_BUILD_ROOT:-.}/models/nccltune-model-probe"
 [ -x "$MODEL" ] || { echo "FAIL: $MODEL is not built"; exit 1; }
 command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
@@ -29,6 +35,7 @@ SYM=', "server": {"symmetric": [false, true]}'
 PROTO='"NCCL_PROTO": {"values": ["LL", "Simple", null]}'
 unset NCCL_CUMEM_ENABLE
 
+if part search; then
 # 1. strict: each mistake names the key, exit 2, nothing run
 bad() {   # bad PARAMS EXTRA NEEDLE
 	space "$1" "$2"
@@ -111,6 +118,10 @@ want "vllm" "$out" "vLLM: VLLM_USE_NCCL_SYMM_MEM=1"
 refuse "vllm" "$out" "--enable-symm-mem"
 grep -- '--window' "$tmp/log3" | grep -v -q '"cumem": "1"' && fail "vllm: a symmetric run without NCCL_CUMEM_ENABLE=1"
 
+fi
+
+if part step; then
+space "$PROTO" "$SYM"   # case 2's space
 # 4. the user's NCCL_CUMEM_ENABLE=0 wins: every symmetric run fails at env and is learned
 out=$(NCCL_CUMEM_ENABLE=0 "$NT" run --probe "$WRAP" --space "$tmp/space.json" --budget 20 \
 	--seed 1 --out "$tmp/s4" 2>&1)
@@ -147,6 +158,9 @@ out=$(WRAP_NO_DECISIONS=1 "$NT" run --probe "$WRAP" --space "$tmp/space.json" --
 	fail "no decisions: kernel is not unknown"
 want "unknown kernel" "$out" "whether NCCL ran a symmetric kernel is unknown"
 
+fi
+
+if part search; then
 # 7. resume: a journal cut after 8 runs, resumed, ends with the same best.server
 mkdir "$tmp/s7" && head -9 "$tmp/s1/journal.jsonl" >"$tmp/s7/journal.jsonl"
 out=$(WRAP_LOG="$tmp/log7" "$NT" run --resume "$tmp/s7" 2>&1)
@@ -155,6 +169,9 @@ out=$(WRAP_LOG="$tmp/log7" "$NT" run --resume "$tmp/s7" 2>&1)
 	fail "resume: best.server lost"
 [ -s "$tmp/log7" ] || fail "resume: nothing ran after the cut"
 
+fi
+
+if part twolevel; then
 # 8. two-level: per-size rules with the server option in the outer space
 printf '{"schema": "nccltune-space/1", "per_size": {"proto": {"values": ["LL", "Simple", null]}}, "params": {"NCCL_NTHREADS": {"values": [256, null]}}%s}' "$SYM" >"$tmp/ps.json"
 out=$(WRAP_LOG="$tmp/log8" "$NT" run --probe "$WRAP" --space "$tmp/ps.json" --like sglang \
@@ -219,6 +236,8 @@ out=$("$NT" run --model h200-nvlink-2gpu --space "$SRC/examples/space-nvlink-per
 want "warm start, other space" "$out" "so none of its"
 [ "$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["warm_start"]["configs"])' "$tmp/warm-other/journal.jsonl")" = "[]" ] ||
 	fail "warm start, other space: configurations reused"
+
+fi
 
 [ $failures -eq 0 ] && echo "ok" || echo "$failures failure(s)"
 [ $failures -eq 0 ]

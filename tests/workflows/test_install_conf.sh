@@ -4,10 +4,14 @@
 # with NCCL's rules (src/misc/param.cc: '#' at the start of a line is a comment, a line
 # splits at its first '=', the environment and then the first line for a variable win);
 # the refusal of a line that would shadow a tuned variable; the default targets
-# ($NCCL_CONF_FILE, else ~/.nccl.conf); and the CLI's --format nccl-conf --install.
+# ($NCCL_CONF_FILE, else ~/.nccl.conf in the home folder NCCL uses, the password
+# database's, never $HOME); the CLI's --format nccl-conf --install; and uninstall of a
+# ~/.nccl.conf that nccltune created (removed) or changed (the rest kept).
+# Usage: test_install_conf.sh WF_TOOL [NCCLTUNE [FAKEPW_SO]]
 set -eu
 TOOL=$1
 NT=${2:-}
+FAKEPW=${3:-}
 DATA=$NCCLTUNE_SOURCE_ROOT/tests/workflows/data
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -93,11 +97,35 @@ mkdir "$T/home"
 got=$(NCCL_CONF_FILE="$T/custom.conf" HOME="$T/home" "$TOOL" install-conf "$DATA/measured" -) ||
 	fail "install to NCCL_CONF_FILE"
 [ "$got" = "$T/custom.conf" ] && [ -f "$T/custom.conf" ] || fail "NCCL_CONF_FILE target: $got"
-got=$(env -u NCCL_CONF_FILE HOME="$T/home" "$TOOL" install-conf "$DATA/measured" -) ||
-	fail "install to ~/.nccl.conf"
-[ "$got" = "$T/home/.nccl.conf" ] || fail "home target: $got"
-cmp -s "$T/block" "$T/home/.nccl.conf" || fail "new ~/.nccl.conf is not just the block"
-[ "$(stat -c %a "$T/home/.nccl.conf")" = 644 ] || fail "new file mode"
+if [ -n "$FAKEPW" ]; then
+	# the home folder is the password database's (as NCCL's userHomeDir), not $HOME:
+	# with getpwuid pointed at $T/home and HOME at another folder, the file is
+	# $T/home/.nccl.conf
+	mkdir "$T/not-home"
+	pw() { env -u NCCL_CONF_FILE HOME="$T/not-home" LD_PRELOAD="$FAKEPW" FAKEPW_DIR="$T/home" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" "$@"; }
+	got=$(pw "$TOOL" install-conf "$DATA/measured" -) || fail "install to ~/.nccl.conf"
+	[ "$got" = "$T/home/.nccl.conf" ] || fail "home target: $got (HOME is $T/not-home)"
+	[ -z "$(ls -A "$T/not-home")" ] || fail "installed into \$HOME: $(ls -A "$T/not-home")"
+	cmp -s "$T/block" "$T/home/.nccl.conf" || fail "new ~/.nccl.conf is not just the block"
+	[ "$(stat -c %a "$T/home/.nccl.conf")" = 644 ] || fail "new file mode"
+	# uninstall of the file nccltune created takes the file away, not leaving it empty
+	if [ -n "$NT" ]; then
+		out=$(pw "$NT" uninstall --format nccl-conf) || fail "uninstall: $out"
+		[ ! -e "$T/home/.nccl.conf" ] || fail "uninstall left $(wc -c < "$T/home/.nccl.conf") bytes"
+		printf '%s\n' "$out" | grep -q "removed $T/home/.nccl.conf: it held nothing but nccltune's block" ||
+			fail "uninstall said: $out"
+		# ... and of one with the user's own lines keeps them, naming the backup for what it is
+		printf 'NCCL_DEBUG=WARN\n' > "$T/home/.nccl.conf"
+		pw "$NT" export --format nccl-conf --install "$DATA/measured" > /dev/null ||
+			fail "install next to the user's lines"
+		out=$(pw "$NT" uninstall --format nccl-conf) || fail "uninstall: $out"
+		[ "$(cat "$T/home/.nccl.conf")" = NCCL_DEBUG=WARN ] ||
+			fail "uninstall: the user's lines: $(cat "$T/home/.nccl.conf")"
+		printf '%s\n' "$out" | grep -q "before this uninstall (with nccltune's block)" ||
+			fail "uninstall's backup note: $out"
+	fi
+fi
 
 # The CLI: --format nccl-conf --install=PATH, and --python refused with it.
 if [ -n "$NT" ]; then

@@ -501,8 +501,19 @@ int workload_set_guards(struct workload *w, const char *list, char *err, size_t 
 	char e[512];
 
 	proto_workload_defaults(&pw);
-	if (proto_bytes_parse(list, &pw, e, sizeof e) != 0)
-		return fs_errf(err, errlen, "--guard: %s", e);
+	if (strcmp(list, "none") == 0) {
+		/* no guards at all, the default ladder included */
+		w->nguard = 0;
+		w->guard_given = true;
+		return 0;
+	}
+	if (proto_bytes_parse(list, &pw, e, sizeof e) != 0) {
+		/* the parser is --bytes's: its errors name --bytes, this is --guard */
+		const char *why = strncmp(e, "--bytes: ", 9) == 0 ? e + 9 : e;
+
+		return fs_errf(err, errlen, "--guard: %s (a list of byte counts such as "
+		               "1M,16M,128M, or 'none' for no guard sizes)", why);
+	}
 	w->nguard = 0;
 	for (size_t i = 0; i < pw.nsizes; i++) {
 		if (pw.bytes[i] % proto_dtype_size(w->dtype) != 0)

@@ -81,7 +81,8 @@ int workload_probe_args(const struct workload *w, bool guards, char **args, size
  * guards, unless guards were given. Can't fail. */
 void workload_default_guards(struct workload *w);
 
-/* Parse a --guard list ("1M,117440512") into w's guards (guard_given set). A tuned size
+/* Parse a --guard list ("1M,117440512", or "none" for no guards, the default ladder
+ * included) into w's guards (guard_given set). A tuned size
  * or a size listed twice is refused, as are more sizes than a probe run takes. Returns 0,
  * or -1 with a message naming --guard. */
 int workload_set_guards(struct workload *w, const char *list, char *err, size_t errlen);

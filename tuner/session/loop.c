@@ -160,6 +160,26 @@ static int run_search(nccltune_session *s, struct outcome *o)
 	return 0;
 }
 
+/* A budget too small for two final rounds of the best against the baseline (and the
+ * tries) runs for minutes and can only end "not measured enough to recommend": said as
+ * soon as the baseline has run (what it needs depends on the baseline and the tries),
+ * not at the end. */
+static void warn_small_budget(nccltune_session *s, const struct outcome *o)
+{
+	struct decide_view v;
+	int need;
+
+	if (o->cls != OUTCOME_OK)
+		return;
+	session_decide_view(s, &v);
+	need = decide_budget_needed(&v);
+	if (need > s->cfg.budget)
+		session_warn(&s->out, "--budget %d is too small to measure the best against NCCL's "
+		             "defaults twice: this session will end 'not measured enough to "
+		             "recommend' and export nothing; --budget %d or more gives a "
+		             "recommendation", s->cfg.budget, need);
+}
+
 /* The baseline, and from it the deadline of every later run: --timeout, else a
  * multiple of the baseline's wall time (at least SESSION_MIN_TIMEOUT_S). A baseline that
  * fails at stage args, or at init because the machine has no usable GPU, stops the
@@ -191,6 +211,7 @@ static int run_baseline(nccltune_session *s, struct outcome *o)
 		s->run.timeout_s = fmax(SESSION_MIN_TIMEOUT_S, SESSION_TIMEOUT_FACTOR * o->wall_s);
 	else
 		s->run.timeout_s = SESSION_BASELINE_TIMEOUT_S;
+	warn_small_budget(s, o);
 	return 0;
 }
 

@@ -3,8 +3,11 @@
  * space less the variables the user's environment pins, its tries, its folder, its
  * fingerprint, the warm start and the journal's header; for a resumed one what its
  * journal says (nccltune_session_resume); and for both the rng, pruner and strategy. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "result/record.h"
 #include "result/summary.h"
 #include "run/locate.h"
 #include "run/runner.h"
@@ -207,8 +211,135 @@ static int session_lock(nccltune_session *s, const char *dir)
 	return NCCLTUNE_OK;
 }
 
-/* The session folder: --out or a new one under results/, created, locked, and without
- * a journal. Returns an nccltune_status. */
+/* The folder that holds default session folders: $XDG_STATE_HOME/nccltune when that is
+ * an absolute path, else HOME/.local/state/nccltune with HOME from $HOME (absolute) or the
+ * password database. Outside any source tree, so a session never lands in a clone's
+ * committed results/. Returns 0, or -1 with err set. */
+static int state_base(char *buf, size_t len, char *err, size_t errlen)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int k;
+
+	if (xdg && xdg[0] == '/') {
+		k = snprintf(buf, len, "%s/nccltune", xdg);
+	} else {
+		if (!home || home[0] != '/') {
+			const struct passwd *pw = getpwuid(getuid());
+
+			home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+		}
+		if (!home) {
+			snprintf(err, errlen, "no default session folder: neither XDG_STATE_HOME nor "
+			         "HOME is an absolute path and the password database has no home for "
+			         "uid %u; give --out DIR", (unsigned)getuid());
+			return -1;
+		}
+		k = snprintf(buf, len, "%s/.local/state/nccltune", home);
+	}
+	if (k < 0 || (size_t)k >= len) {
+		snprintf(err, errlen, "no default session folder: the state folder's path is too "
+		         "long; give --out DIR");
+		return -1;
+	}
+	return 0;
+}
+
+/* The default session folder, BASE/HOST-UTCSTAMP (with -2, -3 ... when taken), into
+ * s->run.dir. Returns an nccltune_status. */
+static int default_out_dir(nccltune_session *s)
+{
+	char host[64] = "host", stamp[32], base[PATH_MAX], e[512];
+	time_t t = time(NULL);
+	struct tm tm;
+	struct stat st;
+	int k;
+
+	if (state_base(base, sizeof base, e, sizeof e) != 0)
+		return session_fail(s, NCCLTUNE_USAGE, "%s", e);
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "host");
+	host[sizeof host - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+			*c = '_';
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	k = snprintf(s->run.dir, sizeof s->run.dir, "%s/%s-%s", base, host, stamp);
+	for (int i = 2; k >= 0 && (size_t)k < sizeof s->run.dir && lstat(s->run.dir, &st) == 0 &&
+	                i < 1000; i++)
+		k = snprintf(s->run.dir, sizeof s->run.dir, "%s/%s-%s-%d", base, host, stamp, i);
+	if (k < 0 || (size_t)k >= sizeof s->run.dir)
+		return session_fail(s, NCCLTUNE_USAGE, "no default session folder: %s is too long; "
+		                    "give --out DIR", base);
+	return NCCLTUNE_OK;
+}
+
+/* An existing --out folder is used only when it is empty or holds a session: anything
+ * but the lock file, a journal and the inputs retune writes for its session (space.json,
+ * workload.json) means it is someone else's folder (a source tree, a home), where the
+ * session's files would mix with theirs. Returns an nccltune_status. */
+static int out_dir_usable(nccltune_session *s)
+{
+	DIR *d = opendir(s->run.dir);
+	const struct dirent *de;
+	char other[256] = "";
+	bool has_journal = false;
+
+	if (!d)
+		return NCCLTUNE_OK;   /* new, or not a folder: creating it says what is wrong */
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, ".lock") == 0 || strcmp(de->d_name, "space.json") == 0 ||
+		    strcmp(de->d_name, "workload.json") == 0)
+			continue;
+		if (strcmp(de->d_name, "journal.jsonl") == 0)
+			has_journal = true;
+		else if (!other[0])
+			snprintf(other, sizeof other, "%s", de->d_name);
+	}
+	closedir(d);
+	if (other[0] && !has_journal)
+		return session_fail(s, NCCLTUNE_USAGE, "--out %s: the folder is not empty (it holds "
+		                    "'%s') and holds no session (no journal.jsonl): refused, so that "
+		                    "no file of yours is mixed with or replaced by a session's; choose "
+		                    "a new or empty folder", s->run.dir, other);
+	return NCCLTUNE_OK;
+}
+
+/* Counts a journal's run records and whether its first one is a failed baseline. */
+struct dead_count {
+	size_t runs;
+	bool failed_baseline;
+};
+
+static int dead_run(void *ctx, struct jr *r, const struct record_run *run)
+{
+	struct dead_count *c = ctx;
+
+	(void)r;
+	if (c->runs++ == 0)
+		c->failed_baseline = run->phase == RECORD_BASELINE && run->cls != OUTCOME_OK;
+	return 0;
+}
+
+/* Is the journal at path a session that never measured anything: a valid journal whose
+ * only run is NCCL's defaults, failed (a broken driver, an unknown --model)? Such a
+ * folder is not a session to resume. False when it cannot be read (the caller's
+ * message then stands). */
+static bool journal_dead(const char *path)
+{
+	const struct record_visitor v = {NULL, dead_run};
+	struct dead_count c = {0, false};
+	char e[512];
+
+	if (record_journal_read(path, &v, &c, NULL, NULL, 0, e, sizeof e) != 0)
+		return false;
+	return c.runs == 1 && c.failed_baseline;
+}
+
+/* The session folder: --out or a new one under the user's state folder, created,
+ * locked, and without a journal. Returns an nccltune_status. */
 static int make_out_dir(nccltune_session *s)
 {
 	char e[1024], path[PATH_MAX + 32];
@@ -217,24 +348,12 @@ static int make_out_dir(nccltune_session *s)
 
 	if (s->cfg.out_dir_opt) {
 		snprintf(s->run.dir, sizeof s->run.dir, "%s", s->cfg.out_dir_opt);
+		rc = out_dir_usable(s);
 	} else {
-		char host[64] = "host", stamp[32];
-		time_t t = time(NULL);
-		struct tm tm;
-
-		if (gethostname(host, sizeof host) != 0)
-			snprintf(host, sizeof host, "host");
-		host[sizeof host - 1] = '\0';
-		for (char *c = host; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-				*c = '_';
-		gmtime_r(&t, &tm);
-		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-		snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s", host, stamp);
-		for (int i = 2; stat(s->run.dir, &st) == 0 && i < 1000; i++)
-			snprintf(s->run.dir, sizeof s->run.dir, "results/%s-%s-%d", host, stamp, i);
+		rc = default_out_dir(s);
 	}
+	if (rc)
+		return rc;
 	if (fs_mkdirs(s->run.dir, e, sizeof e) != 0)
 		return session_fail(s, NCCLTUNE_ERROR, "--out: %s", e);
 	rc = session_lock(s, s->run.dir);
@@ -247,8 +366,9 @@ static int make_out_dir(nccltune_session *s)
 			                    "session's journal is never followed); choose another --out",
 			                    path);
 		/* Only an older nccltune killed before it wrote the header leaves an empty
-		 * journal: it holds nothing, so it is replaced. */
-		if (!S_ISREG(st.st_mode) || st.st_size > 0) {
+		 * journal: it holds nothing, so it is replaced; so is one whose only run is a
+		 * failed baseline (nothing measured: a resume would only replay the failure). */
+		if (!S_ISREG(st.st_mode) || (st.st_size > 0 && !journal_dead(path))) {
 			char self[PATH_MAX + 8];
 
 			return session_fail(s, NCCLTUNE_USAGE, "%s already holds a session "
@@ -256,9 +376,12 @@ static int make_out_dir(nccltune_session *s)
 			                    "choose another --out", s->run.dir,
 			                    locate_self_command(self, sizeof self), s->run.dir);
 		}
+		if (st.st_size > 0)
+			session_note(&s->out, "%s: its only run was NCCL's defaults, which failed: "
+			             "nothing measured to resume; starting the session anew", s->run.dir);
 		if (unlink(path) != 0)
-			return session_fail(s, NCCLTUNE_ERROR, "%s: cannot remove the empty journal: "
-			                    "%s", path, strerror(errno));
+			return session_fail(s, NCCLTUNE_ERROR, "%s: cannot remove the %s journal: %s",
+			                    path, st.st_size > 0 ? "failed" : "empty", strerror(errno));
 	}
 	return NCCLTUNE_OK;
 }
@@ -576,6 +699,17 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 	rc = session_load_journal(s, dir);
 	if (rc)
 		return rc;
+	if (s->run.nqueue == 1 && s->run.queue[0].phase == PHASE_BASELINE &&
+	    s->run.queue[0].o.cls != OUTCOME_OK) {
+		char self[PATH_MAX + 8], why[512];
+
+		fs_escape_text(s->run.queue[0].o.error, why, sizeof why);
+		return session_fail(s, NCCLTUNE_USAGE, "%s: nothing to resume: its only run, NCCL's "
+		                    "defaults, failed (%s: %s), so nothing was measured; start it "
+		                    "again (the failed journal is replaced) with '%s run ... --out %s'",
+		                    dir, outcome_class_name(s->run.queue[0].o.cls), why,
+		                    locate_self_command(self, sizeof self), dir);
+	}
 	s->resumed = true;
 	rc = resolve_tries(s);
 	if (rc) {

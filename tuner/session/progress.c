@@ -79,10 +79,33 @@ static void fit_line(size_t fixed, char *env, char *why)
 	cut_words(env, avail > wl ? avail - wl : 3);
 }
 
+/* Cut line (in place) to at most cols columns (a UTF-8 character is one; the text is
+ * escaped, so none is a control), ending it with "..." when cut; never inside a
+ * character. The terminal's status line never wraps (so "\r\033[K" clears all of it),
+ * and a plain line stays within SESSION_LINE_MAX. */
+static void fit_columns(char *line, size_t cols)
+{
+	size_t n = 0, keep = 0;
+
+	if (cols < 4)
+		cols = 4;
+	for (size_t i = 0; line[i]; i++) {
+		if (((unsigned char)line[i] & 0xC0) == 0x80)
+			continue;   /* a continuation byte: same column */
+		if (n == cols - 3)
+			keep = i;   /* where "..." goes if the line is too long */
+		if (++n > cols) {
+			memcpy(line + keep, "...", 4);
+			return;
+		}
+	}
+}
+
 void session_progress_run(struct session_output *out, const struct session_run *r,
                           const struct session_figures *fig)
 {
 	char lab[96], a[32], b[32], eta[32], rate[80], env[2048], why[2048], head[256], tail[256];
+	char line[4600];
 	double best = fig->best_us, base = fig->base_us;
 	FILE *f = out->progress;
 	int k;
@@ -99,15 +122,21 @@ void session_progress_run(struct session_output *out, const struct session_run *
 		rate[0] = '\0';
 	label(fig->model, lab, sizeof lab);
 	if (out->tty) {
-		session_line_clear(out);
-		fprintf(f, "%srun %zu/%d  best %s", lab, fig->runs, fig->budget,
-		        summary_format_us(best, a, sizeof a));
+		char ratio[32] = "", sweep[80] = "";
+
 		if (isfinite(best) && isfinite(base) && best > 0)
-			fprintf(f, " (%.2fx)", base / best);
-		fprintf(f, "  failures %zu  ETA %s%s", fig->failures, eta, rate);
+			snprintf(ratio, sizeof ratio, " (%.2fx)", base / best);
 		if (fig->choices)
-			fprintf(f, "  sweep %zu choices, %.*f/s", fig->choices,
-			        fig->choices_per_s < 100 ? 1 : 0, fig->choices_per_s);
+			snprintf(sweep, sizeof sweep, "  sweep %zu choices, %.*f/s", fig->choices,
+			         fig->choices_per_s < 100 ? 1 : 0, fig->choices_per_s);
+		snprintf(line, sizeof line, "%srun %zu/%d  best %s%s  failures %zu  ETA %s%s%s", lab,
+		         fig->runs, fig->budget, summary_format_us(best, a, sizeof a), ratio,
+		         fig->failures, eta, rate, sweep);
+		/* one column short of the width: a line that fills the last column wraps on
+		 * some terminals */
+		fit_columns(line, out->width > 1 ? (size_t)out->width - 1 : 79);
+		session_line_clear(out);
+		fputs(line, f);
 		fflush(f);
 		out->line_active = true;
 		return;
@@ -130,7 +159,10 @@ void session_progress_run(struct session_output *out, const struct session_run *
 	/* what the probe said, escaped: it must not drive the terminal */
 	fs_escape_text(r->o.cls != OUTCOME_OK ? r->o.error : "", why, sizeof why);
 	fit_line(strlen(head) + strlen(tail), env, why);
-	fprintf(f, "%s%s%s%s%s%s\n", head, env, why[0] ? " (" : "", why, why[0] ? ")" : "", tail);
+	snprintf(line, sizeof line, "%s%s%s%s%s%s", head, env, why[0] ? " (" : "", why,
+	         why[0] ? ")" : "", tail);
+	fit_columns(line, SESSION_LINE_MAX);
+	fprintf(f, "%s\n", line);
 	fflush(f);
 }
 

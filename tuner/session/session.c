@@ -40,15 +40,33 @@ static void on_signal(int sig)
 	session_signal = sig;
 }
 
-/* The columns of terminal f (when it is one), else 100: where the summary wraps. */
+/* May progress on f rewrite its line in place: a terminal that is not TERM=dumb (or
+ * unset), which takes "\r\033[K"? Anything else gets one plain line per run. */
+static bool output_tty(FILE *f)
+{
+	const char *term = getenv("TERM");
+
+	return f && isatty(fileno(f)) == 1 && term && term[0] && strcmp(term, "dumb") != 0;
+}
+
+/* The columns output to f wraps at: a terminal's width (TIOCGWINSZ), else $COLUMNS,
+ * else 80; 100 for a file or a pipe. At least 40. */
 static int output_width(FILE *f)
 {
 	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+	char *end;
+	long n;
 
-	if (f && isatty(fileno(f)) == 1 && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 &&
-	    ws.ws_col >= 40)
-		return ws.ws_col;
-	return 100;
+	if (!f || isatty(fileno(f)) != 1)
+		return 100;
+	if (ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col >= 40 ? ws.ws_col : 40;
+	errno = 0;
+	n = cols ? strtol(cols, &end, 10) : 0;
+	if (cols && !errno && end != cols && !*end && n > 0 && n <= 1000)
+		return n >= 40 ? (int)n : 40;
+	return 80;
 }
 
 /* ---- handle, setters ---- */
@@ -65,7 +83,7 @@ nccltune_session *nccltune_session_create(void)
 	snprintf(s->cfg.strategy_name, sizeof s->cfg.strategy_name, "bo");
 	s->out.progress = stderr;
 	s->out.warnings = stderr;
-	s->out.tty = isatty(STDERR_FILENO) == 1;
+	s->out.tty = output_tty(stderr);
 	s->out.width = output_width(stderr);
 	snprintf(s->run.source, sizeof s->run.source, "measured");
 	s->run.lock_fd = -1;
@@ -457,7 +475,7 @@ int nccltune_session_add_try_file(nccltune_session *s, const char *path)
 void nccltune_session_set_progress(nccltune_session *s, FILE *f)
 {
 	s->out.progress = f;
-	s->out.tty = f && isatty(fileno(f)) == 1;
+	s->out.tty = output_tty(f);
 	s->out.width = output_width(f);
 }
 
@@ -495,25 +513,25 @@ static bool add_shown_faster(cJSON *o, const cJSON *doc)
 	return cJSON_AddBoolToObject(o, "shown_faster", shown) != NULL;
 }
 
-int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *out)
+/* The run summary's object: status, error (NULL for null), the folder ("" for null)
+ * and the keys of the results document doc (NULL: all null), on one line of out.
+ * Returns NCCLTUNE_OK, or NCCLTUNE_ERROR when out of memory or writing failed. */
+static int summary_json(int status, const char *error, const char *dir, const cJSON *doc,
+                        FILE *out)
 {
 	static const char *const keys[] = {"verdict", "source", "model", "baseline", "best",
 	                                   "gain", "budget_needed", "noise", NULL};
-	cJSON *doc = s->run.result ? result_doc(s->run.result) : NULL;
 	cJSON *o = cJSON_CreateObject();
 	char path[PATH_MAX + 16], *text = NULL;
 	int rc = NCCLTUNE_ERROR;
 
-	snprintf(path, sizeof path, "%s/results.json", s->run.dir);
+	snprintf(path, sizeof path, "%s/results.json", dir);
 	if (!o || !cJSON_AddStringToObject(o, "schema", "nccltune-run/1") ||
 	    !cJSON_AddNumberToObject(o, "status", status) ||
-	    !(status == NCCLTUNE_OK || status == NCCLTUNE_NO_CONFIG
-	          ? cJSON_AddNullToObject(o, "error") : cJSON_AddStringToObject(o, "error", s->err)) ||
-	    !(s->run.dir[0] ? cJSON_AddStringToObject(o, "session", s->run.dir)
-	                    : cJSON_AddNullToObject(o, "session")) ||
-	    !(s->run.result ? cJSON_AddStringToObject(o, "results", path)
-	                    : cJSON_AddNullToObject(o, "results")) ||
-	    (s->run.result && !doc))
+	    !(error ? cJSON_AddStringToObject(o, "error", error) : cJSON_AddNullToObject(o, "error")) ||
+	    !(dir[0] ? cJSON_AddStringToObject(o, "session", dir)
+	             : cJSON_AddNullToObject(o, "session")) ||
+	    !(doc ? cJSON_AddStringToObject(o, "results", path) : cJSON_AddNullToObject(o, "results")))
 		goto out;
 	for (size_t i = 0; keys[i]; i++)
 		if (!copy_key(o, doc, keys[i]))
@@ -526,8 +544,24 @@ int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *o
 out:
 	free(text);
 	cJSON_Delete(o);
+	return rc;
+}
+
+int nccltune_session_summary_json(const nccltune_session *s, int status, FILE *out)
+{
+	bool no_error = status == NCCLTUNE_OK || status == NCCLTUNE_NO_CONFIG;
+	cJSON *doc = s->run.result ? result_doc(s->run.result) : NULL;
+	int rc = NCCLTUNE_ERROR;
+
+	if (!s->run.result || doc)
+		rc = summary_json(status, no_error ? NULL : s->err, s->run.dir, doc, out);
 	cJSON_Delete(doc);
 	return rc;
+}
+
+int nccltune_summary_json_error(int status, const char *error, FILE *out)
+{
+	return summary_json(status, error ? error : "", "", NULL, out);
 }
 
 int nccltune_session_run(nccltune_session *s)

@@ -305,10 +305,11 @@ static char *merge(const char *old, size_t olen, size_t begin, size_t end, bool 
 /* ---- nccl-conf ---- */
 
 /* The configuration file NCCL reads for this user: $NCCL_CONF_FILE when set (NCCL >=
- * 2.23), else ~/.nccl.conf ($HOME, else the password database). */
+ * 2.23), else ~/.nccl.conf with the home folder as NCCL finds it: the password
+ * database's (getpwuid), never $HOME, so the file written is the one NCCL reads. */
 static int find_nccl_conf(char *buf, size_t len, char *err, size_t errlen)
 {
-	const char *f = getenv("NCCL_CONF_FILE"), *home = getenv("HOME");
+	const char *f = getenv("NCCL_CONF_FILE"), *home;
 	struct passwd *pw;
 
 	if (f && *f) {
@@ -319,13 +320,12 @@ static int find_nccl_conf(char *buf, size_t len, char *err, size_t errlen)
 		snprintf(buf, len, "%s", f);
 		return NCCLTUNE_OK;
 	}
+	pw = getpwuid(getuid());
+	home = pw ? pw->pw_dir : NULL;
 	if (!home || !*home) {
-		pw = getpwuid(getuid());
-		home = pw ? pw->pw_dir : NULL;
-	}
-	if (!home || !*home) {
-		fs_errf(err, errlen, "no home folder to put .nccl.conf in (HOME is unset and the "
-		        "password database has none): give the file, e.g. --install=/etc/nccl.conf");
+		fs_errf(err, errlen, "no home folder to put .nccl.conf in (the password database "
+		        "has none for uid %u, and NCCL looks nowhere else): give the file, e.g. "
+		        "--install=/etc/nccl.conf", (unsigned)getuid());
 		return NCCLTUNE_USAGE;
 	}
 	if (strlen(home) + sizeof("/.nccl.conf") > len) {
@@ -565,14 +565,16 @@ static int block_change(const struct nccltune_install_options *o, bool conf,
 		if (rc == NCCLTUNE_OK)
 			rc = install_remove(t.real, err, errlen);
 		if (rc == NCCLTUNE_OK)
-			install_note(o, "removed %s (it held nothing but nccltune's block)", t.real);
+			install_note(o, "removed %s: it held nothing but nccltune's block", t.real);
 		goto out;
 	}
 	rc = target_write(&t, merged, mlen, err, errlen);
 	if (rc != NCCLTUNE_OK)
 		goto out;
 	if (t.existed)
-		install_note(o, "the file as it was before: %s" INSTALL_BACKUP, t.real);
+		install_note(o, s ? "the file as it was before: %s" INSTALL_BACKUP
+		                  : "the file as it was before this uninstall (with nccltune's "
+		                    "block): %s" INSTALL_BACKUP, t.real);
 done:
 	rc = NCCLTUNE_OK;
 	if (s)
