@@ -732,6 +732,17 @@ const char *ncclvars_loader_refusal(const char *name)
 	return NULL;
 }
 
+const char *ncclvars_label(const char *name)
+{
+	/* NCCL 2.30's source reads no NCCL_VERSION (its version is compiled in) */
+	static const char *const labels[] = {"NCCL_VERSION"};
+
+	for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+		if (strcmp(name, labels[i]) == 0)
+			return "a container label NCCL does not read";
+	return NULL;
+}
+
 int ncclvars_check(const char *name, const char *value, char *why, size_t whylen)
 {
 	const struct ncclvar *v;

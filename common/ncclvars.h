@@ -152,6 +152,12 @@ int ncclvars_value_check(const struct ncclvar *var, const char *value, char *why
  * site setting and a name nccltune does not know. Can't fail. */
 const char *ncclvars_loader_refusal(const char *name);
 
+/* What `name` is when it looks like NCCL's but NCCL never reads it: a label that
+ * container images set (NCCL_VERSION=2.28.3-1 in NVIDIA's CUDA and PyTorch images),
+ * or NULL for every other name. Such a name is neither searched nor pinned; the
+ * session mentions it and lets it pass. Can't fail. */
+const char *ncclvars_label(const char *name);
+
 /* ncclvars_name_lookup then ncclvars_value_check: what the space, --try, results and
  * exports accept for NAME=VALUE. Returns 0 or -1 with the reason in why. */
 int ncclvars_check(const char *name, const char *value, char *why, size_t whylen);

@@ -457,8 +457,7 @@ out:
 	return rc;
 }
 
-/* Stop any capture still open, so the stream is usable for teardown. Can't fail. */
-static void end_captures(struct measure *m)
+void measure_end_captures(struct measure *m)
 {
 	for (int k = 0; k < m->s->nlocal; k++) {
 		struct rank_state *r = &m->rs[k];
@@ -547,8 +546,8 @@ out:
 	return rc;
 }
 
-/* Release everything: when all went well graphs first, then communicators finalized and
- * destroyed; otherwise communicators aborted, then graphs (abort also stops kernels that wait for a peer that
+/* Release everything: graphs first, then communicators - finalized and destroyed when
+ * all went well, aborted otherwise (abort also stops kernels that wait for a peer that
  * will never come). With --teardown fast a run that went well leaves its communicators
  * alone: the process ends with _exit right after reporting and the driver releases
  * them with the CUDA context. What NCCL's destroy would cost is mostly waiting for its
@@ -561,11 +560,14 @@ static void teardown(struct measure *m, bool ok)
 	bool keep_comms = ok && m->s->cfg->teardown == PROBE_TEARDOWN_FAST;
 	bool destroy = ok && !keep_comms;
 
-	end_captures(m);
-	/* Only a run that went well drops its graphs first: nothing of them is in flight
-	 * then. A failed run may have a replay stuck on a peer: abort first, as before. */
-	if (ok)
-		drop_graphs(m);
+	measure_end_captures(m);
+	/* Graphs go first, in a failed run too: NCCL's abort, like its destroy, waits in
+	 * commDestroySync until no graph that captured the communicator is left (the last
+	 * local rank's ncclCommAbort, blocking: NCCL 2.30 src/init.cc commReclaim), so a
+	 * graph destroyed after the abort hangs it (the rig: 75 s to the watchdog). Dropping
+	 * a graph a replay stuck on a peer still runs does not wait: CUDA frees it when
+	 * that replay ends, which the abort's flag brings about. */
+	drop_graphs(m);
 	if (destroy) {
 		struct probe_outcome saved = m->out[0];   /* the ok outcome, before any failure */
 		char why[PROTO_ERROR_MAX] = "";
@@ -588,7 +590,6 @@ static void teardown(struct measure *m, bool ok)
 			ncclCommAbort(r->comm);
 		r->comm = NULL;
 	}
-	drop_graphs(m);   /* what is left (a failed run's): after the abort */
 	measure_compute_release(m);
 	for (int k = 0; k < m->s->nlocal; k++) {
 		struct rank_state *r = &m->rs[k];

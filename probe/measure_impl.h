@@ -99,6 +99,10 @@ int measure_check_outputs(struct measure *m, size_t c);
 /* Capture case c's ops, each on its own slice, into case c's graph on every local
  * rank. 0, or -1 with the failure recorded. */
 int measure_capture(struct measure *m, size_t c);
+/* End every capture a local rank's stream still has open (a failed capture's), so that
+ * no capture-unsafe call of this thread meets one; the partial graphs are dropped.
+ * Can't fail. */
+void measure_end_captures(struct measure *m);
 /* Instantiate case c's graph on every local rank. 0, or -1 with the failure recorded. */
 int measure_instantiate(struct measure *m, size_t c);
 /* Destroy case c's graph on every local rank. Can't fail. */

@@ -119,10 +119,17 @@ static int capture_alone(struct measure *m, cudaGraph_t *g, cudaGraphExec_t *x)
 		r->capturing = false;
 		CUDACHECK(&m->chk, cudaSetDevice(r->device));
 		CUDACHECK(&m->chk, cudaStreamEndCapture(r->stream, &g[k]));
+	}
+	/* Only once every capture has ended: instantiate is not capture-safe, and while any
+	 * local rank's stream of this thread still captures (thread-local mode) CUDA refuses
+	 * it (cudaErrorStreamCaptureUnsupported: the rig's two ranks on one GPU). */
+	for (int k = 0; k < m->s->nlocal; k++) {
+		CUDACHECK(&m->chk, cudaSetDevice(m->rs[k].device));
 		CUDACHECK(&m->chk, cudaGraphInstantiate(&x[k], g[k], 0));
 	}
 	rc = 0;
 out:
+	measure_end_captures(m);   /* a failed one's, before its caller destroys graphs */
 	return rc;
 }
 

@@ -59,21 +59,21 @@ int rig_enable(int ranks_per_gpu, struct reporter *rep, char *err, size_t errlen
 
 /* Whether /proc shows a process named nvidia-cuda-mps-control (or -server): 1 yes, 0 no, -1 /proc
  * could not be read (then the pipe alone decides). */
-static int mps_daemon_seen(void)
+static int mps_daemon_seen(const char *proc)
 {
-	DIR *d = opendir("/proc");
+	DIR *d = opendir(proc);
 	struct dirent *e;
 	int seen = -1;
 
 	if (!d)
 		return -1;
 	while ((e = readdir(d)) != NULL) {
-		char path[300], comm[64] = "";
+		char path[1300], comm[64] = "";
 		FILE *f;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof path, "/proc/%.255s/comm", e->d_name);
+		snprintf(path, sizeof path, "%.1024s/%.255s/comm", proc, e->d_name);
 		f = fopen(path, "re");
 		if (!f)
 			continue;
@@ -90,19 +90,29 @@ static int mps_daemon_seen(void)
 	return seen;
 }
 
+bool rig_mps_seen(const char *dir, const char *proc)
+{
+	char pipe[4200];
+	struct stat st;
+	int seen = mps_daemon_seen(proc);
+
+	snprintf(pipe, sizeof pipe, "%s/control", dir);
+	/* the daemon's "control" is a named pipe, or a UNIX socket in newer drivers: either
+	 * counts unless /proc shows no daemon (a leftover of one that is gone); without it,
+	 * a running daemon counts alone (its folder could not be looked into) */
+	if (lstat(pipe, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return seen != 0;
+	return seen == 1;
+}
+
 bool rig_mps_running(char *where, size_t wherelen)
 {
 	const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
-	char pipe[4200];
-	struct stat st;
 
 	if (!dir || !*dir)
 		dir = "/tmp/nvidia-mps";
 	snprintf(where, wherelen, "%s", dir);
-	snprintf(pipe, sizeof pipe, "%s/control", dir);
-	if (stat(pipe, &st) != 0 || !S_ISFIFO(st.st_mode))
-		return false;
-	return mps_daemon_seen() != 0;
+	return rig_mps_seen(dir, "/proc");
 }
 
 void rig_no_mps_warning(int procs, const char *where, char *buf, size_t len)

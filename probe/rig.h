@@ -33,10 +33,16 @@ int rig_check(int ranks_per_gpu, int nccl_version, const char *env_value, char *
  * thread. Returns 0, or -1 with err naming setenv's error. */
 int rig_enable(int ranks_per_gpu, struct reporter *rep, char *err, size_t errlen);
 
-/* Whether the CUDA MPS control daemon serves this environment: its control pipe
- * (a FIFO named "control") exists in CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps,
- * and, where /proc can be read, a process named nvidia-cuda-mps-control runs. `where`
- * receives the pipe folder looked at. Only stat and /proc reads; can't fail. */
+/* Whether the CUDA MPS control daemon serves pipe folder `dir`, with `proc` the /proc to
+ * look into: its control entry "control" (a named pipe, or a UNIX socket in newer
+ * drivers) exists in dir, and `proc` does not show that no process named
+ * nvidia-cuda-mps-control (or -server; comm cut at 15 bytes) runs; or, with no such
+ * entry, `proc` shows such a process. A `proc` that can't be read leaves the entry alone
+ * to decide. Only lstat and reads; can't fail. */
+bool rig_mps_seen(const char *dir, const char *proc);
+
+/* rig_mps_seen for CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) and /proc; `where`
+ * receives the pipe folder looked at. Can't fail. */
 bool rig_mps_running(char *where, size_t wherelen);
 
 /* The warning of a run where `procs` processes share each GPU without MPS (they

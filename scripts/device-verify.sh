@@ -6,8 +6,8 @@
 # (nranks *): exit 0 and NCCL's own lines (version, "TUNER/Plugin: Using nccltune (vN)",
 # the plugin's table and applied lines, at two ranks "AllReduce: 43008 Bytes -> Algo RING
 # proto LL"); then a missing table (exit 5, the plugin's WARN inside NCCL) and no plugin
-# at all (exit 5); then a pth install in a venv made from torch's interpreter
-# (--system-site-packages), verified through that interpreter's start-up.
+# at all (exit 5); then a pth install in a venv made from torch's interpreter (torch's
+# site-packages added by a .pth), verified through that interpreter's start-up.
 #
 # Run from the repository root with .carry/probe carried (scripts/device-build.sh) and
 # the NCCL 2.30.7 library unpacked (../shared/tools/nccl-2.30.7/setup.sh).
@@ -74,13 +74,36 @@ NCCL_MULTI_RANK_GPU_ENABLE=1 step "NCCL 2.30.7, 2 ranks on one GPU" 0 \
 NCCL_MULTI_RANK_GPU_ENABLE=1 step "missing table under NCCL 2.30.7" 5 \
 	"^FAIL: table unreadable: .*table ignored" -- \
 	--python "$py" --nccl "$lib" --ranks 2 --env-file "$w/missing.env"
-# 4. no plugin named, but a session that needs it: the rules fixture (8-GPU rules)
+# 4. no plugin named, but a session that needs it: the rules fixture, with a journal whose
+#    first NCCL-defaults run measured 8 ranks, so that its rules name nranks 8 (a rule
+#    names the ranks the session measured on, '*' without a journal: issue 31 C2)
 cp -R tests/workflows/data/rules "$w/sess"
+python3 - tests/workflows/data/measured/journal.jsonl "$w/sess/journal.jsonl" <<'EOF2'
+import json, sys
+head = open(sys.argv[1]).readline()
+run = {"type": "run", "run": 1, "phase": "baseline", "point": None, "env": {}, "outcome": "ok",
+       "objective_us": 24400.0, "wall_s": 3.1, "exit_status": 0, "signal": 0, "error": "",
+       "stderr_tail": "", "report": {"nranks": 8}}
+open(sys.argv[2], "w").write(head + json.dumps(run) + "\n")
+EOF2
+if "$NT" export --format nccl-tuner "$w/sess" >"$w/sess8.table" 2>>"$log" &&
+	grep -qE '^allreduce +8 ' "$w/sess8.table" && ! grep -qE '^allreduce +[^8 ]' "$w/sess8.table"; then
+	say "the session's rules name 8 ranks: $(grep -c '^allreduce' "$w/sess8.table") rule(s)"
+else
+	say "FAIL the session's table: not only 8-rank rules: $(cat "$w/sess8.table")"
+	bad=1
+fi
 step "no plugin, a session with rules" 5 "^FAIL: plugin not found" -- \
 	--python "$py" --no-start "$w/sess"
 # 5. a pth install into a venv made from torch's interpreter, verified through its
-#    start-up; the fixture's rules are for 8 ranks, so at 2 NCCL applies none (exit 5)
-if "$py" -m venv --without-pip --system-site-packages "$w/venv" >>"$log" 2>&1; then
+#    start-up; the session's rules are for 8 ranks, so at 2 NCCL applies none (exit 5).
+#    A venv's --system-site-packages is the BASE interpreter's site, not torch's venv's:
+#    a .pth in the new venv adds torch's site-packages (its own .pth files included).
+if "$py" -m venv --without-pip --system-site-packages "$w/venv" >>"$log" 2>&1 &&
+	vsite=$("$w/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))') &&
+	"$py" -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_path("purelib"))' \
+		>"$vsite/00-nccltune-verify-torch.pth" &&
+	"$w/venv/bin/python" -c 'import torch' >>"$log" 2>&1; then
 	NCCLTUNE_PLUGIN=$plugin "$NT" export --install --python "$w/venv/bin/python" "$w/sess" >>"$log" 2>&1
 	step "pth install, torch's NCCL, 1 rank" 0 "the interpreter's start-up" \
 		"TUNER/Plugin: Using nccltune" "^matches the session" -- \
@@ -89,7 +112,8 @@ if "$py" -m venv --without-pip --system-site-packages "$w/venv" >>"$log" 2>&1; t
 		"no rule applied to this communicator" -- \
 		--python "$w/venv/bin/python" --nccl "$lib" --ranks 2 "$w/sess"
 else
-	say "SKIP pth install: $py cannot make a venv"
+	say "FAIL pth install: no venv from $py in which torch imports (see above)"
+	bad=1
 fi
 rm -rf "$w"
 say "device-verify.sh: $([ $bad = 0 ] && echo "every step passed" || echo "some step FAILED")"

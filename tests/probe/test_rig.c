@@ -3,7 +3,10 @@
  * reports), and how the MPS daemon is recognised (its control pipe and a process). */
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +67,23 @@ static void test_enable(void)
 	unsetenv(RIG_ENV);
 }
 
+/* A UNIX socket bound at path (what newer MPS daemons make "control"): its fd, or -1. */
+static int make_socket(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	if (fd < 0 || strlen(path) >= sizeof a.sun_path)
+		return -1;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);   /* the bound name stays in the folder */
+	return 0;
+}
+
 /* A process whose name (comm) is nvidia-cuda-mps-control: a copy of sleep. */
 static pid_t fake_daemon(const char *dir)
 {
@@ -106,11 +126,19 @@ static void test_mps(void)
 	pid = fake_daemon(dir);
 	CHECK(pid > 0);
 	CHECK(rig_mps_running(where, sizeof where));
+	/* newer drivers make "control" a UNIX socket (the rig's daemon did): it counts too */
+	CHECK_INT(unlink(pipe), 0);
+	CHECK(make_socket(pipe) >= 0);
+	CHECK(rig_mps_running(where, sizeof where));
+	/* a daemon that runs counts even where its folder shows no control entry */
+	CHECK_INT(unlink(pipe), 0);
+	CHECK(rig_mps_running(where, sizeof where));
+	CHECK(make_socket(pipe) >= 0);
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
-	CHECK(real || !rig_mps_running(where, sizeof where));
+	CHECK(real || !rig_mps_running(where, sizeof where));   /* a socket left behind */
 	unsetenv("CUDA_MPS_PIPE_DIRECTORY");
 	rig_mps_running(where, sizeof where);
 	CHECK_STR(where, "/tmp/nvidia-mps");                     /* MPS's default folder */
@@ -121,11 +149,59 @@ static void test_mps(void)
 	CHECK_INT(system(pipe), 0);
 }
 
+/* rig_mps_seen with a fake /proc: the socket entry alone decides where /proc can't be
+ * read; a fake process named nvidia-cuda-mps decides where the entry is missing. */
+static void test_mps_fake_proc(void)
+{
+	char dir[] = "/tmp/nccltune-test-rig-XXXXXX", path[600], noproc[600];
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(noproc, sizeof noproc, "%s/no-proc", dir);
+	snprintf(path, sizeof path, "%s/control", dir);
+	CHECK(!rig_mps_seen(dir, noproc));                  /* nothing at all */
+	CHECK(make_socket(path) >= 0);
+	CHECK(rig_mps_seen(dir, noproc));                   /* a socket, /proc unreadable */
+	CHECK_INT(unlink(path), 0);
+	CHECK_INT(mkfifo(path, 0600), 0);
+	CHECK(rig_mps_seen(dir, noproc));                   /* a FIFO, /proc unreadable */
+	CHECK_INT(unlink(path), 0);
+	CHECK_INT(mkdir(path, 0700), 0);
+	CHECK(!rig_mps_seen(dir, noproc));                  /* a folder is no control entry */
+	CHECK_INT(rmdir(path), 0);
+	/* a fake /proc: a process named nvidia-cuda-mps (comm cut at 15 bytes) */
+	snprintf(path, sizeof path, "%s/proc", dir);
+	CHECK_INT(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/proc/4242", dir);
+	CHECK_INT(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/proc/4242/comm", dir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("bash\n", f);
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "%s/proc", dir);
+	CHECK(!rig_mps_seen(dir, path));                    /* no entry, no daemon */
+	snprintf(path, sizeof path, "%s/proc/4242/comm", dir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("nvidia-cuda-mps\n", f);
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "%s/proc", dir);
+	CHECK(rig_mps_seen(dir, path));                     /* no entry, a daemon */
+	snprintf(path, sizeof path, "rm -rf %s", dir);
+	CHECK_INT(system(path), 0);
+}
+
 int main(void)
 {
 	test_device();
 	test_check();
 	test_enable();
 	test_mps();
+	test_mps_fake_proc();
 	return check_status();
 }

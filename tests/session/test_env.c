@@ -43,7 +43,7 @@ static void expect_var(char **env, const char *name, const char *want)
 	CHECK_STR(v, want);
 }
 
-struct seen { int pinned, decides, logging; };
+struct seen { int pinned, decides, logging, labels; };
 
 static void count_report(void *ctx, enum env_inherited what, const char *name,
                          const char *value)
@@ -56,6 +56,8 @@ static void count_report(void *ctx, enum env_inherited what, const char *name,
 		k->pinned++;
 	else if (what == ENV_INHERITED_DECIDES)
 		k->decides++;
+	else if (what == ENV_INHERITED_LABEL)
+		k->labels++;
 	else
 		k->logging++;
 }
@@ -116,6 +118,13 @@ static void test_inherited(const space *sp)
 	CHECK_INT(inherit_one(sp, "NCCL_DEBUG_FILE=/tmp/x.%p", false, &pins, &k, err, sizeof err), 0);
 	CHECK(env_pins_get(&pins, "NCCL_DEBUG") == NULL);
 	CHECK(env_pins_get(&pins, "NCCL_DEBUG_FILE") == NULL);
+	CHECK_INT(k.logging, 2);
+	/* NCCL_VERSION, the label NVIDIA's CUDA and PyTorch images set: passed on and said,
+	 * never pinned nor refused, in a resumed session too (the rig's image had it) */
+	CHECK_INT(inherit_one(sp, "NCCL_VERSION=2.28.3-1", false, &pins, &k, err, sizeof err), 0);
+	CHECK_INT(inherit_one(sp, "NCCL_VERSION=2.28.3-1", true, &pins, &k, err, sizeof err), 0);
+	CHECK(env_pins_get(&pins, "NCCL_VERSION") == NULL);
+	CHECK_INT(k.labels, 2);
 	CHECK_INT(k.logging, 2);
 	/* the space's own variables are the space's (env_pins_collect); other names pass */
 	CHECK_INT(inherit_one(sp, "NCCL_PROTO=LL", false, &pins, &k, err, sizeof err), 0);

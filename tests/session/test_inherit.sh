@@ -2,7 +2,7 @@
 # test_inherit.sh - the environment a session runs in is explicit (issue 27 item 5,
 # issue 31 M6): an inherited NCCL_ALGO in a per-size session is a warning, pinned in the
 # journal's header, results.json, the summary line and the exports; an inherited
-# NCCL_DEBUG is reported and never pinned; an earlier env.sh's NCCL_TUNER_PLUGIN /
+# NCCL_DEBUG is reported and never pinned, as is NCCL_VERSION (a container label); an earlier env.sh's NCCL_TUNER_PLUGIN /
 # NCCLTUNE_TUNER_TABLE, a loader variable, CUDA_LAUNCH_BLOCKING and an unknown NCCL_ name
 # are refused before any run (no journal), as are loader and logging variables in a
 # --try and in a space; a resumed session refuses a variable its journal does not pin.
@@ -31,7 +31,7 @@ run() {   # run DIR [VAR=VALUE...] -- [ARGS...]: a model session of $budget runs
 # NCCL_ALGO inherited into a per-size session: warned, pinned and carried everywhere
 # (30 runs: enough for a result the exports set)
 budget=30
-run "$tmp/algo" NCCL_ALGO=Ring NCCL_DEBUG=WARN -- --json
+run "$tmp/algo" NCCL_ALGO=Ring NCCL_DEBUG=WARN NCCL_VERSION=2.28.3-1 -- --json
 rc=$?
 [ $rc -eq 0 ] || fail "NCCL_ALGO session: exit $rc: $(cat "$tmp/algo.out")"
 grep -q "warning: NCCL_ALGO=Ring is set in your environment: pinned" "$tmp/algo.out" ||
@@ -39,6 +39,9 @@ grep -q "warning: NCCL_ALGO=Ring is set in your environment: pinned" "$tmp/algo.
 grep -q "NCCL_DEBUG=WARN is set in your environment: passed to every run, not recorded" \
 	"$tmp/algo.out" || fail "NCCL_DEBUG not reported: $(cat "$tmp/algo.out")"
 grep -q "^pinned: *NCCL_ALGO=Ring" "$tmp/algo.out" || fail "summary line lacks the pin"
+# NCCL_VERSION, the label NVIDIA's container images set: said once, never refused or pinned
+[ "$(grep -c "NCCL_VERSION=2.28.3-1 is set in your environment: a container label NCCL does not read" \
+	"$tmp/algo.out")" = 1 ] || fail "NCCL_VERSION not said once: $(cat "$tmp/algo.out")"
 python3 - "$tmp/algo" <<'PY' || fail "NCCL_ALGO session: journal/results checks failed"
 import json, sys
 d = sys.argv[1]
@@ -59,6 +62,7 @@ PY
 	fail "export --format dotenv: $(cat "$tmp/algo.err")"
 grep -q "^NCCL_ALGO=Ring" "$tmp/algo.env" || fail "the export lacks the pin: $(cat "$tmp/algo.env")"
 grep -q "NCCL_DEBUG" "$tmp/algo.env" && fail "the export sets NCCL_DEBUG: $(cat "$tmp/algo.env")"
+grep -q "NCCL_VERSION" "$tmp/algo.env" && fail "the export sets NCCL_VERSION: $(cat "$tmp/algo.env")"
 
 # a measured best whose interval reaches 1.00x (this model and seed): verdict "not shown
 # faster", shown_faster false in --json (a model's summary suggests no install anyway;

@@ -41,6 +41,9 @@ enum env_inherited {
 	                          * are refused by NCCL */
 	ENV_INHERITED_LOGGING,   /* a logging variable (NCCL_DEBUG*, NCCL_DEBUG_FILE): passed
 	                          * on, never recorded nor exported */
+	ENV_INHERITED_LABEL,     /* a name NCCL never reads (NCCL_VERSION, a container
+	                          * label; ncclvars_label): passed on, never recorded nor
+	                          * exported */
 };
 typedef void env_inherited_fn(void *ctx, enum env_inherited what, const char *name,
                               const char *value);
@@ -49,7 +52,8 @@ typedef void env_inherited_fn(void *ctx, enum env_inherited what, const char *na
  * by `sp` nor already in `pins` (a resumed session's recorded pins): an NCCL_* tuning
  * variable or site setting nccltune knows, with a value it accepts, is pinned (added to
  * `pins`, so the journal, results, exports and summary carry it) unless `resumed` (the
- * journal did not record it: refused); a logging variable is passed on and reported;
+ * journal did not record it: refused); a logging variable and a label NCCL does not
+ * read (NCCL_VERSION of NVIDIA's container images) are passed on and reported;
  * everything else is refused with a message saying what to unset: a loader variable
  * (NCCL_TUNER_PLUGIN and NCCLTUNE_TUNER_TABLE of an earlier env.sh, NCCL_NET_PLUGIN,
  * ...), an unknown NCCL_ name, a value nccltune refuses, CUDA_LAUNCH_BLOCKING (the one

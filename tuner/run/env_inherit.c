@@ -1,6 +1,6 @@
 /* env_inherit.c - what of the user's environment reaches NCCL in a probe run besides the
  * space: every inherited NCCL_* variable is pinned (recorded and exported), reported (a
- * logging variable) or refused before any run (see env.h, env_inherited_check). */
+ * logging variable, a container label NCCL does not read) or refused before any run (see env.h, env_inherited_check). */
 #include "run/env.h"
 
 #include <stdio.h>
@@ -31,6 +31,10 @@ static int judge(const char *name, const char *value, bool resumed,
 		return 1;   /* not NCCL's */
 	if (ncclvars_name_check(name, why, sizeof why) != 0)
 		return 1;   /* NCCL reads only NCCL_[A-Z0-9_]+ names */
+	if (ncclvars_label(name)) {
+		*what = ENV_INHERITED_LABEL;
+		return 0;
+	}
 	never = ncclvars_loader_refusal(name);
 	if (never && (ncclvars_find(name)->role == NCCLVARS_DEBUG ||
 	              strcmp(name, "NCCL_DEBUG_FILE") == 0)) {
@@ -83,7 +87,8 @@ int env_inherited_check(char *const *user_env, const space *sp, bool resumed,
 			return -1;
 		if (rc > 0)
 			continue;
-		if (what != ENV_INHERITED_LOGGING && env_pins_add(pins, name, eq + 1) != 0)
+		if ((what == ENV_INHERITED_PINNED || what == ENV_INHERITED_DECIDES) &&
+		    env_pins_add(pins, name, eq + 1) != 0)
 			return fs_errf(err, errlen, "out of memory pinning %s", name);
 		if (report)
 			report(ctx, what, name, eq + 1);

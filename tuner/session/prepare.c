@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 #include "result/record.h"
 #include "result/summary.h"
 #include "run/locate.h"
@@ -119,6 +120,9 @@ static void report_inherited(void *ctx, enum env_inherited what, const char *nam
 		             "choosing another %s (pruned as rejected): unset %s to let the rules "
 		             "choose", name, value,
 		             strcmp(name, "NCCL_ALGO") == 0 ? "algorithm" : "protocol", name);
+	else if (what == ENV_INHERITED_LABEL)
+		session_note(&s->out, "%s=%s is set in your environment: %s; ignored (not "
+		             "recorded nor exported)", name, value, ncclvars_label(name));
 	else if (what == ENV_INHERITED_LOGGING)
 		session_note(&s->out, "%s=%s is set in your environment: passed to every run, not "
 		             "recorded (logging)%s", name, value,
