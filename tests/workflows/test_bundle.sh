@@ -34,8 +34,10 @@ $ENVF "$T/bad.env" 2>"$T/err" && fail "a blank in a name accepted"
 grep -q "contains whitespaces" "$T/err" || fail "bad name: $(cat "$T/err")"
 
 S=$T/sess
-mkdir -p "$S"
+mkdir -p "$S/exports"
 cp "$DATA/rules/results.json" "$S/"
+# as a session leaves it: its own table in exports/, which the plain exports name
+"$NCCLTUNE" export --format nccl-tuner "$S" > "$S/exports/nccl-tuner.table" || fail "the table"
 B=$T/opt/nccltune
 mkdir -p "$T/opt"
 "$NCCLTUNE" export --bundle "$B" "$S" > "$T/out" || fail "export --bundle: $(cat "$T/out")"
