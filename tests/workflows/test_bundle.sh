@@ -8,6 +8,7 @@
 #     variables of nccl.env unchanged, and every path in it is a regular file under the
 #     mount the launch docs show (-v DIR:DIR:ro); mounted elsewhere, it is not;
 #   * a shell sourcing env.sh and NCCL reading nccl.conf see the same plugin and table;
+#   * the env files' headers say the NCCL floor of per-size rules (2.24, tuner ABI v4);
 #   * a result without rules removes an earlier bundle's plugin and table;
 #   * refused: a relative or non-plain DIR, a folder others can write, --format with it.
 set -eu
@@ -50,6 +51,11 @@ grep -h '=/' "$B/nccl.env" "$B/nccl.conf" | grep -v "=$B/" && fail "a path outsi
 grep -q "^NCCL_TUNER_PLUGIN=$B/libnccl-tuner-nccltune.so\$" "$B/nccl.env" || fail "plugin path"
 grep -q "^NCCLTUNE_TUNER_TABLE=$B/nccl-tuner.table\$" "$B/nccl.env" || fail "table path"
 grep -q "$S" "$B/env.sh" "$B/sitecustomize.py" && fail "the session folder is named"
+# the NCCL floor, in every env file's header (and only for a result with rules, below)
+for f in nccl.env env.sh nccl.conf sitecustomize.py; do
+	grep -q "^# per-size rules: the server's NCCL must be 2.24 or newer (tuner plugin ABI v4)" \
+		"$B/$f" || fail "$f does not say the NCCL floor"
+done
 cmp -s "$B/libnccl-tuner-nccltune.so" "$(readlink -f "$3")" || fail "not a copy of the plugin"
 
 # the bundle's plugin with the bundle's table, as the env file names them
@@ -108,6 +114,7 @@ cp "$DATA/measured/results.json" "$S2/"
 [ -e "$B/libnccl-tuner-nccltune.so" ] && fail "an earlier bundle's plugin left behind"
 [ -e "$B/nccl-tuner.table" ] && fail "an earlier bundle's table left behind"
 grep -q "NCCL_TUNER_PLUGIN" "$B/nccl.env" && fail "a result without rules names a plugin"
+grep -q "2.24 or newer" "$B/nccl.env" && fail "a result without rules says the plugin's NCCL floor"
 
 # refusals, each naming the folder
 for d in rel/dir "$T/opt/../opt/x" "$T/opt//x" "$T/opt/x/"; do
