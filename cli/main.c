@@ -87,6 +87,11 @@ static const struct opt export_opts[] = {
 	 "sitecustomize merges the block into the sitecustomize.py PY imports (or PATH); "
 	 "--format nccl-conf into $NCCL_CONF_FILE, else ~/.nccl.conf (or PATH). A changed "
 	 "file's old text is kept as FILE.nccltune-bak"},
+	{"bundle", required_argument, "DIR", O_BUNDLE, "write a self-contained bundle into the "
+	 "folder DIR (absolute, as the server or a container sees it; created when missing): "
+	 "nccl.env, env.sh, nccl.conf, sitecustomize.py and, for per-size rules, a copy of the "
+	 "plugin and the table, named by DIR (docker run -v DIR:DIR:ro --env-file "
+	 "DIR/nccl.env)"},
 	{"python", required_argument, "PY", O_PYTHON, "the interpreter to install for "
 	 "(default python3)"},
 	{"system", no_argument, NULL, O_SYSTEM, "allow --install to change a system-wide "
@@ -502,6 +507,27 @@ static int install_operands(const struct command *cmd, const char *a, const char
 	return NCCLTUNE_OK;
 }
 
+/* export --bundle DIR SESSION: every env-style format into DIR (nccltune_export_bundle). */
+static int cmd_export_bundle(const struct command *cmd, const struct parsed *p, int argc,
+                             char **argv)
+{
+	const char *path = NULL;
+	char err[2048] = "";
+	int rc;
+
+	if (GIVEN(p, O_FORMAT) || GIVEN(p, O_INSTALL) || GIVEN(p, O_PYTHON) || GIVEN(p, O_SYSTEM) ||
+	    GIVEN(p, O_ALLOW_MODEL) || GIVEN(p, O_ALLOW_UNPROVEN))
+		return usage_error(cmd, "--bundle writes every env-style format (nccl.env, env.sh, "
+		                   "nccl.conf, sitecustomize.py) into its folder: no --format, "
+		                   "--install or install option goes with it");
+	rc = one_operand(cmd, argc, argv, p->first_operand, &path);
+	if (rc)
+		return rc;
+	rc = nccltune_export_bundle(path, VAL(p, O_BUNDLE), stdout, err, sizeof err);
+	fflush(stdout);
+	return report_error(rc, err);
+}
+
 static int cmd_export(const struct command *cmd, int argc, char **argv)
 {
 	struct parsed p;
@@ -515,6 +541,8 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 		return rc < 0 ? NCCLTUNE_USAGE : NCCLTUNE_OK;
 	fmt = VAL(&p, O_FORMAT);
 	first = p.first_operand;
+	if (GIVEN(&p, O_BUNDLE))
+		return cmd_export_bundle(cmd, &p, argc, argv);
 	if (GIVEN(&p, O_INSTALL)) {
 		if (!installable(fmt))
 			return usage_error(cmd, "--install writes the pth files, or the sitecustomize or "

@@ -151,6 +151,21 @@ const char *nccltune_export_filename(const char *format);
  * an error, never code. */
 int nccltune_export(const char *path, const char *format, FILE *out, char *err, size_t errlen);
 
+/* Write the env-style exports of `path` (a session folder or a results.json) into the
+ * folder `dir` as one self-contained bundle: DIR/nccl.env (dotenv), DIR/env.sh (shell),
+ * DIR/nccl.conf (nccl-conf) and DIR/sitecustomize.py, and for a result with per-size rules
+ * a copy of nccltune's tuner plugin (DIR/libnccl-tuner-nccltune.so) and its table
+ * (DIR/nccl-tuner.table), which the env files name by `dir` (a result without rules: an
+ * earlier bundle's plugin and table are removed). `dir` must be absolute and plain (no
+ * ".", "..", "//" or trailing '/'), as the server or a container mounting it at the same
+ * path sees it; it is created when missing (its parent must exist) and must be trusted:
+ * owned by root or the caller, not writable by others, nor any folder above it. Each
+ * file is written atomically, the env files last; one line per file on `notes` (NULL:
+ * none). NCCLTUNE_OK, NCCLTUNE_USAGE (a refused folder or result, with the reason) or
+ * NCCLTUNE_ERROR (a write failed; files already written stay). */
+int nccltune_export_bundle(const char *path, const char *dir, FILE *notes, char *err,
+                           size_t errlen);
+
 /* How nccltune_install and nccltune_uninstall work; zero it, then set what you need. */
 struct nccltune_install_options {
 	/* "pth" (NULL means it): a .pth file and a module in the interpreter's own

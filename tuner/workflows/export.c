@@ -150,6 +150,10 @@ static void header(struct export_writer *w, const struct summary *s)
 	} else {
 		export_comment(w, "source: measured");
 	}
+	if (export_uses_plugin(s))   /* NCCL's plugin loader wants ncclTunerPlugin_v4 or later */
+		export_comment(w, "per-size rules: the server's NCCL must be 2.24 or newer (tuner "
+		               "plugin ABI v4); an older NCCL runs without the plugin, and says so "
+		               "only at NCCL_DEBUG=INFO");
 	/* --like: the server sets these itself before NCCL starts; the session measured with
 	 * them, and this export leaves them to the server. */
 	for (size_t i = 0; s->server_like && i < s->server_env.n; i++)
