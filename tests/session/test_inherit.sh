@@ -61,7 +61,7 @@ PY
 "$NT" export --format dotenv "$tmp/algo" >"$tmp/algo.env" 2>"$tmp/algo.err" ||
 	fail "export --format dotenv: $(cat "$tmp/algo.err")"
 grep -q "^NCCL_ALGO=Ring" "$tmp/algo.env" || fail "the export lacks the pin: $(cat "$tmp/algo.env")"
-grep -q "NCCL_DEBUG" "$tmp/algo.env" && fail "the export sets NCCL_DEBUG: $(cat "$tmp/algo.env")"
+grep -q "^NCCL_DEBUG" "$tmp/algo.env" && fail "the export sets NCCL_DEBUG: $(cat "$tmp/algo.env")"
 grep -q "NCCL_VERSION" "$tmp/algo.env" && fail "the export sets NCCL_VERSION: $(cat "$tmp/algo.env")"
 
 # a measured best whose interval reaches 1.00x (this model and seed): verdict "not shown
