@@ -481,3 +481,39 @@ int record_journal_read(const char *path, const struct record_visitor *v, void *
 		return fs_errf(err, errlen, "%s: empty journal (no session header)", path);
 	return 0;
 }
+
+int record_header_parse(const char *path, const char *line, size_t len,
+                        const struct record_visitor *v, void *ctx, char *err, size_t errlen)
+{
+	struct visit_ctx c;
+	cJSON *rec = NULL;
+	int rc;
+
+	memset(&c, 0, sizeof c);
+	c.rd.v = v;
+	c.rd.ctx = ctx;
+	c.path = path;
+	c.err = err;
+	c.errlen = errlen;
+	if (err && errlen)
+		err[0] = '\0';
+	if (len > 0 && line[len - 1] == '\n') {
+		const char *end = NULL;
+
+		rec = cJSON_ParseWithLengthOpts(line, len - 1, &end, false);
+		/* as journal_replay: the object and blanks only */
+		for (; rec && end && end < line + len - 1; end++)
+			if (*end != ' ' && *end != '\t' && *end != '\r') {
+				cJSON_Delete(rec);
+				rec = NULL;
+			}
+	}
+	if (!cJSON_IsObject(rec)) {
+		cJSON_Delete(rec);
+		return fs_errf(err, errlen, "%s:1: not a JSON object on one line (no session header)",
+		               path);
+	}
+	rc = visit(&c, rec, 1);
+	cJSON_Delete(rec);
+	return rc == 0 ? 0 : -1;
+}

@@ -111,4 +111,12 @@ struct record_visitor {
 int record_journal_read(const char *path, const struct record_visitor *v, void *ctx,
                         int *torn, char *warn, size_t warnlen, char *err, size_t errlen);
 
+/* The journal's first line (`line`, len bytes with its newline, read by the caller from a
+ * descriptor it trusts; `path` names it in messages) read as record_journal_read reads
+ * the header: it must be the session header, read strictly, then handed to v->header.
+ * Returns 0, or -1 with "PATH:1: ..." in err (a line without its newline is torn: no
+ * header). */
+int record_header_parse(const char *path, const char *line, size_t len,
+                        const struct record_visitor *v, void *ctx, char *err, size_t errlen);
+
 #endif
