@@ -132,7 +132,8 @@ static void test_errors(void)
 	CHECK(model_parse("{}\0", 3, "nul.json", err, sizeof err) == NULL);
 	CHECK_CONTAINS(err, "nul.json: NUL byte in the text");
 
-	expect_error("\"nccl_version\"", "\"bogus\": 1, \"nccl_version\"", "test.json: bogus: unknown key");
+	expect_error("\"nccl_version\"", "\"bogus\": 1, \"nccl_version\"",
+	             "test.json: bogus: unknown key");
 	expect_error("\"cta_sync_us\"", "\"cta_synch_us\"", "test.json: costs.cta_synch_us: unknown key");
 	expect_error("\"schema\": \"nccltune-model/1\"", "\"schema\": \"nccltune-model/2\"",
 	             "test.json: schema: 'nccltune-model/2' is not");

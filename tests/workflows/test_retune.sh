@@ -69,7 +69,8 @@ badhdr badbudget budget '"many"'
 rc=0
 "$NT" retune --init "$T/state-bad" --from "$T/badbudget" > /dev/null 2> "$T/err" || rc=$?
 [ "$rc" = 2 ] || fail "header with a bad budget: exit $rc"
-grep -q "badbudget/journal.jsonl:1: budget" "$T/err" || fail "header with a bad budget: $(cat "$T/err")"
+grep -q "badbudget/journal.jsonl:1: budget" "$T/err" ||
+	fail "header with a bad budget: $(cat "$T/err")"
 [ ! -e "$T/state-bad/current" ] || fail "a bad header made a current link"
 "$NT" retune --init "$S" --from "$T/first" > "$T/out" || fail "init"
 grep -q "$S/current -> $T/first (a MODEL session" "$T/out" || fail "init said: $(cat "$T/out")"
