@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "fsutil.h"
+#include "ncclvars.h"
 
 static const char *const stage_names[] = {
 	[PROTO_STAGE_ARGS] = "args", [PROTO_STAGE_ENV] = "env", [PROTO_STAGE_INIT] = "init",
@@ -24,11 +24,9 @@ static const struct { const char *name; enum proto_dtype dtype; size_t size; } d
 	{"bf16", PROTO_DTYPE_BF16, 2}, {"f16", PROTO_DTYPE_F16, 2}, {"f32", PROTO_DTYPE_F32, 4},
 };
 
-/* NCCL's names in index order (src/include/device.h NCCL_ALGO_*, NCCL_PROTO_*). */
-static const char *const algo_names[PROTO_NCCL_NALGOS] = {
-	"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT",
-};
-static const char *const proto_names[PROTO_NCCL_NPROTOS] = {"LL", "LL128", "Simple"};
+/* NCCL's names in index order are common/ncclvars' word lists (one vocabulary). */
+_Static_assert(PROTO_NCCL_NALGOS == NCCLVARS_NALGOS, "algorithms: proto.h and ncclvars.h");
+_Static_assert(PROTO_NCCL_NPROTOS == NCCLVARS_NPROTOS, "protocols: proto.h and ncclvars.h");
 
 /* In the order of enum proto_capability's bits. */
 static const char *const capability_words[PROTO_CAP_COUNT] = {
@@ -96,28 +94,22 @@ int proto_stage_parse(const char *s, enum proto_stage *out)
 
 const char *proto_nccl_algo_name(int algo)
 {
-	return algo >= 0 && algo < PROTO_NCCL_NALGOS ? algo_names[algo] : NULL;
+	return algo >= 0 ? ncclvars_word_name(NCCLVARS_ALGOS, (size_t)algo) : NULL;
 }
 
 const char *proto_nccl_proto_name(int proto)
 {
-	return proto >= 0 && proto < PROTO_NCCL_NPROTOS ? proto_names[proto] : NULL;
+	return proto >= 0 ? ncclvars_word_name(NCCLVARS_PROTOS, (size_t)proto) : NULL;
 }
 
 int proto_nccl_algo_parse(const char *s)
 {
-	for (int i = 0; s && i < PROTO_NCCL_NALGOS; i++)
-		if (strcasecmp(s, algo_names[i]) == 0)
-			return i;
-	return -1;
+	return s ? ncclvars_word_find(NCCLVARS_ALGOS, s, strlen(s)) : -1;
 }
 
 int proto_nccl_proto_parse(const char *s)
 {
-	for (int i = 0; s && i < PROTO_NCCL_NPROTOS; i++)
-		if (strcasecmp(s, proto_names[i]) == 0)
-			return i;
-	return -1;
+	return s ? ncclvars_word_find(NCCLVARS_PROTOS, s, strlen(s)) : -1;
 }
 
 const char *proto_capability_name(unsigned cap)

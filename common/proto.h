@@ -212,9 +212,9 @@ int proto_dtype_parse(const char *s, enum proto_dtype *out); /* 0 or -1 */
 size_t proto_dtype_size(enum proto_dtype d);             /* bytes per element */
 const char *proto_stage_name(enum proto_stage s);
 
-/* NCCL's canonical names: "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS",
- * "NVLSTree", "PAT"; "LL", "LL128", "Simple". NULL for an index out of range (including
- * PROTO_NCCL_ANY). */
+/* NCCL's canonical names (common/ncclvars' word lists): "Tree", "Ring", "CollNetDirect",
+ * "CollNetChain", "NVLS", "NVLSTree", "PAT"; "LL", "LL128", "Simple". NULL for an index
+ * out of range (including PROTO_NCCL_ANY). */
 const char *proto_nccl_algo_name(int algo);
 const char *proto_nccl_proto_name(int proto);
 /* Case-insensitive: the index of `s` among those names, or -1 when it is none of them. */

@@ -172,6 +172,25 @@ static void describe(const struct config *c, char *buf, size_t len)
 	}
 }
 
+/* Keep c (of latency us) among the ntop best distinct latencies in top[0..*ntops), in
+ * order (equal ones are configurations that differ only in variables that do not matter
+ * there). top has room for ntop + 1. */
+static void top_keep(struct top *top, int *ntops, int ntop, const struct config *c, double us)
+{
+	int k;
+
+	for (k = 0; k < *ntops; k++)
+		if (fabs(top[k].us - us) < 1e-9)
+			return;
+	for (k = *ntops; k > 0 && top[k - 1].us > us; k--)
+		top[k] = top[k - 1];
+	top[k].us = us;
+	top[k].c = *c;
+	describe(c, top[k].desc, sizeof top[k].desc);
+	if (*ntops < ntop)
+		(*ntops)++;
+}
+
 static void landscape(const struct model *m, size_t bytes, enum proto_dtype dtype, int ntop,
                       const struct config *fixed, cJSON *out, bool json)
 {
@@ -223,24 +242,7 @@ static void landscape(const struct model *m, size_t bytes, enum proto_dtype dtyp
 			best = res.us[0];
 			best_c = c;
 		}
-		/* keep the ntop best distinct latencies (equal ones are configurations that
-		 * differ only in variables that do not matter there) */
-		{
-			int k, dup = 0;
-
-			for (k = 0; k < ntops; k++)
-				if (fabs(top[k].us - res.us[0]) < 1e-9)
-					dup = 1;
-			if (dup)
-				continue;
-			for (k = ntops; k > 0 && top[k - 1].us > res.us[0]; k--)
-				top[k] = top[k - 1];
-			top[k].us = res.us[0];
-			top[k].c = c;
-			describe(&c, top[k].desc, sizeof top[k].desc);
-			if (ntops < ntop)
-				ntops++;
-		}
+		top_keep(top, &ntops, ntop, &c, res.us[0]);
 	}
 	config_fix(&best_c);
 	for (int k = 0; k < ntops; k++)

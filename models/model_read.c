@@ -1,7 +1,10 @@
 /* model_read.c - read and validate the text of a model (schema "nccltune-model/1"):
- * model_parse. Validation is strict: an unknown key, a wrong type or an impossible value
- * is an error naming the file, the key (as a path like machine.gpus[3].socket) and the
- * reason. Loading files and built-ins, and the modelled fingerprint, are model.c. */
+ * model_parse. The text is parsed by common/jsonread (exactly one JSON value, no NUL
+ * byte, bounded depth), and every message has jsonread's format, "FILE: a.b[2].c: why"
+ * ("FILE: why" at the top level). Validation is strict: an unknown key, a wrong type, a
+ * control character or an impossible value is an error naming the file, the key (as a
+ * path like machine.gpus[3].socket, each key printable and cut as jsonread cuts it) and
+ * the reason. Loading files and built-ins, and the modelled fingerprint, are model.c. */
 #include "model.h"
 
 #include <cjson/cJSON.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
 #include "modeldef.h"
 
 #define PATHLEN 160
@@ -34,13 +38,27 @@ static int jfail(struct jctx *c, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return fs_errf(c->err, c->errlen, "%s: key '%s': %s", c->where, path, msg);
+	if (!*path)
+		return fs_errf(c->err, c->errlen, "%s: %s", c->where, msg);
+	return fs_errf(c->err, c->errlen, "%s: %s: %s", c->where, path, msg);
 }
 
-/* Key paths are for messages only: a (never expected) truncation is harmless. */
+/* Key paths are for messages only: a (never expected) truncation is harmless. A key
+ * from the file is shown as jsonread shows it: printable ASCII ('?' for anything else),
+ * cut after 60 bytes ("..."). */
 static void subpath(char *dst, const char *path, const char *key)
 {
-	if (snprintf(dst, PATHLEN, "%s%s%s", path, *path ? "." : "", key) >= PATHLEN)
+	char clean[64];
+	size_t o = 0, n = strlen(key);
+
+	for (size_t i = 0; i < n && o < 60; i++) {
+		unsigned char ch = (unsigned char)key[i];
+
+		clean[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	clean[o] = '\0';
+	if (snprintf(dst, PATHLEN, "%s%s%s%s", path, *path ? "." : "", clean,
+	             n > 60 ? "..." : "") >= PATHLEN)
 		dst[PATHLEN - 2] = '~';
 }
 
@@ -64,7 +82,7 @@ static int check_object(struct jctx *c, const cJSON *o, const char *path,
                         const char *const allowed[], const char *const required[])
 {
 	if (!cJSON_IsObject(o))
-		return jfail(c, *path ? path : "(top level)", "expected an object");
+		return jfail(c, path, "expected an object");
 	for (const cJSON *a = o->child; a; a = a->next) {
 		char sub[PATHLEN];
 
@@ -138,6 +156,9 @@ static int get_string(struct jctx *c, const cJSON *o, const char *path, const ch
 		return jfail(c, sub, "expected a string");
 	if (!it->valuestring[0])
 		return jfail(c, sub, "is empty");
+	for (const char *p = it->valuestring; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return jfail(c, sub, "holds a control character");
 	if (strlen(it->valuestring) >= dstlen)
 		return jfail(c, sub, "longer than %zu characters", dstlen - 1);
 	if (dst)
@@ -760,35 +781,14 @@ struct model *model_parse(const char *json, size_t len, const char *where, char 
 	struct jctx c = { where, err, errlen };
 	struct model *m = NULL;
 	cJSON *root = NULL;
-	const char *end = NULL;
+	struct jr r;
 	char schema[32];
 	int ok = -1;
 
-	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	if (root && end) {
-		/* one object and nothing after it but white space */
-		while ((size_t)(end - json) < len && (*end == ' ' || *end == '\n' || *end == '\t' ||
-		                                      *end == '\r'))
-			end++;
-		if ((size_t)(end - json) < len) {
-			cJSON_Delete(root);
-			root = NULL;
-		}
-	}
-	if (!root) {
-		size_t off = end && end >= json && (size_t)(end - json) <= len ? (size_t)(end - json) : 0;
-		size_t line = 1, col = 1;
-
-		for (size_t i = 0; i < off; i++) {
-			col++;
-			if (json[i] == '\n') {
-				line++;
-				col = 1;
-			}
-		}
-		fs_errf(err, errlen, "%s: not valid JSON at line %zu, column %zu", where, line, col);
+	jr_init(&r, where, err, errlen);
+	root = jr_parse(&r, json, len);
+	if (!root)
 		goto out;
-	}
 	m = calloc(1, sizeof *m);
 	if (!m) {
 		fs_errf(err, errlen, "%s: out of memory", where);

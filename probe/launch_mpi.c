@@ -123,38 +123,191 @@ static int mpi_rig(const struct probe_config *cfg, struct reporter *rep, int loc
 	return 0;
 }
 
+/* Stop before measuring when the command line, the environment or the sweep's plugin
+ * is wrong: every rank has the same, so all stop and rank 0 says why. 0, or -1 with
+ * o->stage and o->error set. */
+static int mpi_precheck(const struct probe_config *asked, struct probe_config *resolved,
+                        struct sweep_plugin *plugin, struct probe_outcome *o)
+{
+	if (options_teardown(asked->teardown, PROBE_LAUNCH_MPI, &resolved->teardown, o->error,
+	                     sizeof o->error) != 0) {
+		o->stage = PROTO_STAGE_ARGS;
+		return -1;
+	}
+	if (!resolved->no_env_check &&
+	    envcheck_run(envcheck_getenv, NULL, o->error, sizeof o->error) != 0) {
+		o->stage = PROTO_STAGE_ENV;
+		return -1;
+	}
+	if (resolved->sweep.nchoices > 0 &&
+	    sweep_plugin_open(getenv("NCCL_TUNER_PLUGIN"), plugin, o->error, sizeof o->error) != 0) {
+		o->stage = PROTO_STAGE_ARGS;
+		return -1;
+	}
+	return 0;
+}
+
+/* This rank's measurement: its GPU, the NCCL id from rank 0 (whose verdict travels with
+ * it: if rank 0 cannot go on, nobody can), then measure_run. The outcome, failure
+ * included, is in *o. */
+static void mpi_measure(struct mpi_ctx *c, int size, int local, int nlocal, double t0,
+                        struct sweep_plugin *plugin, struct probe_outcome *o)
+{
+	const struct probe_config *cfg = c->cfg;
+	struct { int32_t ok; ncclUniqueId id; } hello;
+	struct measure_setup s;
+	struct nccllog_reader reader;
+	char path[PATH_MAX];
+	int count = 0, device = 0, rank = c->rank;
+
+	memset(&hello, 0, sizeof hello);
+	memset(&s, 0, sizeof s);
+	/* The GPU of this rank: with --ranks-per-gpu K the K local ranks in a row share one;
+	 * without it local ranks wrap around the GPUs, and those beyond share them too. */
+	if (measure_device_count(&count, o) == 0 &&
+	    mpi_rig(cfg, c->rep, local, nlocal, count, &device, o) == 0) {
+		hello.ok = 1;
+		if (c->rank == 0 && measure_unique_id(&hello.id, o) != 0)
+			hello.ok = 0;
+	}
+	MPI_Bcast(&hello, (int)sizeof hello, MPI_BYTE, 0, MPI_COMM_WORLD);
+	if (!hello.ok || o->error[0] != '\0') {
+		if (o->error[0] == '\0')
+			probe_outcome_fail(o, PROTO_STAGE_INIT, "rank 0 could not start (see its report)");
+		return;
+	}
+	s.cfg = cfg;
+	s.nranks = size;
+	s.nlocal = 1;
+	s.ranks = &rank;
+	s.devices = &device;
+	s.id = hello.id;
+	s.on_step = mpi_on_step;
+	s.arg = c;
+	s.plugin = plugin->handle ? plugin : NULL;
+	if (nccllog_path(c->log, getpid(), path, sizeof path) == 0) {
+		nccllog_reader_init(&reader, path, stderr);
+		s.log = &reader;
+	}
+	o->phase_s[PROBE_STEP_CUDA_INIT] = probe_now() - t0;
+	c->out = o;
+	measure_run(&s, o);
+	if (s.log)
+		nccllog_reader_close(s.log);
+}
+
+/* What rank k sent (its summary, timings and case verdicts) as an outcome to merge. */
+static void mpi_outcome_of(const struct mpi_summary *all, int k, int size, size_t ncases,
+                           int iters, double *ms, struct probe_case_result *cases,
+                           struct probe_outcome *out)
+{
+	const struct mpi_summary *a = &all[k];
+
+	out->ok = a->ok;
+	out->stage = (enum proto_stage)a->stage;
+	out->nccl_version = a->nccl_version;
+	out->ncases = (int)ncases;
+	out->iters = iters;
+	out->ms = ms;
+	out->cases = cases;
+	out->in_flight_known = a->in_flight_known;
+	out->in_flight_case = a->in_flight_case;
+	memcpy(out->phase_s, a->phase_s, sizeof out->phase_s);
+	out->compute = a->compute;
+	memcpy(out->warning, a->warning, sizeof out->warning);
+	if (!a->ok && size > 1)
+		snprintf(out->error, sizeof out->error, "rank %d: %.*s", k,
+		         (int)sizeof a->error - 32, a->error);
+	else if (!a->ok)
+		memcpy(out->error, a->error, sizeof out->error);
+}
+
+/* Gather every rank's outcome on rank 0, merge them there as the other modes do, tell
+ * every rank whether the run went through, stop the watchdog and (rank 0) report.
+ * Returns whether it went through (on every rank). */
+static int mpi_gather_report(struct mpi_ctx *c, int size, const struct probe_outcome *o)
+{
+	const struct probe_config *cfg = c->cfg;
+	size_t ncases = probe_case_count(cfg), nms = ncases * (size_t)cfg->w.iters;
+	size_t crbytes = ncases * sizeof(struct probe_case_result);
+	struct probe_case_result *cases_all = NULL, *cr;
+	struct probe_outcome *outs = NULL;
+	struct mpi_summary mine, *all = NULL;
+	struct proto_report r;
+	double phase_s[PROBE_STEP_COUNT] = {0}, *ms_all = NULL, *ms;
+	int ok_all;
+
+	memset(&r, 0, sizeof r);
+	memset(&mine, 0, sizeof mine);
+	mine.ok = o->ok;
+	mine.stage = (int32_t)o->stage;
+	mine.nccl_version = o->nccl_version;
+	mine.in_flight_known = o->in_flight_known;
+	mine.in_flight_case = o->in_flight_case;
+	memcpy(mine.phase_s, o->phase_s, sizeof mine.phase_s);
+	mine.compute = o->compute;
+	snprintf(mine.error, sizeof mine.error, "%s", o->error);
+	snprintf(mine.warning, sizeof mine.warning, "%s", o->warning);
+	if (c->rank == 0) {
+		all = calloc((size_t)size, sizeof *all);
+		ms_all = calloc((size_t)size * nms, sizeof *ms_all);
+		cases_all = calloc((size_t)size * ncases + 1, sizeof *cases_all);
+		outs = calloc((size_t)size, sizeof *outs);
+	}
+	/* Failed ranks send zeros (undecided cases): the gather must happen on every rank
+	 * alike. */
+	ms = o->ms ? o->ms : calloc(nms ? nms : 1, sizeof *ms);
+	cr = o->cases ? o->cases : calloc(ncases + 1, sizeof *cr);
+	MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+	           MPI_COMM_WORLD);
+	MPI_Gather(ms, (int)nms, MPI_DOUBLE, ms_all, (int)nms, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	MPI_Gather(cr, (int)crbytes, MPI_BYTE, cases_all, (int)crbytes, MPI_BYTE, 0,
+	           MPI_COMM_WORLD);
+	if (ms != o->ms)
+		free(ms);
+	if (cr != o->cases)
+		free(cr);
+	if (c->rank == 0 && (!all || !ms_all || !cases_all || !outs)) {
+		proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory gathering %d ranks", size);
+	} else if (c->rank == 0) {
+		for (int k = 0; k < size; k++)
+			mpi_outcome_of(all, k, size, ncases, cfg->w.iters, ms_all + (size_t)k * nms,
+			               cases_all + (size_t)k * ncases, &outs[k]);
+		probe_merge(cfg, outs, size, &r, phase_s);
+	}
+	ok_all = c->rank == 0 ? r.ok : 0;
+	MPI_Bcast(&ok_all, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	watchdog_stop(c->wd);
+	if (c->rank == 0)
+		reporter_emit(c->rep, &r, phase_s);
+	proto_report_clear(&r);
+	free(all);
+	free(ms_all);
+	free(cases_all);
+	free(outs);
+	return ok_all;
+}
+
 int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 {
 	struct probe_config resolved = *asked;
-	const struct probe_config *cfg = &resolved;
 	struct mpi_ctx c;
-	struct measure_setup s;
-	struct probe_outcome o, *outs = NULL;
-	struct mpi_summary mine, *all = NULL;
+	struct probe_outcome o;
 	struct proto_report r;
 	struct nccllog log;
-	struct nccllog_reader reader;
 	struct sweep_plugin plugin;
-	struct { int32_t ok; ncclUniqueId id; } hello;
-	double phase_s[PROBE_STEP_COUNT] = {0}, *ms_all = NULL, t0;
-	size_t ncases = probe_case_count(cfg), nms = ncases * (size_t)cfg->w.iters;
-	size_t crbytes = ncases * sizeof(struct probe_case_result);
-	struct probe_case_result *cases_all = NULL;
-	char path[PATH_MAX];
-	int size = 1, local = 0, nlocal = 1, count = 0, device = 0, status = PROTO_EXIT_FAILED;
-	int ok_all;
+	double t0;
+	int size = 1, local = 0, nlocal = 1, status = PROTO_EXIT_FAILED, ok_all;
 	MPI_Comm node = MPI_COMM_NULL;
 
 	memset(&c, 0, sizeof c);
-	c.cfg = cfg;
+	c.cfg = &resolved;
 	c.rep = rep;
 	c.log = &log;
 	atomic_init(&c.in_flight, -1);
-	memset(&s, 0, sizeof s);
 	memset(&o, 0, sizeof o);
 	memset(&r, 0, sizeof r);
 	memset(&plugin, 0, sizeof plugin);
-	memset(&hello, 0, sizeof hello);
 	/* per rank, before MPI_Init: an MPI library may itself start NCCL */
 	launch_log_start(&log);
 	if (!mpi_ok(MPI_Init(NULL, NULL), "MPI_Init")) {
@@ -171,134 +324,16 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 		MPI_Comm_rank(node, &local);
 		MPI_Comm_size(node, &nlocal);
 	}
-	c.wd = watchdog_start(cfg->step_timeout_s, launch_grace_s(cfg), mpi_fire, &c);
-	/* Every rank has the same command line: all stop here, rank 0 says why. */
-	if (options_teardown(asked->teardown, PROBE_LAUNCH_MPI, &resolved.teardown, o.error,
-	                     sizeof o.error) != 0) {
-		o.stage = PROTO_STAGE_ARGS;
-		goto gather;
-	}
-	if (!cfg->no_env_check && envcheck_run(envcheck_getenv, NULL, o.error, sizeof o.error) != 0) {
-		/* Every rank sees the same environment: all stop here, rank 0 says why. */
-		o.stage = PROTO_STAGE_ENV;
-		goto gather;
-	}
-	if (cfg->sweep.nchoices > 0 &&
-	    sweep_plugin_open(getenv("NCCL_TUNER_PLUGIN"), &plugin, o.error, sizeof o.error) != 0) {
-		o.stage = PROTO_STAGE_ARGS;
-		goto gather;
-	}
-
-	/* The GPU of this rank: with --ranks-per-gpu K the K local ranks in a row share one;
-	 * without it local ranks wrap around the GPUs, and those beyond share them too. */
-	if (measure_device_count(&count, &o) == 0 &&
-	    mpi_rig(cfg, rep, local, nlocal, count, &device, &o) == 0) {
-		hello.ok = 1;
-		if (c.rank == 0 && measure_unique_id(&hello.id, &o) != 0)
-			hello.ok = 0;
-	}
-	/* Rank 0's verdict travels with the id: if it cannot go on, nobody can. */
-	MPI_Bcast(&hello, (int)sizeof hello, MPI_BYTE, 0, MPI_COMM_WORLD);
-	if (hello.ok && o.error[0] == '\0') {
-		int rank = c.rank;
-
-		s.cfg = cfg;
-		s.nranks = size;
-		s.nlocal = 1;
-		s.ranks = &rank;
-		s.devices = &device;
-		s.id = hello.id;
-		s.on_step = mpi_on_step;
-		s.arg = &c;
-		s.plugin = plugin.handle ? &plugin : NULL;
-		if (nccllog_path(&log, getpid(), path, sizeof path) == 0) {
-			nccllog_reader_init(&reader, path, stderr);
-			s.log = &reader;
-		}
-		o.phase_s[PROBE_STEP_CUDA_INIT] = probe_now() - t0;
-		c.out = &o;
-		measure_run(&s, &o);
-		if (s.log)
-			nccllog_reader_close(s.log);
-	} else if (o.error[0] == '\0') {
-		probe_outcome_fail(&o, PROTO_STAGE_INIT, "rank 0 could not start (see its report)");
-	}
-gather:
+	c.wd = watchdog_start(resolved.step_timeout_s, launch_grace_s(&resolved), mpi_fire, &c);
+	if (mpi_precheck(asked, &resolved, &plugin, &o) == 0)
+		mpi_measure(&c, size, local, nlocal, t0, &plugin, &o);
 	watchdog_kick(c.wd, PROBE_STEP_TEARDOWN);
-
-	memset(&mine, 0, sizeof mine);
-	mine.ok = o.ok;
-	mine.stage = (int32_t)o.stage;
-	mine.nccl_version = o.nccl_version;
-	mine.in_flight_known = o.in_flight_known;
-	mine.in_flight_case = o.in_flight_case;
-	memcpy(mine.phase_s, o.phase_s, sizeof mine.phase_s);
-	mine.compute = o.compute;
-	snprintf(mine.error, sizeof mine.error, "%s", o.error);
-	snprintf(mine.warning, sizeof mine.warning, "%s", o.warning);
-	if (c.rank == 0) {
-		all = calloc((size_t)size, sizeof *all);
-		ms_all = calloc((size_t)size * nms, sizeof *ms_all);
-		cases_all = calloc((size_t)size * ncases + 1, sizeof *cases_all);
-		outs = calloc((size_t)size, sizeof *outs);
-	}
-	{
-		/* Failed ranks send zeros (undecided cases): the gather must happen on every
-		 * rank alike. */
-		double *ms = o.ms ? o.ms : calloc(nms ? nms : 1, sizeof *ms);
-		struct probe_case_result *cr = o.cases ? o.cases : calloc(ncases + 1, sizeof *cr);
-
-		MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
-		           MPI_COMM_WORLD);
-		MPI_Gather(ms, (int)nms, MPI_DOUBLE, ms_all, (int)nms, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-		MPI_Gather(cr, (int)crbytes, MPI_BYTE, cases_all, (int)crbytes, MPI_BYTE, 0,
-		           MPI_COMM_WORLD);
-		if (ms != o.ms)
-			free(ms);
-		if (cr != o.cases)
-			free(cr);
-	}
-	if (c.rank == 0) {
-		if (!all || !ms_all || !cases_all || !outs) {
-			proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory gathering %d ranks", size);
-		} else {
-			for (int k = 0; k < size; k++) {
-				outs[k].ok = all[k].ok;
-				outs[k].stage = (enum proto_stage)all[k].stage;
-				outs[k].nccl_version = all[k].nccl_version;
-				outs[k].ncases = (int)ncases;
-				outs[k].iters = cfg->w.iters;
-				outs[k].ms = ms_all + (size_t)k * nms;
-				outs[k].cases = cases_all + (size_t)k * ncases;
-				outs[k].in_flight_known = all[k].in_flight_known;
-				outs[k].in_flight_case = all[k].in_flight_case;
-				memcpy(outs[k].phase_s, all[k].phase_s, sizeof outs[k].phase_s);
-				outs[k].compute = all[k].compute;
-				memcpy(outs[k].warning, all[k].warning, sizeof outs[k].warning);
-				if (!all[k].ok && size > 1)
-					snprintf(outs[k].error, sizeof outs[k].error, "rank %d: %.*s", k,
-					         (int)sizeof all[k].error - 32, all[k].error);
-				else if (!all[k].ok)
-					memcpy(outs[k].error, all[k].error, sizeof outs[k].error);
-			}
-			probe_merge(cfg, outs, size, &r, phase_s);
-		}
-	}
-	ok_all = c.rank == 0 ? r.ok : 0;
-	MPI_Bcast(&ok_all, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	watchdog_stop(c.wd);
-	if (c.rank == 0)
-		reporter_emit(rep, &r, phase_s);
-	proto_report_clear(&r);
+	ok_all = mpi_gather_report(&c, size, &o);
 	nccllog_cleanup(&log);
 	if (ok_all)
 		status = PROTO_EXIT_OK;
 	else if (o.stage == PROTO_STAGE_ARGS && o.error[0])
 		status = PROTO_EXIT_USAGE;
-	free(all);
-	free(ms_all);
-	free(cases_all);
-	free(outs);
 	sweep_plugin_close(&plugin);
 	probe_outcome_clear(&o);
 	if (node != MPI_COMM_NULL)

@@ -1,8 +1,8 @@
 /* measure_cases.c - the cases of a measurement (see measure.c for the whole flow): a
  * sweep choice forced through nccltune's tuner plugin, its eager warm-up, the ranks'
- * vote on it, the preparation of every case (capture, instantiate, check), and the
- * replays: queued MEASURE_WINDOW ahead, in case order for a plain run and in the sweep
- * file's interleaved rounds for a sweep. */
+ * vote on it, its capture, the preparation of every case (capture, instantiate,
+ * check), and the replays: queued MEASURE_WINDOW ahead, in case order for a plain run
+ * and in the sweep file's interleaved rounds for a sweep. */
 #include "measure.h"
 #include "measure_impl.h"
 
@@ -11,6 +11,36 @@
 #include <unistd.h>
 
 #include "callcheck.h"
+
+/* Capture case c's ops, each on its own slice, into case c's graph on every local rank. */
+int measure_capture(struct measure *m, size_t c)
+{
+	size_t size = probe_case_size(m->cfg, c);
+	int ops = proto_workload_ops(m->w, size), rc = -1;
+
+	for (int k = 0; k < m->s->nlocal; k++) {
+		struct rank_state *r = &m->rs[k];
+
+		CUDACHECK(&m->chk, cudaSetDevice(r->device));
+		/* Thread-local: NCCL's own threads may make CUDA calls while we capture. */
+		CUDACHECK(&m->chk, cudaStreamBeginCapture(r->stream, cudaStreamCaptureModeThreadLocal));
+		r->capturing = true;
+	}
+	/* with --compute-us, each all-reduce follows its kernel, as a layer's follows its GEMM */
+	for (int op = 0; op < ops; op++)
+		if (measure_compute_launch(m) != 0 ||
+		    measure_enqueue_allreduce(m, m->w->bytes[size], op) != 0)
+			goto out;
+	for (int k = 0; k < m->s->nlocal; k++) {
+		struct rank_state *r = &m->rs[k];
+
+		r->capturing = false;
+		CUDACHECK(&m->chk, cudaStreamEndCapture(r->stream, &r->graph[c]));
+	}
+	rc = 0;
+out:
+	return rc;
+}
 
 /* Queue one replay of case c on every local rank: barrier all-reduce, start event,
  * graph, stop event. The barrier lines the ranks up on the GPU, so the start events of

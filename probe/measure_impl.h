@@ -1,6 +1,8 @@
-/* measure_impl.h - the inside of one measurement, shared by its flow and primitives
- * (measure.c: set-up, steps, waits, enqueue, inputs, checks, capture, teardown) and its
- * cases (measure_cases.c: forced sweep choices, eager, votes, preparation, replays).
+/* measure_impl.h - the inside of one measurement, shared by its flow (measure.c: set-up,
+ * teardown), its primitives (measure_step.c: steps, waits, enqueue, inputs, checks,
+ * graphs), its cases (measure_cases.c: forced sweep choices, eager, votes, capture,
+ * preparation, replays) and a server's additions (measure_server.c). Calls go one way:
+ * measure.c -> measure_cases.c -> measure_server.c -> measure_step.c.
  * Nothing outside probe/measure*.c includes it. */
 #ifndef NCCLTUNE_MEASURE_IMPL_H
 #define NCCLTUNE_MEASURE_IMPL_H
@@ -67,8 +69,11 @@ struct measure {
 	struct sweep_replay slot_item[MEASURE_RING];
 };
 
+/* ---- measure_step.c: the primitives ---- */
 /* Refresh the step deadline and tell the launcher we are alive (and where). */
 void measure_kick(struct measure *m);
+/* New lines of NCCL's log (its warnings go to stderr); cheap when there are none. */
+void measure_poll_log(struct measure *m);
 /* Start step `step`, described by fmt (messages name it): its clock, the NCCL log, the
  * launcher's heartbeat. */
 void measure_step_begin(struct measure *m, enum probe_step step, const char *fmt, ...)
@@ -96,13 +101,6 @@ int measure_load_inputs(struct measure *m, size_t size);
 /* Check every element of every op of case c on every local rank against the exact sum;
  * a mismatch sets m->bad[k] and out[k].cases[c].error. 0, or -1 on a CUDA failure. */
 int measure_check_outputs(struct measure *m, size_t c);
-/* Capture case c's ops, each on its own slice, into case c's graph on every local
- * rank. 0, or -1 with the failure recorded. */
-int measure_capture(struct measure *m, size_t c);
-/* End every capture a local rank's stream still has open (a failed capture's), so that
- * no capture-unsafe call of this thread meets one; the partial graphs are dropped.
- * Can't fail. */
-void measure_end_captures(struct measure *m);
 /* Instantiate case c's graph on every local rank. 0, or -1 with the failure recorded. */
 int measure_instantiate(struct measure *m, size_t c);
 /* Destroy case c's graph on every local rank. Can't fail. */
@@ -147,6 +145,14 @@ int measure_window_register(struct measure *m);
 int measure_window_release(struct measure *m);
 
 /* ---- measure_cases.c ---- */
+/* Capture case c's ops, each on its own slice (each after a compute kernel with
+ * --compute-us), into case c's graph on every local rank. 0, or -1 with the failure
+ * recorded. */
+int measure_capture(struct measure *m, size_t c);
+/* End every capture a local rank's stream still has open (a failed capture's), so that
+ * no capture-unsafe call of this thread meets one; the partial graphs are dropped.
+ * Can't fail. (measure_step.c) */
+void measure_end_captures(struct measure *m);
 /* Prepare case c: eager, capture, instantiate, check. A plain size that fails its check
  * fails the run; a sweep choice that is IGNORE or sums wrong on any rank is dropped on
  * all ranks. Returns 0, or -1 on a run failure (recorded). */

@@ -123,39 +123,48 @@ static void test_errors(void)
 	char err[512];
 
 	CHECK(model_parse("{\"schema\": ", 11, "broken.json", err, sizeof err) == NULL);
-	CHECK_CONTAINS(err, "broken.json: not valid JSON at line 1");
+	CHECK_CONTAINS(err, "broken.json: line 1: not valid JSON");
 	CHECK(model_parse("{}\n{}", 5, "two.json", err, sizeof err) == NULL);
-	CHECK_CONTAINS(err, "two.json: not valid JSON at line 2");
+	CHECK_CONTAINS(err, "two.json: line 2: text after the JSON value");
 	CHECK(model_parse("[]", 2, "arr.json", err, sizeof err) == NULL);
-	CHECK_CONTAINS(err, "expected an object");
+	CHECK_CONTAINS(err, "arr.json: expected an object");
+	/* jsonread's parser: a NUL byte in the text is refused */
+	CHECK(model_parse("{}\0", 3, "nul.json", err, sizeof err) == NULL);
+	CHECK_CONTAINS(err, "nul.json: NUL byte in the text");
 
-	expect_error("\"nccl_version\"", "\"bogus\": 1, \"nccl_version\"", "key 'bogus': unknown key");
-	expect_error("\"cta_sync_us\"", "\"cta_synch_us\"", "key 'costs.cta_synch_us': unknown key");
+	expect_error("\"nccl_version\"", "\"bogus\": 1, \"nccl_version\"",
+	             "test.json: bogus: unknown key");
+	expect_error("\"cta_sync_us\"", "\"cta_synch_us\"", "test.json: costs.cta_synch_us: unknown key");
 	expect_error("\"schema\": \"nccltune-model/1\"", "\"schema\": \"nccltune-model/2\"",
-	             "key 'schema'");
+	             "test.json: schema: 'nccltune-model/2' is not");
 	expect_error("\"compute_capability\": 120", "\"compute_capability\": \"120\"",
-	             "key 'machine.compute_capability': expected an integer");
+	             "test.json: machine.compute_capability: expected an integer");
 	expect_error("\"sockets\": 2", "\"sockets\": 1",
-	             "key 'machine.gpus[4].socket': 1 is out of range [0, 0]");
+	             "test.json: machine.gpus[4].socket: 1 is out of range [0, 0]");
 	expect_error("\"00000000:21:00.0\"", "\"21:00.0\"", "machine.gpus[1].bus_id");
 	expect_error("\"00000000:21:00.0\"", "\"00000000:01:00.0\"", "repeats machine.gpus[0]");
-	expect_error("\"cta_sync_us\": 4.0,", "", "key 'costs.cta_sync_us': missing");
+	expect_error("\"cta_sync_us\": 4.0,", "", "test.json: costs.cta_sync_us: missing");
 	expect_error("\"cta_sync_us\": 4.0", "\"cta_sync_us\": -1",
-	             "key 'costs.cta_sync_us': -1 is out of range");
+	             "test.json: costs.cta_sync_us: -1 is out of range");
 	expect_error("\"algo\": \"Tree\"", "\"algo\": \"Trie\"", "algo 'Trie' is not an NCCL");
 	expect_error("\"stage\": \"capture\"", "\"stage\": \"explode\"",
 	             "'explode' is not one of env");
 	expect_error("\"env\": {}", "\"env\": {\"NCCL_FOO\": \"1\"}",
-	             "key 'calibration[0].env.NCCL_FOO': not a variable the model reads");
+	             "test.json: calibration[0].env.NCCL_FOO: not a variable the model reads");
 	expect_error("\"us\": 200.0", "\"us\": 200.0, \"stage\": \"init\"",
 	             "needs exactly one of 'us'");
 	expect_error("\"p2p_max_path\": \"SYS\"", "\"p2p_max_path\": \"FAR\"",
 	             "'FAR' is not one of LOC");
 	expect_error("\"hop_us\": {", "\"hop_us\": {\"nvlink\": {\"LL\": 1, \"LL128\": 1, \"Simple\": 1},",
-	             "key 'costs.hop_us.nvlink': unknown key");
+	             "test.json: costs.hop_us.nvlink: unknown key");
 	expect_error("\"name\": \"pcie-gen5-8gpu\"", "\"name\": \"Seed Box\"", "lower-case");
+	/* a control character in a string, and a key shown as jsonread shows it */
+	expect_error("\"gpu_name\": \"", "\"gpu_name\": \"\\u0007",
+	             "test.json: machine.gpu_name: holds a control character");
+	expect_error("\"nccl_version\"", "\"bo\\u001bgus\": 1, \"nccl_version\"",
+	             "test.json: bo?gus: unknown key");
 	expect_error("\"tolerance\": 0.1", "\"tolerance\": 0.1, \"tolerance\": 0.2",
-	             "key 'calibration[0].tolerance': appears twice");
+	             "test.json: calibration[0].tolerance: appears twice");
 }
 
 static void test_fingerprint(void)

@@ -278,7 +278,7 @@ static void test_model_files(void)
 	CHECK(pos != NULL);
 	if (pos) {
 		memcpy(pos, "\"sumary\" ", 9);   /* same length: a typo'd key */
-		bad_model("typo.json", text, "key 'sumary': unknown key");
+		bad_model("typo.json", text, "typo.json: sumary: unknown key");
 	}
 	free(text);
 }

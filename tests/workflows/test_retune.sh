@@ -49,6 +49,29 @@ rc=0
 [ "$rc" = 2 ] || fail "no current: exit $rc"
 grep -q "$S/current: missing; create it with nccltune retune --init $S --from SESSION" "$T/err" ||
 	fail "no current: $(cat "$T/err")"
+# the header is read by the journal's own reader, strictly, from the descriptor opened
+badhdr() {   # copy of the first session into $T/$1 with header key $2 set to JSON $3
+	cp -R "$T/first" "$T/$1"
+	python3 - "$T/$1/journal.jsonl" "$2" "$3" <<'PYEOF'
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+h = json.loads(lines[0]); h[sys.argv[2]] = json.loads(sys.argv[3]); lines[0] = json.dumps(h)
+open(sys.argv[1], "w").write("\n".join(lines))
+PYEOF
+}
+badhdr nospace space null
+rc=0
+"$NT" retune --init "$T/state-bad" --from "$T/nospace" > /dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "header without space: exit $rc"
+grep -q "nospace/journal.jsonl:1: .*records no space" "$T/err" ||
+	fail "header without space: $(cat "$T/err")"
+badhdr badbudget budget '"many"'
+rc=0
+"$NT" retune --init "$T/state-bad" --from "$T/badbudget" > /dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "header with a bad budget: exit $rc"
+grep -q "badbudget/journal.jsonl:1: budget" "$T/err" ||
+	fail "header with a bad budget: $(cat "$T/err")"
+[ ! -e "$T/state-bad/current" ] || fail "a bad header made a current link"
 "$NT" retune --init "$S" --from "$T/first" > "$T/out" || fail "init"
 grep -q "$S/current -> $T/first (a MODEL session" "$T/out" || fail "init said: $(cat "$T/out")"
 [ "$(readlink "$S/current")" = "$T/first" ] || fail "init link"

@@ -9,17 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "result/record.h"   /* enum session_phase */
 #include "run/outcome.h"
 #include "search/prune.h"
 #include "search/twolevel.h"
 #include "space/space.h"
-
-/* PHASE_TRY: a --try configuration, measured right after the baseline. PHASE_SWEEP: one
- * probe process of the two-level search that swept an outer point's inner choices
- * (journal /2). PHASE_ABLATE: after the final rounds, the winner and the winner less one
- * variable (decide/ablate.c). The journal reader's enum record_phase in the same order. */
-enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
-                     PHASE_TRY, PHASE_SWEEP, PHASE_ABLATE };
 
 /* One probe run. */
 struct session_run {

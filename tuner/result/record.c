@@ -20,19 +20,19 @@
 #include "space/space.h"
 
 static const char *const phase_words[] = {
-	[RECORD_BASELINE] = "baseline", [RECORD_SEARCH] = "search", [RECORD_RETRY] = "retry",
-	[RECORD_WARM] = "warm", [RECORD_FINAL] = "final", [RECORD_TRY] = "try",
-	[RECORD_SWEEP] = "sweep", [RECORD_ABLATE] = "ablate", NULL,
+	[PHASE_BASELINE] = "baseline", [PHASE_SEARCH] = "search", [PHASE_RETRY] = "retry",
+	[PHASE_WARM] = "warm", [PHASE_FINAL] = "final", [PHASE_TRY] = "try",
+	[PHASE_SWEEP] = "sweep", [PHASE_ABLATE] = "ablate", NULL,
 };
 
 const char *record_phase_name(int phase)
 {
-	return phase >= 0 && phase <= RECORD_ABLATE ? phase_words[phase] : "?";
+	return phase >= 0 && phase <= PHASE_ABLATE ? phase_words[phase] : "?";
 }
 
 int record_phase_parse(const char *s)
 {
-	for (int i = 0; i <= RECORD_ABLATE; i++)
+	for (int i = 0; i <= PHASE_ABLATE; i++)
 		if (strcmp(s, phase_words[i]) == 0)
 			return i;
 	return -1;
@@ -186,7 +186,7 @@ static int read_phase(struct jr *r, const cJSON *v, void *dst)
 
 	if (ph < 0)
 		return jr_fail(r, "unknown phase '%s'", v->valuestring);
-	((struct run_doc *)dst)->run.phase = (enum record_phase)ph;
+	((struct run_doc *)dst)->run.phase = (enum session_phase)ph;
 	return 0;
 }
 
@@ -255,12 +255,12 @@ static const struct jr_field run_fields[] = {
  * point is resume's to say (it rebuilds them); show describes what is there. */
 static int run_keys_check(struct jr *r, struct record_run *run)
 {
-	if (run->phase == RECORD_TRY && !run->try_no)
+	if (run->phase == PHASE_TRY && !run->try_no)
 		return keyed_fail(r, "try", "missing (a run of phase try says which try)");
 	run->has_point = cJSON_IsArray(run->point);
 	if (!run->has_point)
 		run->point = NULL;
-	if (run->unset && (run->phase != RECORD_ABLATE || !run->has_point))
+	if (run->unset && (run->phase != PHASE_ABLATE || !run->has_point))
 		return keyed_fail(r, "unset", "only an ablate run of a point leaves dimensions unset, "
 		                  "as an array of their names");
 	if (run->unset && cJSON_GetArraySize(run->unset) == 0)
@@ -387,7 +387,7 @@ static int run_read(struct jr *r, const struct reader *rd, const cJSON *rec, str
 	if (jr_dispatch(r, rec, run_fields, true, d, NULL) < 0 ||
 	    run_keys_check(r, run) < 0)
 		return -1;
-	if (run->phase == RECORD_SWEEP)
+	if (run->phase == PHASE_SWEEP)
 		return run_sweep_read(r, d, run);
 	return 0;
 }
@@ -480,4 +480,40 @@ int record_journal_read(const char *path, const struct record_visitor *v, void *
 	if (!c.rd.have_header)
 		return fs_errf(err, errlen, "%s: empty journal (no session header)", path);
 	return 0;
+}
+
+int record_header_parse(const char *path, const char *line, size_t len,
+                        const struct record_visitor *v, void *ctx, char *err, size_t errlen)
+{
+	struct visit_ctx c;
+	cJSON *rec = NULL;
+	int rc;
+
+	memset(&c, 0, sizeof c);
+	c.rd.v = v;
+	c.rd.ctx = ctx;
+	c.path = path;
+	c.err = err;
+	c.errlen = errlen;
+	if (err && errlen)
+		err[0] = '\0';
+	if (len > 0 && line[len - 1] == '\n') {
+		const char *end = NULL;
+
+		rec = cJSON_ParseWithLengthOpts(line, len - 1, &end, false);
+		/* as journal_replay: the object and blanks only */
+		for (; rec && end && end < line + len - 1; end++)
+			if (*end != ' ' && *end != '\t' && *end != '\r') {
+				cJSON_Delete(rec);
+				rec = NULL;
+			}
+	}
+	if (!cJSON_IsObject(rec)) {
+		cJSON_Delete(rec);
+		return fs_errf(err, errlen, "%s:1: not a JSON object on one line (no session header)",
+		               path);
+	}
+	rc = visit(&c, rec, 1);
+	cJSON_Delete(rec);
+	return rc == 0 ? 0 : -1;
 }

@@ -26,9 +26,13 @@
 #define RECORD_STRATEGY_MAX 32                 /* bytes of "strategy", NUL included */
 #define RECORD_PROBE_MAX 256                   /* words of the probe command */
 
-/* A run's phase, in the order of enum session_phase (tuner/session/runs.h). */
-enum record_phase { RECORD_BASELINE, RECORD_SEARCH, RECORD_RETRY, RECORD_WARM, RECORD_FINAL,
-                    RECORD_TRY, RECORD_SWEEP, RECORD_ABLATE };
+/* A run's phase: one vocabulary for the journal, its reader, the session and the final
+ * phase (decide/runlog.h). PHASE_TRY: a --try configuration, measured right after the
+ * baseline. PHASE_SWEEP: one probe process of the two-level search that swept an outer
+ * point's inner choices (journal /2). PHASE_ABLATE: after the final rounds, the winner
+ * and the winner less one variable (decide/ablate.c). */
+enum session_phase { PHASE_BASELINE, PHASE_SEARCH, PHASE_RETRY, PHASE_WARM, PHASE_FINAL,
+                     PHASE_TRY, PHASE_SWEEP, PHASE_ABLATE };
 
 /* "baseline", "search", ...; "?" for a value out of range. Can't fail. */
 const char *record_phase_name(int phase);
@@ -70,7 +74,7 @@ struct record_inner {
 struct record_run {
 	const cJSON *doc;                  /* the whole record */
 	long run;                          /* its number, from 1 */
-	enum record_phase phase;
+	enum session_phase phase;
 	size_t try_no;                     /* the header's try it ran (from 1); 0: none */
 	bool has_point;                    /* "point" is an array (not null, not absent) */
 	const cJSON *point;                /* has_point: its levels (at most SPACE_MAX_DIMS;
@@ -85,9 +89,9 @@ struct record_run {
 	const char *error, *stderr_tail;   /* "" when absent */
 	const cJSON *report;               /* the probe's report object (its reader is
 	                                    * proto_report_parse: resume's), or NULL */
-	size_t nchoices;                   /* RECORD_SWEEP: the inner choices swept */
-	bool in_flight;                    /* RECORD_SWEEP: failed with a choice in flight */
-	size_t ninner;                     /* RECORD_SWEEP: its inner results, as learned */
+	size_t nchoices;                   /* PHASE_SWEEP: the inner choices swept */
+	bool in_flight;                    /* PHASE_SWEEP: failed with a choice in flight */
+	size_t ninner;                     /* PHASE_SWEEP: its inner results, as learned */
 	struct record_inner *inner;
 };
 
@@ -106,5 +110,13 @@ struct record_visitor {
  * empty journal (no session header)") in err, a visitor's message included. */
 int record_journal_read(const char *path, const struct record_visitor *v, void *ctx,
                         int *torn, char *warn, size_t warnlen, char *err, size_t errlen);
+
+/* The journal's first line (`line`, len bytes with its newline, read by the caller from a
+ * descriptor it trusts; `path` names it in messages) read as record_journal_read reads
+ * the header: it must be the session header, read strictly, then handed to v->header.
+ * Returns 0, or -1 with "PATH:1: ..." in err (a line without its newline is torn: no
+ * header). */
+int record_header_parse(const char *path, const char *line, size_t len,
+                        const struct record_visitor *v, void *ctx, char *err, size_t errlen);
 
 #endif

@@ -1,106 +1,26 @@
 /* strategy_bo.c - Bayesian optimisation: a Gaussian process of log(objective) (gp.c)
  * and expected improvement weighted by the probability of running (acq.c, prune.c).
+ * The rationale of every choice below, and the profiling behind the scale limits, are in
+ * tuner/search/README.md.
  *
- * Initial design. Until n_init = clamp(dims + 4, 6, 12) distinct points have been
- * observed (or fewer than 2 ran), points come from a Sobol sequence (gsl_qrng_sobol)
- * with a random digital shift drawn from the strategy's seed, mapped to levels by
- * floor(u * levels); ineligible ones are skipped.
- *
- * Model. Successful runs only: y = log(objective_us), standardised. Inputs: strings are
- * categories; numbers are ordered (space_coord), except that a dimension of at most
- * BO_SHORT_LIST levels, numbers or not (NCCL_NTHREADS' 64, 128, 256, 512 and unset), is
- * a category too. With a handful of levels an ordered kernel interpolates through an
- * untried middle level from its neighbours and hides an interior optimum; NTHREADS=256
- * was such a case: on the NVLink models, seeds that had run 64 and 512 saw 256 as "in
- * between", never ran it and ended 12-14% off (results/bench-2026-11-29.notes.md). As a
- * category every untried level keeps its prior uncertainty, and trying all of a few
- * levels is cheap.
- * An ordered input enters the GP warped, as coord^BO_WARP_EXPONENT (coord in [0, 1],
- * already logarithmic for counts and sizes; Snoek et al., "Input Warping for Bayesian
- * Optimization of Non-stationary Functions", ICML 2014, learn such a map; here it is
- * fixed). It stretches the low end of an axis, where small-message latency changes
- * fast (1 against 2 channels is a cliff), and compresses the high end, where it
- * saturates (8 against 32 channels a plateau). Unwarped, one length scale had to serve
- * both, and the GP smoothed the cliff into a trend towards the top of the axis: on the
- * pcie-2x4-islands model a third of bo's runs went to NCCL_MAX_NCHANNELS=32, and the
- * median recommendation sat on the plateau, 1.9% off, where random sampling also ends.
- * Warped, 300 held-out seeds (bench-search-efficiency --first-seed 2001) give a median
- * of 0.6% there, the same medians on the other models, and a few more of bo's rare
- * basin tails on nvlink-h200-8gpu (9 instead of 5 seeds beyond 5%). Learning a and b
- * of the Kumaraswamy warping 1 - (1 - x^a)^b by maximum likelihood was tried: with a
- * wide prior it did worse on pcie-gen5-8gpu, with a narrow one around a = 0.5 it did
- * about what this fixed map does, with two more hyperparameters per ordered input to
- * fit.
- * Failures are not given made-up values - a penalty would distort the
- * length scales - but lower the score of their neighbourhood through
- * prune_feasibility, and are never rerun.
- * Hyperparameters are refitted (warm-started from the previous fit) after every new
- * success while there are fewer than 30, then every 5th, then every 10th beyond 100,
- * on at most 80 points (the 40 best and 40 spread over the rest), so a suggestion
- * stays cheap at 200 observations.
- *
- * Scale (long sessions, many observations). A suggestion's GP work grows with the n
- * successes it is built on: a candidate's mean costs n kernel values, its variance a
- * triangular solve (n^2 / 2), the factorisation n^3 / 3, and about 1700 candidates plus
- * the local search's moves are looked at. Profiled (callgrind, bench-overhead --obs 700,
- * 685 successes): 75% of a suggestion's instructions went to the triangular solves of
- * 1610 of its 1641 candidates - the prior's bound (below) pruned almost none -, 14% to
- * the Cholesky, 5% to the means; a suggestion took 350 ms at 700 observations and 4.6 s
- * at 2000. Two changes:
- *  - a tighter bound for the pruned scoring (below), exact, so that the suggestions are
- *    bit for bit those of the prior bound alone: a few hundred solves instead of all;
- *  - a cap. Beyond BO_MODEL_MAX_POINTS (256) successes the GP is built on 256 of them:
- *    the BO_MODEL_BEST (128) with the lowest y, where the optimum is refined; then the
- *    BO_MODEL_LOCAL (64) most correlated, under the current hyperparameters, with any of
- *    the BO_TOP_POINTS best distinct points, whose neighbourhoods most candidates come
- *    from, so that a slow neighbour of the incumbent is not forgotten and re-explored;
- *    then 64 at an even stride in y through the rest, so that the model still knows
- *    where the space is slow. Only the surrogate's data is thinned: the standardisation,
- *    the best y, the top points, the seen set (never rerun), prune's rules and the
- *    feasibility of failures use every observation, and the refit schedule and its
- *    80-point fit are unchanged. Below the cap nothing changes (bench-search-efficiency
- *    gives the same tables, every suggestion of 50 sessions of 250 runs on the five
- *    models is the same). Above it, on pcie-gen5-8gpu and nvlink-h200-8gpu the
- *    recommendation's regret at 300, 1000 and 2000 runs held (bench-overhead
- *    --long-budget, 10 seeds; the uncapped code on fewer seeds, as it took tens of
- *    CPU-minutes a session), and a suggestion costs 15-30 ms at 2000 observations
- *    (tests/search/test_bo_scale.c bounds the GP's size and kernel evaluations).
- *    The recommendation needed one more step (below): built on the subset alone it
- *    twice recommended, on nvlink-h200-8gpu, a point 16-19% off whose own slow
- *    measurement had been left out, on its fast neighbours' strength.
- *    Not done: an incremental Cholesky would save the factorisation (10-14% of the
- *    capped cost) but not the per-candidate n^2 solve or n-point mean; a sparse GP
- *    (inducing points over all the data) costs n m^2 per refit and a second set of
- *    points to choose; neither was needed for the target.
- *
- * Acquisition: score = log EI + log feasibility, maximised over
- *  - every eligible point when the space has at most BO_EXHAUSTIVE_MAX points;
- *  - otherwise a candidate set - every single-parameter change of the 5 best points,
- *    random 2-3 parameter perturbations of them, BO_RANDOM_CANDIDATES uniform eligible
- *    points - followed by best-improvement local search (single-parameter changes and
- *    joint +-1 steps of two ordinal parameters, which constraints such as MIN <= MAX
- *    need) from the 3 best candidates.
- * Scoring is exact but pruned: the posterior mean is cheap (n kernel values), the
- * variance is not (a triangular solve); since EI grows with sigma and feasibility is
- * at most 1, log EI(mu, sqrt(sf2)) bounds a candidate's score, and candidates are
- * scored in decreasing order of that bound until it falls below the best score.
- * A second, tighter bound comes free with the mean: the variance given the single data
- * point most correlated with the candidate bounds the variance given them all
- * (gp_predict_mean_bound, widened for round-off); a candidate whose log EI at that
- * sigma is below the third best score so far can become neither the best nor a local
- * search start, so it is skipped (and in local search, a move it bounds below the
- * current score). The order and the stopping rule stay those of the first bound, so
- * the result is the same as scoring it.
- * Seen, pruned and disallowed points are never candidates.
- *
+ * Initial design: until n_init = clamp(dims + 4, 6, 12) distinct points have been
+ * observed (or fewer than 2 ran), points of a Sobol sequence with a random digital shift
+ * drawn from the strategy's seed; ineligible ones are skipped.
+ * Model: successful runs only, y = log(objective_us) standardised; strings and
+ * dimensions of at most BO_SHORT_LIST levels are categories, other numbers ordered and
+ * warped as coord^BO_WARP_EXPONENT. Failures get no made-up values: they lower their
+ * neighbourhood's score through prune_feasibility and are never rerun. Hyperparameters
+ * are refitted (warm-started) after every new success below 30, then every 5th, then
+ * every 10th beyond 100, on at most 80 points. Beyond BO_MODEL_MAX_POINTS successes the
+ * GP is built on a subset of them (the best, the most correlated with the top points,
+ * an even stride through the rest); everything else uses every observation.
+ * Acquisition: score = log EI + log feasibility, maximised over every eligible point of
+ * a space of at most BO_EXHAUSTIVE_MAX points, else over a candidate set followed by
+ * local search (strategy_bo_cand.c); scoring is exact but pruned by two bounds that
+ * leave the result unchanged. Seen, pruned and disallowed points are never candidates.
  * Recommendation (strategy_recommend): the observed point with the lowest posterior
- * mean, from a model built like a suggestion's but whose refit, if one is due, is not
- * kept as the strategy's (it is memoised, so the next suggestion reuses it): asking
- * for a recommendation never changes what bo suggests. Past the cap, a point's
- * posterior is also conditioned on its own successful runs that the subset left out
- * (one Gaussian update at that point, their mean with noise / count): the exact
- * posterior given the subset and the point's own data, a triangular solve per such
- * point. */
+ * mean; asking for one never changes what bo suggests (a due refit is memoised, not
+ * kept); past the cap a point's posterior also sees its own runs the subset left out. */
 #include "search/strategy_impl.h"
 #include "search/strategy_bo_impl.h"
 

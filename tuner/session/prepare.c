@@ -323,7 +323,7 @@ static int dead_run(void *ctx, struct jr *r, const struct record_run *run)
 
 	(void)r;
 	if (c->runs++ == 0)
-		c->failed_baseline = run->phase == RECORD_BASELINE && run->cls != OUTCOME_OK;
+		c->failed_baseline = run->phase == PHASE_BASELINE && run->cls != OUTCOME_OK;
 	return 0;
 }
 

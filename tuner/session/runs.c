@@ -9,13 +9,6 @@
 
 #include "session/session_priv.h"
 
-/* One vocabulary of phases, the journal reader's (result/record.h), in the same order. */
-_Static_assert(PHASE_BASELINE == (int)RECORD_BASELINE && PHASE_SEARCH == (int)RECORD_SEARCH &&
-               PHASE_RETRY == (int)RECORD_RETRY && PHASE_WARM == (int)RECORD_WARM &&
-               PHASE_FINAL == (int)RECORD_FINAL && PHASE_TRY == (int)RECORD_TRY &&
-               PHASE_SWEEP == (int)RECORD_SWEEP && PHASE_ABLATE == (int)RECORD_ABLATE,
-               "enum session_phase follows enum record_phase");
-
 const char *session_phase_name(enum session_phase ph)
 {
 	return record_phase_name((int)ph);

@@ -280,18 +280,18 @@ static int load_config(struct loader *L, struct jr *jr, const struct record_run 
                        struct session_run *r)
 {
 	const cJSON *pt = cJSON_GetObjectItemCaseSensitive(rec->doc, "point");
-	enum record_phase ph = rec->phase;
+	enum session_phase ph = rec->phase;
 
 	if (rec->try_no && cJSON_IsNull(pt)) {
 		/* an off-space try: its variables are in the header */
-		if (ph == RECORD_SEARCH || ph == RECORD_WARM || ph == RECORD_BASELINE)
+		if (ph == PHASE_SEARCH || ph == PHASE_WARM || ph == PHASE_BASELINE)
 			return fs_errf(jr->err, jr->errlen, "%s: try: a %s run is not a try's",
 			               jr->origin, record_phase_name((int)ph));
-	} else if (rec->try_no && ph == RECORD_BASELINE) {
+	} else if (rec->try_no && ph == PHASE_BASELINE) {
 		return fs_errf(jr->err, jr->errlen, "%s: try: a baseline run is not a try's",
 		               jr->origin);
-	} else if (ph == RECORD_BASELINE ||
-	           ((ph == RECORD_RETRY || ph == RECORD_FINAL) && cJSON_IsNull(pt))) {
+	} else if (ph == PHASE_BASELINE ||
+	           ((ph == PHASE_RETRY || ph == PHASE_FINAL) && cJSON_IsNull(pt))) {
 		/* the baseline: its own phase, its retry, its final repeats */
 		if (rec->has_point)
 			return fs_errf(jr->err, jr->errlen, "%s: point: the baseline has no point",
@@ -364,7 +364,7 @@ static int load_run(void *ctx, struct jr *jr, const struct record_run *rec)
 	r->try_no = rec->try_no;
 	if (load_config(L, jr, rec, r) != 0 || load_outcome(jr, rec, &r->o) != 0)
 		return -1;
-	if (rec->phase == RECORD_SWEEP &&
+	if (rec->phase == PHASE_SWEEP &&
 	    session_sweep_apply(s, jr, rec, r, s->run.nqueue) != 0)
 		return -1;
 	r->t_s = rec->t_s;
@@ -480,13 +480,13 @@ static int warm_run(void *ctx, struct jr *r, const struct record_run *rec)
 	struct point p;
 	char *key;
 
-	if (rec->phase == RECORD_BASELINE)
+	if (rec->phase == PHASE_BASELINE)
 		return 0;
 	/* by levels: what ran is the point, except a sweep (its best combination is not its
 	 * point) and an ablation run (it left dimensions unset) */
 	if (W->map == WARM_NONE ||
 	    (W->map == WARM_BY_POINT &&
-	     (!rec->has_point || rec->phase == RECORD_SWEEP || rec->unset ||
+	     (!rec->has_point || rec->phase == PHASE_SWEEP || rec->unset ||
 	      env_point_levels_from_json(W->s->run.sp, rec->point, &p) != 0)) ||
 	    (W->map == WARM_BY_ENV && env_point_from_json(W->s->run.sp, rec->env, &p) != 0) ||
 	    !space_allows(W->s->run.sp, &p)) {

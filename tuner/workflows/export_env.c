@@ -79,7 +79,7 @@ int export_sitecustomize(const struct summary *s, const struct export_where *whe
 {
 	struct export_plan p;
 	struct export_writer w;
-	int rc = export_plan_make(s, "sitecustomize", where, NULL, &p, err, errlen);
+	int rc = export_plan_env_make(s, "sitecustomize", where, NULL, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
@@ -143,7 +143,7 @@ int export_shell(const struct summary *s, const struct export_where *where, FILE
 {
 	struct export_plan p;
 	struct export_writer w;
-	int rc = export_plan_make(s, "shell", where, no_control, &p, err, errlen);
+	int rc = export_plan_env_make(s, "shell", where, no_control, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
@@ -186,7 +186,7 @@ int export_dotenv(const struct summary *s, const struct export_where *where, FIL
 {
 	struct export_plan p;
 	struct export_writer w;
-	int rc = export_plan_make(s, "dotenv", where, dotenv_safe, &p, err, errlen);
+	int rc = export_plan_env_make(s, "dotenv", where, dotenv_safe, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
@@ -226,7 +226,7 @@ int export_nccl_conf(const struct summary *s, const struct export_where *where, 
 {
 	struct export_plan p;
 	struct export_writer w;
-	int rc = export_plan_make(s, "nccl-conf", where, nccl_conf_safe, &p, err, errlen);
+	int rc = export_plan_env_make(s, "nccl-conf", where, nccl_conf_safe, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
@@ -278,7 +278,7 @@ int export_json(const struct summary *s, const struct export_where *where, FILE 
 	struct export_plan p;
 	cJSON *doc = NULL, *env, *pinned;
 	char *text = NULL;
-	int rc = export_plan_make(s, "json", where, NULL, &p, err, errlen);
+	int rc = export_plan_env_make(s, "json", where, NULL, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;

@@ -156,7 +156,7 @@ int export_tuner_table(const struct summary *s, const struct export_where *where
 	const char *why = NULL, *body;
 	char *text = NULL;
 	bool rest = false;
-	int nranks, rc = export_plan_make(s, "nccl-tuner", where, NULL, &p, err, errlen);
+	int nranks, rc = export_plan_make(s, "nccl-tuner", NULL, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;
@@ -258,7 +258,7 @@ int export_tuner_csv(const struct summary *s, const struct export_where *where, 
 	bool rest = false;
 	struct export_plan p;
 	struct export_writer w;
-	int rc = export_plan_make(s, "nccl-tuner-csv", where, NULL, &p, err, errlen);
+	int rc = export_plan_make(s, "nccl-tuner-csv", NULL, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
 		return rc;

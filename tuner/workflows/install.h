@@ -1,7 +1,9 @@
-/* install.h - what the installers share inside tuner/workflows/ (install.c: the blocks
- * merged into a sitecustomize.py or an nccl.conf; pth.c: the .pth file and its module):
- * the file an install changes, read with its mode and owner and written back atomically
- * with them after a backup, and the pth installer's entry points. */
+/* install.h - what the installers share inside tuner/workflows/ (install.c: the entry
+ * points and the blocks merged into a sitecustomize.py or an nccl.conf; pth.c: the .pth
+ * file and its module): the file an install changes, read with its mode and owner and
+ * written back atomically with them after a backup, the table, the record and the notes
+ * (install_target.c), the plugin's copy (install_copy.c), and the pth installer's entry
+ * points. Calls go one way: install.c -> pth.c -> install_copy.c -> install_target.c. */
 #ifndef NCCLTUNE_WORKFLOWS_INSTALL_H
 #define NCCLTUNE_WORKFLOWS_INSTALL_H
 

@@ -40,6 +40,8 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
+#include "result/record.h"
 #include "result/summary.h"
 #include "workflows/check.h"
 #include "workflows/export.h"
@@ -149,10 +151,26 @@ static int state_open(const char *state, char *err, size_t errlen)
 
 static char *probe_command(const cJSON *h, char *err, size_t errlen);
 
-/* The first line of the journal (fd, read here and closed), parsed; NULL with a message
- * unless it is a session header with its probe, space and workload. */
+/* The header record_header_parse read, kept (a copy of the record), with the space the
+ * re-tune needs; -1 with a message otherwise. */
+static int keep_header(void *ctx, struct jr *r, const struct record_header *h)
+{
+	cJSON **out = ctx;
+
+	if (!h->space)
+		return jr_fail(r, "the session records no space (a re-tune searches it again)");
+	*out = cJSON_Duplicate(h->doc, true);
+	if (!*out)
+		return jr_fail(r, "out of memory");
+	return 0;
+}
+
+/* The first line of the journal (fd, read here and closed), read by the journal's own
+ * reader (result/record.h); NULL with a message unless it is a session header with its
+ * probe, space and workload. */
 static cJSON *read_header(int fd, const char *path, char *err, size_t errlen)
 {
+	static const struct record_visitor keep = {keep_header, NULL};
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -165,14 +183,10 @@ static cJSON *read_header(int fd, const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	n = getline(&line, &cap, f);
-	if (n > 0 && (size_t)n < HEADER_MAX)
-		h = cJSON_ParseWithLength(line, (size_t)n);
-	if (!cJSON_IsObject(h) ||
-	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(h, "probe")) ||
-	    !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(h, "space")) ||
-	    !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(h, "workload"))) {
+	if (n <= 0 || (size_t)n >= HEADER_MAX) {
 		fs_errf(err, errlen, "%s:1: no session header with its probe, space and workload",
 		        path);
+	} else if (record_header_parse(path, line, (size_t)n, &keep, &h, err, errlen) != 0) {
 		cJSON_Delete(h);
 		h = NULL;
 	}
