@@ -595,7 +595,8 @@ int retune_run(const char *state, const struct nccltune_retune_options *o,
 		goto out;
 	rc = nccltune_check(real, NULL, out, err, errlen);
 	if (rc == NCCLTUNE_OK) {
-		fprintf(out, "retune: %s is still the machine %s tuned: nothing to do\n", state, real);
+		fprintf(out, "retune: the machine still matches the session in use (%s, from "
+		        "%s/current): nothing to do\n", real, state);
 		goto out;
 	}
 	if (rc != NCCLTUNE_CHANGED)
