@@ -10,6 +10,7 @@
 #include "result/read.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -662,9 +663,13 @@ int summary_load(const char *path, unsigned flags, struct summary **out, char *e
 			*out = s;
 			return 0;
 		}
-		if (!exists(results))
+		if (!exists(results)) {
+			char cmd[2 * PATH_MAX];
+
 			return fs_errf(err, errlen, "%s: no results.json in this folder: the session has "
-			               "not finished (resume it with nccltune run --resume)", path);
+			               "not finished (resume it with %s)", path,
+			               summary_command(cmd, sizeof cmd, "run --resume", path));
+		}
 	} else {
 		cut(results, sizeof(results), "%s", path);
 		jpath[0] = '\0';

@@ -317,6 +317,20 @@ bool summary_gain_unproven(const struct summary *s);
 bool summary_shown_faster(const struct summary *s);
 char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B unset" */
 
+/* Commands for a user to copy (command.c). summary_command: "SELF WORDS DIR" into buf,
+ * SELF nccltune as it can be run (locate_self_command), WORDS the caller's fixed text,
+ * DIR (NULL: none) quoted for a POSIX shell when it needs it (escaped, so not runnable,
+ * when it holds a control byte). Returns buf; can't fail (truncated at len). */
+char *summary_command(char *buf, size_t len, const char *words, const char *dir);
+/* The interpreter a pth install of s needs: when the session tuned a PyTorch wheel's
+ * NCCL (fingerprint nccl_path PREFIX/lib/pythonX.Y/site-packages/nvidia/nccl/lib/...,
+ * from --python), PREFIX/bin/pythonX.Y when it is executable. Returns true with it in
+ * buf, else false with buf "" (the install then goes to python3 in PATH). */
+bool summary_install_python(const struct summary *s, char *buf, size_t len);
+/* "SELF export --install [--python PY] DIR": the install command of s as it can be run
+ * (summary_command, summary_install_python). Returns buf; can't fail. */
+char *summary_install_command(const struct summary *s, const char *dir, char *buf, size_t len);
+
 /* Runs of the journal grouped by protocol / algorithm ("LL / Ring"; an unset variable
  * reads "default"), for report and show. */
 struct summary_family {

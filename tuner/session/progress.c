@@ -620,7 +620,7 @@ static void print_summary(FILE *f, const struct session_ending *end,
 static void print_use(FILE *f, const struct session_ending *end, const struct summary *res)
 {
 	const char *me = end->self ? end->self : "nccltune";
-	char dir[4 * PATH_MAX], verdict[256];
+	char dir[4 * PATH_MAX], verdict[256], cmd[4 * PATH_MAX], py[PATH_MAX];
 
 	if (!res->best.present || unmeasured(res, verdict, sizeof verdict))
 		return;
@@ -639,10 +639,14 @@ static void print_use(FILE *f, const struct session_ending *end, const struct su
 		        "it\n          without --allow-unproven)\n");
 		return;
 	}
-	fprintf(f, "use it:   %s export --format shell %s\n", me, dir);
-	fprintf(f, "          %s export --install --python PY %s   (a .pth for the server's "
-	        "interpreter)\n", me, dir);
-	fprintf(f, "          %s export --format nccl-conf --install %s   (NCCL's own file)\n", me,
-	        dir);
+	fprintf(f, "use it:   %s\n", summary_command(cmd, sizeof cmd, "export --format shell",
+	                                              end->dir));
+	summary_install_command(res, end->dir, cmd, sizeof cmd);
+	fprintf(f, "          %s   (a .pth for %s)\n", cmd,
+	        summary_install_python(res, py, sizeof py)
+	        ? "the interpreter whose NCCL the session tuned"
+	        : "python3 in PATH; --python PY for the server's own");
+	fprintf(f, "          %s   (NCCL's own file)\n",
+	        summary_command(cmd, sizeof cmd, "export --format nccl-conf --install", end->dir));
 	fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", dir, dir);
 }

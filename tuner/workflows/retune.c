@@ -574,8 +574,11 @@ int retune_run(const char *state, const struct nccltune_retune_options *o,
 		char e[PATH_MAX + 64];
 
 		snprintf(e, sizeof e, "%s", has == 0 ? "missing" : "not a symlink");
-		fs_errf(err, errlen, "%s/current: %s; create it with nccltune retune --init %s --from "
-		        "SESSION (the session whose result is in use)", state, e, state);
+		char cmd[2 * PATH_MAX];
+
+		fs_errf(err, errlen, "%s/current: %s; create it with %s --from SESSION (the "
+		        "session whose result is in use)", state, e,
+		        summary_command(cmd, sizeof cmd, "retune --init", state));
 		goto out;
 	}
 	rc = NCCLTUNE_ERROR;

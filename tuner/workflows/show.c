@@ -2,6 +2,7 @@
  * top configurations, families, failures, pruned regions, per-size latency. Aligned
  * columns; every string from the files has its control characters escaped
  * (fs_escape_text) so a hostile results.json cannot drive the terminal. */
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -351,15 +352,15 @@ static void per_size(FILE *o, const struct summary *s)
  * a model. */
 static void next_steps(FILE *o, const struct summary *s)
 {
-	char where[1100];
+	const char *where = s->dir[0] ? s->dir : s->origin;
+	char cmd[3 * PATH_MAX];
 
 	if (!s->best.present)
 		return;
-	CLEAN(s->dir[0] ? s->dir : s->origin, where);
 	if (s->model) {
-		fputs("\nnext\n  a MODEL result, not a measurement: nothing to install. On the real "
-		      "machine run\n  nccltune run (no --model) with the same workload, then install "
-		      "that session.\n", o);
+		fprintf(o, "\nnext\n  a MODEL result, not a measurement: nothing to install. On the "
+		        "real machine run\n  %s (no --model) with the same workload, then install "
+		        "that session.\n", summary_command(cmd, sizeof cmd, "run", NULL));
 		return;
 	}
 	if (summary_unmeasured(s))
@@ -371,8 +372,10 @@ static void next_steps(FILE *o, const struct summary *s)
 		        "--allow-unproven)\n");
 		return;
 	}
-	fprintf(o, "\nuse it\n  nccltune export --install %s\n  nccltune export --format shell "
-	        "%s\n", where, where);
+	/* as the user can run them: nccltune's path when it is not in PATH, the folder
+	 * quoted, the --python of the interpreter whose NCCL the session tuned */
+	fprintf(o, "\nuse it\n  %s\n", summary_install_command(s, where, cmd, sizeof cmd));
+	fprintf(o, "  %s\n", summary_command(cmd, sizeof cmd, "export --format shell", where));
 }
 
 int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
