@@ -597,7 +597,8 @@ static void print_summary(FILE *f, const struct session_ending *end,
 		fprintf(f, "best:     none: no configuration worked\n");
 	print_tries(f, res);
 	if (res->ntop > 0)
-		fprintf(f, "top %zu:\n", res->ntop);
+		fprintf(f, "top %zu (re-measured first, fastest first; then measured once):\n",
+		        res->ntop);
 	for (size_t i = 0; i < res->ntop; i++) {
 		const struct summary_measure *t = &res->top[i];
 

@@ -162,8 +162,9 @@ static void top(FILE *o, const struct summary *s)
 {
 	if (s->ntop == 0)
 		return;
-	fprintf(o, "\ntop configurations\n  %3s  %10s  %-23s  %8s  %7s  %s\n", "#", "time/step",
-	        "95% interval", "vs base", "repeats", "environment");
+	fprintf(o, "\ntop configurations (re-measured first, fastest first; then measured once)"
+	        "\n  %3s  %10s  %-23s  %8s  %7s  %s\n", "#",
+	        "time/step", "95% interval", "vs base", "repeats", "environment");
 	for (size_t i = 0; i < s->ntop; i++) {
 		const struct summary_measure *m = &s->top[i];
 		char t[32], lo[32], hi[32], ci[80] = "", ratio[16] = "", rep[16] = "", env[2048],
@@ -178,9 +179,10 @@ static void top(FILE *o, const struct summary *s)
 			snprintf(ratio, sizeof(ratio), "%.2fx", s->baseline.objective_us / m->objective_us);
 		if (m->repeats)
 			snprintf(rep, sizeof(rep), "%d", m->repeats);
-		fprintf(o, "  %3zu  %10s  %-23s  %8s  %7s  %s%s\n", i + 1, t, ci, ratio, rep,
+		fprintf(o, "  %3zu  %10s  %-23s  %8s  %7s  %s%s%s\n", i + 1, t, ci, ratio, rep,
 		        CLEAN(summary_describe_env(&m->env, env, sizeof(env)), clean),
-		        m->symmetric ? " +symmetric memory (server)" : "");
+		        m->symmetric ? " +symmetric memory (server)" : "",
+		        m->repeats > 1 ? "" : "  (measured once: listed after the re-measured)");
 	}
 }
 
@@ -222,7 +224,9 @@ static void families(FILE *o, const struct summary *s)
 	struct summary_family *f = NULL;
 	size_t nf = 0;
 
-	if (summary_families(s, &f, &nf) < 0 || nf == 0) {
+	/* one family (every per-size session: the rules choose, NCCL_PROTO and NCCL_ALGO
+	 * stay unset) compares nothing */
+	if (summary_families(s, &f, &nf) < 0 || nf < 2) {
 		free(f);
 		return;
 	}
@@ -298,19 +302,22 @@ static void guards(FILE *o, const struct summary *s)
 
 	if (s->nper_size == 0)
 		return;
+	/* results.json holds best / baseline; shown as the headline's gain is, "x faster"
+	 * (baseline / best: below 1.00x is slower), the interval's ends swapped */
 	fprintf(o, "\nper size, final rounds (guards: measured, never tuned)\n  %12s  %-6s  %10s  "
-	        "%10s  %s\n", "bytes", "role", "baseline", "best", "best/baseline [95%]");
+	        "%10s  %s\n", "bytes", "role", "baseline", "best", "speed-up [95%]");
 	for (size_t i = 0; i < s->nper_size; i++) {
 		const struct summary_size_cmp *c = &s->per_size[i];
 		char iv[64] = "";
 
-		if (c->has_ci)
-			snprintf(iv, sizeof iv, " [%.2f .. %.2f]", c->ci_lo, c->ci_hi);
+		if (c->has_ci && c->ci_lo > 0)
+			snprintf(iv, sizeof iv, " [%.2fx .. %.2fx]", 1.0 / c->ci_hi, 1.0 / c->ci_lo);
 		fprintf(o, "  %12.0f  %-6s  %10s  %10s  %s%s\n", (double)c->bytes,
 		        c->guard ? "guard" : "tuned",
 		        summary_format_us(c->baseline_us, b1, sizeof(b1)),
 		        summary_format_us(c->best_us, b2, sizeof(b2)),
-		        isnan(c->ratio) ? "-" : (snprintf(v, sizeof v, "%.2fx", c->ratio), v), iv);
+		        isnan(c->ratio) || !(c->ratio > 0) ? "-"
+		        : (snprintf(v, sizeof v, "%.2fx", 1.0 / c->ratio), v), iv);
 	}
 	if (s->guards_verdict) {
 		char b[80];
