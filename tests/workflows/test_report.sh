@@ -62,6 +62,15 @@ dots=$(grep -o '<circle cx="[0-9.]*" cy="[0-9.]*" r="3.2"' "$R" | wc -l)
 [ "$dots" = 37 ] || fail "measured: $dots dots, want 37"
 crosses=$(grep -o '&#215;<title>run' "$R" | wc -l)
 [ "$crosses" = 11 ] || fail "measured: $crosses crosses, want 11"
+# "How to apply": the install command of a recommended result, as it can be run (the
+# folder as given), and nothing to install otherwise
+box() { sed -n 's/.*<h2>How to apply<\/h2>\(.*\)/\1/p' "$1" | sed 's/<\/section>.*//'; }
+box "$T/measured/report.html" | grep -qF "export --install $(echo "$T/measured" | sed 's/:/\&#58;/g')</code>" ||
+	fail "measured: no install command in the how-to-apply box: $(box "$T/measured/report.html")"
+for s in model noconfig defaults-best; do
+	box "$T/$s/report.html" | grep -q 'nothing to install' || fail "$s: how-to-apply box"
+	box "$T/$s/report.html" | grep -q -- '--install' && fail "$s: an install command"
+done
 grep -q 'No configuration worked\|none worked' "$T/noconfig/report.html" || fail "noconfig text"
 grep -q "NCCL's defaults were the best" "$T/defaults-best/report.html" || fail "defaults text"
 # hostile text arrives escaped, never as markup
