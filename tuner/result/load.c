@@ -656,6 +656,7 @@ int summary_load(const char *path, unsigned flags, struct summary **out, char *e
 			cut(s->origin, sizeof(s->origin), "%s", jpath);
 			cut(s->dir, sizeof(s->dir), "%s", path);
 			s->source = "measured";
+			s->partial = true;
 			if (summary_read_journal(s, jpath, err, errlen) < 0) {
 				summary_destroy(s);
 				return -1;

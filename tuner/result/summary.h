@@ -207,6 +207,8 @@ struct summary {
 	struct summary_failure *failures;
 	struct summary_pruned *pruned;
 	/* From journal.jsonl, when the folder has one. */
+	bool partial;                     /* no results.json: loaded from the journal alone
+	                                   * (SUMMARY_PARTIAL); the session has not finished */
 	bool has_journal;
 	size_t nruns;
 	struct summary_run *runs;

@@ -1,5 +1,6 @@
 /* show.c - the report's content as plain text for a terminal: result, tuned environment,
- * top configurations, families, failures, pruned regions, per-size latency. Aligned
+ * top configurations, families, failures, pruned regions, per-size latency; of a session
+ * that has not finished, the best so far from its journal. Aligned
  * columns; every string from the files has its control characters escaped
  * (fs_escape_text) so a hostile results.json cannot drive the terminal. */
 #include <limits.h>
@@ -385,6 +386,60 @@ static void next_steps(FILE *o, const struct summary *s)
 	fprintf(o, "  %s\n", summary_command(cmd, sizeof cmd, "export --format shell", where));
 }
 
+/* The best run of phase `phase` ("" any phase but the baseline) that measured, or NULL. */
+static const struct summary_run *best_run(const struct summary *s, const char *phase)
+{
+	const struct summary_run *b = NULL;
+
+	for (size_t i = 0; i < s->nruns; i++) {
+		const struct summary_run *r = &s->runs[i];
+
+		if (isnan(r->objective_us) || (phase[0] ? strcmp(r->phase, phase) != 0
+		                                         : strcmp(r->phase, "baseline") == 0))
+			continue;
+		if (!b || r->objective_us < b->objective_us)
+			b = r;
+	}
+	return b;
+}
+
+/* A session without results.json (still running, or interrupted): what its journal holds
+ * so far, the best run as measured once (never a recommendation), and how to resume. */
+static void partial_view(FILE *o, const struct summary *s)
+{
+	const struct summary_run *base = best_run(s, "baseline"), *best = best_run(s, "");
+	char line[1200], buf[1024], env[2048], t[32], cmd[3 * PATH_MAX];
+	size_t ok = 0;
+
+	for (size_t i = 0; i < s->nruns; i++)
+		ok += !isnan(s->runs[i].objective_us);
+	fprintf(o, "nccltune session %s\n", CLEAN(s->dir, line));
+	row(o, "status", "not finished (no results.json): still running, or interrupted");
+	row(o, "machine", summary_describe_machine(&s->fp, buf, sizeof(buf)));
+	snprintf(line, sizeof line, "%zu runs so far, %zu ok, %zu failed", s->nruns, ok,
+	         s->nruns - ok);
+	row(o, "journal", line);
+	fputs("\nbest so far (single runs from the journal, not yet compared with the baseline "
+	      "in final\nrounds: not a result, nothing to export)\n", o);
+	if (base) {
+		snprintf(line, sizeof line, "%s per step (run %ld, NCCL's defaults)",
+		         summary_format_us(base->objective_us, t, sizeof t), base->run);
+		row(o, "baseline", line);
+	}
+	if (best) {
+		snprintf(line, sizeof line, "%s per step (run %ld): %s",
+		         summary_format_us(best->objective_us, t, sizeof t), best->run,
+		         summary_describe_env(&best->env, env, sizeof env));
+		row(o, "best", line);
+		if (best->nccl[0])
+			row(o, "NCCL ran", best->nccl);
+	} else {
+		row(o, "best", "no run besides the baseline has measured yet");
+	}
+	fprintf(o, "\nnext\n  when it was interrupted, resume it: %s\n",
+	        summary_command(cmd, sizeof cmd, "run --resume", s->dir));
+}
+
 int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 {
 	struct summary *s = NULL;
@@ -394,13 +449,18 @@ int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 	bool bad;
 	int rc = NCCLTUNE_USAGE;
 
-	if (summary_load(session_dir, SUMMARY_JOURNAL_SOFT, &s, err, errlen) < 0)
+	/* an unfinished session: the best so far from its journal (result/record.c) */
+	if (summary_load(session_dir, SUMMARY_JOURNAL_SOFT | SUMMARY_PARTIAL, &s, err, errlen) < 0)
 		goto out;
 	rc = NCCLTUNE_ERROR;
 	mem = open_memstream(&text, &len);
 	if (!mem) {
 		fs_errf(err, errlen, "out of memory");
 		goto out;
+	}
+	if (s->partial) {
+		partial_view(mem, s);
+		goto close;
 	}
 	overview(mem, s);
 	tuned_env(mem, s);
@@ -411,6 +471,7 @@ int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 	failures(mem, s);
 	per_size(mem, s);
 	next_steps(mem, s);
+close:
 	bad = ferror(mem) != 0;
 	if (fclose(mem) != 0 || bad) {
 		fs_errf(err, errlen, "out of memory");
