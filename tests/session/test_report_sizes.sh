@@ -28,6 +28,7 @@ def fail(m):
     global bad
     print("FAIL:", m, file=sys.stderr)
     bad += 1
+runs_all = [json.loads(l) for l in open(d + "/journal.jsonl")][1:]
 def us(v):
     return "%.1f us" % v if v < 1000 else "%.2f ms" % (v / 1000)
 sec = page.split("<h2>Per size</h2>", 1)
@@ -80,6 +81,28 @@ elif "--install" in box[1].split("</section>")[0]:
 # one protocol/algorithm family (the rules choose per size): no strip of one row
 if "Latency by protocol and algorithm" in page or "by protocol / algorithm" in show:
     fail("a by-protocol/algorithm strip of a single family")
+# failures (issue 28 item 5): each row names its per-size choice and the first line of
+# its error; rows alike are one row with a count; show and the page print both
+fl = res.get("failures", [])
+keys = [(json.dumps(f["env"], sort_keys=True), f["stage"], f.get("choice"), f.get("error"))
+        for f in fl]
+if not fl or len(set(keys)) != len(keys):
+    fail("failure rows repeat (or none): %r" % keys)
+failed = [r for r in runs_all if r["outcome"] != "ok"]
+if sum(f["count"] for f in fl) != len(failed):
+    fail("failure counts %d, failed runs %d" % (sum(f["count"] for f in fl), len(failed)))
+for f in fl:
+    if not f.get("choice") or not f["choice"].startswith("rule.") or not f.get("error") \
+            or "\n" in f["error"]:
+        fail("a failure row without its per-size choice or error: %r" % f)
+        continue
+    if not re.search(r"^\s+%d\s+%s\s+.*\[%s\]$" % (f["count"], f["stage"],
+                     re.escape(f["choice"])), show, re.M) or \
+            ("error: " + f["error"]) not in show:
+        fail("show lacks the failure row %r" % f)
+    if html.escape(f["error"], quote=True).replace("&#x27;", "&#39;").replace(":", "&#58;") \
+            not in page:
+        fail("the page lacks the failure's error %r" % f["error"])
 # the ablation's runs: their own marker and legend entry
 ab_runs = [a["run"] for a in res.get("ablation", []) if a.get("run")]
 marks = re.findall(r'<path class="ablation" [^>]*><title>run (\d+) \(ablation\)', page)
@@ -163,6 +186,22 @@ page = open(d + "/report.html").read().split("<h2>Runs and what NCCL ran</h2>", 
 row = re.search(r'<tr><td class="num">%d</td>.*?</tr>' % r["run"], page).group(0)
 first = r["report"]["results"][0]["bytes"]
 sys.exit(1 if re.search(r"<td>(\d+ B [^;]*; )*%d B " % first, row) else 0)
+PYEOF
+
+# identical failures are one row with a count (a crashing probe: each crash is retried
+# alike), in results.json and in show
+FAKE=$NCCLTUNE_BUILD_ROOT/tests/session/fakeprobe
+FAKEPROBE_MODE=crash "$NT" run --probe "$FAKE" --budget 6 --seed 2 --out "$tmp/c" > "$tmp/c.out" 2>&1
+"$NT" show "$tmp/c" > "$tmp/c.show" 2>&1 || fail "show of the crashing session: $(cat "$tmp/c.show")"
+python3 - "$tmp/c" "$tmp/c.show" <<'PYEOF' || fail "crashes alike are not grouped"
+import json, re, sys
+res = json.load(open(sys.argv[1] + "/results.json"))
+show = open(sys.argv[2]).read()
+rows = [f for f in res["failures"] if f["count"] >= 2]
+runs = [json.loads(l) for l in open(sys.argv[1] + "/journal.jsonl")][1:]
+assert rows and sum(f["count"] for f in res["failures"]) == len(runs), res["failures"]
+assert all(f["error"] == "killed by signal 11 (Segmentation fault)" for f in res["failures"])
+assert re.search(r"^\s+%d\s+crash\s+\(NCCL defaults\)$" % rows[0]["count"], show, re.M), show
 PYEOF
 
 lib_finish

@@ -308,6 +308,8 @@ static const struct jr_field failure_fields[] = {
 	{"env", JR_OBJECT, JR_REQUIRED, 0, SUMMARY_ENV_MAX, NULL, JR_KEEP, 0, 0, NULL},
 	{"stage", JR_STRING, JR_REQUIRED, 0, 16, NULL, JR_STR, FL(stage), 0, lower_word},
 	{"count", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1e9, NULL, JR_LONG, FL(count), 0, NULL},
+	{"choice", JR_STRING, 0, 1, 1024, NULL, JR_STR, FL(choice), 0, NULL},
+	{"error", JR_STRING, 0, 1, 1024, NULL, JR_STR, FL(error), 0, NULL},
 	JR_END,
 };
 

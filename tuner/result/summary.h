@@ -110,7 +110,14 @@ struct summary_rule {
 	int ctas;                         /* 1..64, or 0 */
 	const char *algo_word, *proto_word;   /* as the file spells them; NULL: null */
 };
-struct summary_failure { struct summary_env env; const char *stage; long count; };
+/* results.json failures[i]: runs that failed alike, grouped. choice: the per-size choice
+ * ("rule.43008.algo=Tree ..."), error: the first line of the error; NULL when absent. */
+struct summary_failure {
+	struct summary_env env;
+	const char *stage;
+	long count;
+	const char *choice, *error;
+};
 
 /* results.json "per_size" (sessions with guard sizes): one tuned or guard size, the
  * baseline against the best in the final rounds (docs/formats.md). */

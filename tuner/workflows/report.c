@@ -472,12 +472,23 @@ static void section_failures(FILE *o, const struct summary *s)
 	}
 	if (s->nfailures) {
 		fputs("<table><tr><th class=\"num\">runs</th><th>where it failed</th>"
-		      "<th>environment</th></tr>", o);
+		      "<th>environment</th><th>per-size choice</th><th>error (first line)</th></tr>",
+		      o);
 		for (size_t i = 0; i < s->nfailures; i++) {
-			fprintf(o, "<tr><td class=\"num\">%ld</td><td>", s->failures[i].count);
-			report_esc(o, s->failures[i].stage);
+			const struct summary_failure *f = &s->failures[i];
+
+			fprintf(o, "<tr class=\"failure\"><td class=\"num\">%ld</td><td>", f->count);
+			report_esc(o, f->stage);
 			fputs("</td><td>", o);
-			esc_env(o, &s->failures[i].env);
+			esc_env(o, &f->env);
+			fputs("</td><td>", o);
+			if (f->choice) {
+				fputs("<code>", o);
+				report_esc(o, f->choice);
+				fputs("</code>", o);
+			}
+			fputs("</td><td>", o);
+			report_esc(o, f->error);
 			fputs("</td></tr>", o);
 		}
 		fputs("</table>", o);

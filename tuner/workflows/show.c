@@ -249,11 +249,19 @@ static void failures(FILE *o, const struct summary *s)
 	char env[2048], clean[2048], st[32], reason[1100];
 
 	if (s->nfailures) {
-		fprintf(o, "\nfailures\n  %5s  %-9s  %s\n", "runs", "stage", "environment");
-		for (size_t i = 0; i < s->nfailures; i++)
-			fprintf(o, "  %5ld  %-9s  %s\n", s->failures[i].count,
-			        CLEAN(s->failures[i].stage, st),
-			        CLEAN(summary_describe_env(&s->failures[i].env, env, sizeof(env)), clean));
+		fprintf(o, "\nfailures (alike runs grouped)\n  %5s  %-9s  %s\n", "runs", "stage",
+		        "environment [per-size choice]");
+		for (size_t i = 0; i < s->nfailures; i++) {
+			const struct summary_failure *f = &s->failures[i];
+
+			fprintf(o, "  %5ld  %-9s  %s", f->count, CLEAN(f->stage, st),
+			        CLEAN(summary_describe_env(&f->env, env, sizeof(env)), clean));
+			if (f->choice)
+				fprintf(o, " [%s]", CLEAN(f->choice, reason));
+			fputc('\n', o);
+			if (f->error)
+				fprintf(o, "  %5s  %-9s  error: %s\n", "", "", CLEAN(f->error, reason));
+		}
 	}
 	if (s->npruned) {
 		fputs("\npruned (never run again)\n", o);
