@@ -112,14 +112,18 @@ static bool failure_key_make(const nccltune_session *s, const struct session_run
 {
 	cJSON *env = session_env_json(s, run);
 	size_t n = strcspn(run->o.error, "\r\n");
+	char line[FAILURE_ERROR_MAX + 1];
 
 	k->env = env ? cJSON_PrintUnformatted(env) : NULL;
 	cJSON_Delete(env);
 	failure_choice(s, run, k->choice, sizeof k->choice);
 	if (n <= FAILURE_ERROR_MAX)
-		snprintf(k->error, sizeof k->error, "%.*s", (int)n, run->o.error);
+		snprintf(line, sizeof line, "%.*s", (int)n, run->o.error);
 	else   /* cut, and said so */
-		snprintf(k->error, sizeof k->error, "%.*s...", FAILURE_ERROR_MAX - 3, run->o.error);
+		snprintf(line, sizeof line, "%.*s...", FAILURE_ERROR_MAX - 3, run->o.error);
+	/* the probe's words, printable ASCII only: the loader refuses a control character,
+	 * and what the writer writes its reader accepts */
+	summary_sanitize(line, k->error, sizeof k->error);
 	return k->env != NULL;
 }
 
