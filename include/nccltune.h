@@ -275,7 +275,9 @@ int nccltune_retune(const char *state_dir, const struct nccltune_retune_options 
 /* Write session_dir/report.html (self-contained). */
 int nccltune_report_write(const char *session_dir, char *err, size_t errlen);
 
-/* Print the session's summary (the same content as the report) on `out`. */
+/* Print the session's summary (the same content as the report) on `out`; of a session
+ * that has not finished (no results.json: running or interrupted), the best so far from
+ * its journal and how to resume it. */
 int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen);
 
 #endif

@@ -3,7 +3,8 @@
 # Build: meson, ninja, pkg-config, gcc. Libraries: cJSON (JSON), GSL (linear algebra,
 # statistics, Sobol sequences, random numbers), NLopt (Nelder-Mead and GP
 # hyper-parameter fitting). Open MPI is optional (the probe's MPI launch mode); clang's
-# runtime gives the libFuzzer targets. CUDA and NCCL are not installed here: the probe
+# runtime gives the libFuzzer targets; Chromium (NCCLTUNE_DEPS_EXTRA in .ci/run) lets
+# the report's screenshot test run. CUDA and NCCL are not installed here: the probe
 # is built when they are found (see README).
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc libcjson-dev libgsl-dev libnlopt-dev python3)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """test_first_contact.py - what a new user meets first, against the fake probe:
 
-* every "use it:" command (and the resume hint) can be run as printed: `nccltune` when
+* every "use it:" command of the summary and of `show` (and the resume hint) can be run
+  as printed, a folder with a space quoted: `nccltune` when
   that name in PATH is this program, else the program's own path (after
   scripts/tune.sh, build/cli/nccltune is not in PATH);
 * `--bytes` takes G and decimal fractions that give whole bytes (1.5M, 1G) and refuses
@@ -57,7 +58,7 @@ def use_lines(text):
 
 def self_command(tmp):
     plain_path = "/usr/bin:/bin"
-    out = os.path.join(tmp, "self")
+    out = os.path.join(tmp, "self dir")   # a folder a shell must have quoted
     p = run(["run", "--probe", FAKE, "--budget", "20", "--seed", "2", "--out", out], plain_path)
     check(p.returncode == 0, "self: exit %d" % p.returncode, p.stderr)
     lines = use_lines(p.stderr)
@@ -70,6 +71,18 @@ def self_command(tmp):
                        stderr=subprocess.PIPE, text=True)
     check(q.returncode == 0 and "export NCCL_" in q.stdout, "self: the printed command failed: "
           + shell, q.stderr)
+    # show's "use it" commands too (issue 28): the program's path, the folder quoted,
+    # each runnable as printed
+    p = run(["show", out], plain_path)
+    lines = p.stdout.splitlines()
+    use = lines[lines.index("use it") + 1:] if "use it" in lines else []
+    check(len(use) == 2 and all(l.startswith("  " + NT + " export ") for l in use),
+          "show: the use-it commands do not name the program's path", p.stdout)
+    if len(use) == 2:
+        q = subprocess.run(use[1].strip(), shell=True, env=env(plain_path),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(q.returncode == 0 and "export NCCL_" in q.stdout,
+              "show: the printed command failed: " + use[1], q.stderr)
     # nccltune in PATH (this very program): the plain name
     bindir = os.path.join(tmp, "bin")
     os.makedirs(bindir)

@@ -28,6 +28,7 @@ def fail(m):
     global bad
     print("FAIL:", m, file=sys.stderr)
     bad += 1
+runs_all = [json.loads(l) for l in open(d + "/journal.jsonl")][1:]
 def us(v):
     return "%.1f us" % v if v < 1000 else "%.2f ms" % (v / 1000)
 sec = page.split("<h2>Per size</h2>", 1)
@@ -42,16 +43,73 @@ else:
     if len(rows) != len(want) or not want:
         fail("per-size rows %r, results.json %r" % (rows, want))
     for row, w in zip(rows, want):
-        ratio = "%.2f&#215;" % w["ratio"]
-        ci = "%.2f&#215; &#8211; %.2f&#215;" % tuple(w["ratio_ci95"]) if w["ratio_ci95"] else ""
+        # results.json holds best / baseline; the page and show state the speed-up, as
+        # the headline does (baseline / best), the interval's ends swapped
+        ratio = "%.2f&#215;" % (1 / w["ratio"])
+        lo, hi = (1 / w["ratio_ci95"][1], 1 / w["ratio_ci95"][0]) if w["ratio_ci95"] else (0, 0)
+        ci = "%.2f&#215; &#8211; %.2f&#215;" % (lo, hi) if w["ratio_ci95"] else ""
         if (int(row[0]), row[1], row[4], row[5]) != (w["bytes"], w["role"], ratio, ci):
             fail("row %r against %r" % (row, w))
-        # show prints the same row: bytes, role, the ratio and its interval
-        m = re.search(r"^\s+%d\s+%s\s+.*\s%.2fx( \[%s\])?$" % (
-            w["bytes"], w["role"], w["ratio"],
-            " .. ".join("%.2f" % x for x in w["ratio_ci95"])), show, re.M)
+        m = re.search(r"^\s+%d\s+%s\s+.*\s%.2fx( \[%.2fx \.\. %.2fx\])?$" % (
+            w["bytes"], w["role"], 1 / w["ratio"], lo, hi), show, re.M)
         if not m:
             fail("show lacks the row of %d B" % w["bytes"])
+# the headline states baseline / best too: a faster tuned size reads above 1.00x in both
+g = res["gain"]["ratio"] if isinstance(res.get("gain"), dict) else None
+tuned = [w for w in res.get("per_size", []) if w["role"] == "tuned" and w["ratio"]]
+if g and tuned and (g > 1) != (1 / tuned[0]["ratio"] > 1):
+    fail("the headline %.2fx and the tuned size's speed-up disagree" % g)
+# the per-size rules that are deployed, as show prints them
+rules = res["best"].get("rules") or []
+got = re.findall(r'<tr class="rule"><td class="num">(\d+)</td><td>([^<]*)</td><td>([^<]*)'
+                 r'</td><td class="num">([^<]*)</td></tr>', page)
+dash = "&#8211;"
+want_rules = [(str(r["bytes"]), r["algo"] or dash, r["proto"] or dash,
+               str(r["ctas"]) if r["ctas"] else dash) for r in rules]
+if not rules or got != want_rules:
+    fail("per-size rules %r, results.json %r" % (got, rules))
+for r in rules:
+    if not re.search(r"^\s+%d\s+%s\s+%s\s+%s$" % (r["bytes"], r["algo"] or "-",
+                     r["proto"] or "-", r["ctas"] or "-"), show, re.M):
+        fail("show lacks the rule of %d B" % r["bytes"])
+# "How to apply": a model's result installs nothing and says how to get real figures
+box = page.split("<h2>How to apply</h2>", 1)
+if len(box) != 2 or "nothing to install" not in box[1].split("</section>")[0]:
+    fail("no how-to-apply box, or it offers a model's result")
+elif "--install" in box[1].split("</section>")[0]:
+    fail("the how-to-apply box of a model's result has an install command")
+# one protocol/algorithm family (the rules choose per size): no strip of one row
+if "Latency by protocol and algorithm" in page or "by protocol / algorithm" in show:
+    fail("a by-protocol/algorithm strip of a single family")
+# failures (issue 28 item 5): each row names its per-size choice and the first line of
+# its error; rows alike are one row with a count; show and the page print both
+fl = res.get("failures", [])
+keys = [(json.dumps(f["env"], sort_keys=True), f["stage"], f.get("choice"), f.get("error"))
+        for f in fl]
+if not fl or len(set(keys)) != len(keys):
+    fail("failure rows repeat (or none): %r" % keys)
+failed = [r for r in runs_all if r["outcome"] != "ok"]
+if sum(f["count"] for f in fl) != len(failed):
+    fail("failure counts %d, failed runs %d" % (sum(f["count"] for f in fl), len(failed)))
+for f in fl:
+    if not f.get("choice") or not f["choice"].startswith("rule.") or not f.get("error") \
+            or "\n" in f["error"]:
+        fail("a failure row without its per-size choice or error: %r" % f)
+        continue
+    if not re.search(r"^\s+%d\s+%s\s+.*\[%s\]$" % (f["count"], f["stage"],
+                     re.escape(f["choice"])), show, re.M) or \
+            ("error: " + f["error"]) not in show:
+        fail("show lacks the failure row %r" % f)
+    if html.escape(f["error"], quote=True).replace("&#x27;", "&#39;").replace(":", "&#58;") \
+            not in page:
+        fail("the page lacks the failure's error %r" % f["error"])
+# the ablation's runs: their own marker and legend entry
+ab_runs = [a["run"] for a in res.get("ablation", []) if a.get("run")]
+marks = re.findall(r'<path class="ablation" [^>]*><title>run (\d+) \(ablation\)', page)
+if not ab_runs or sorted(set(int(m) for m in marks)) != sorted(set(ab_runs)):
+    fail("ablation markers %r, ablation runs %r" % (marks, ab_runs))
+if "ablation (the best less one variable)" not in page:
+    fail("no legend entry for the ablation's runs")
     if "guards: <b>%s</b>" % res["guards"]["verdict"] not in sec[1]:
         fail("the guards' verdict is not in the section")
     for a in res.get("ablation", []):
@@ -128,6 +186,22 @@ page = open(d + "/report.html").read().split("<h2>Runs and what NCCL ran</h2>", 
 row = re.search(r'<tr><td class="num">%d</td>.*?</tr>' % r["run"], page).group(0)
 first = r["report"]["results"][0]["bytes"]
 sys.exit(1 if re.search(r"<td>(\d+ B [^;]*; )*%d B " % first, row) else 0)
+PYEOF
+
+# identical failures are one row with a count (a crashing probe: each crash is retried
+# alike), in results.json and in show
+FAKE=$NCCLTUNE_BUILD_ROOT/tests/session/fakeprobe
+FAKEPROBE_MODE=crash "$NT" run --probe "$FAKE" --budget 6 --seed 2 --out "$tmp/c" > "$tmp/c.out" 2>&1
+"$NT" show "$tmp/c" > "$tmp/c.show" 2>&1 || fail "show of the crashing session: $(cat "$tmp/c.show")"
+python3 - "$tmp/c" "$tmp/c.show" <<'PYEOF' || fail "crashes alike are not grouped"
+import json, re, sys
+res = json.load(open(sys.argv[1] + "/results.json"))
+show = open(sys.argv[2]).read()
+rows = [f for f in res["failures"] if f["count"] >= 2]
+runs = [json.loads(l) for l in open(sys.argv[1] + "/journal.jsonl")][1:]
+assert rows and sum(f["count"] for f in res["failures"]) == len(runs), res["failures"]
+assert all(f["error"] == "killed by signal 11 (Segmentation fault)" for f in res["failures"])
+assert re.search(r"^\s+%d\s+crash\s+\(NCCL defaults\)$" % rows[0]["count"], show, re.M), show
 PYEOF
 
 lib_finish

@@ -137,6 +137,8 @@ static void fill_tail(struct summary *s)
 	env(s, "{\"NCCL_ALGO\": \"Tree\"}", &s->failures[0].env);
 	s->failures[0].stage = "capture";
 	s->failures[0].count = 2;
+	s->failures[0].choice = "rule.43008.algo=Tree rule.43008.ctas=1";
+	s->failures[0].error = "capture of sweep choice 24: unhandled cuda error";
 	env(s, "{\"NCCL_ALGO\": \"Tree\", \"NCCL_PROTO\": null}", &s->pruned[0].when);
 	s->pruned[0].reason = "Tree crashed in capture";
 	s->verdict = SUMMARY_VERDICT_OK;

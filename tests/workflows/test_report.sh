@@ -62,6 +62,33 @@ dots=$(grep -o '<circle cx="[0-9.]*" cy="[0-9.]*" r="3.2"' "$R" | wc -l)
 [ "$dots" = 37 ] || fail "measured: $dots dots, want 37"
 crosses=$(grep -o '&#215;<title>run' "$R" | wc -l)
 [ "$crosses" = 11 ] || fail "measured: $crosses crosses, want 11"
+# show of a session that has not finished (no results.json): the best so far from the
+# journal, the baseline, and the resume command
+cp -r "$DATA/measured" "$T/unfinished" && rm "$T/unfinished/results.json"
+"$TOOL" show "$T/unfinished" > "$T/unfinished.txt" || fail "unfinished: show status $?"
+want=$(python3 - "$T/unfinished/journal.jsonl" <<'PYEOF'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])][1:]
+ok = [r for r in runs if r.get("outcome") == "ok" and r["phase"] != "baseline"]
+b = min(ok, key=lambda r: r["objective_us"])
+us = b["objective_us"]
+print("%s per step (run %d): " % ("%.1f us" % us if us < 1000 else "%.2f ms" % (us / 1000), b["run"])
+      + " ".join("%s=%s" % kv for kv in b["env"].items()))
+PYEOF
+)
+grep -qxF "  best       $want" "$T/unfinished.txt" || fail "unfinished: best so far, want $want: $(cat "$T/unfinished.txt")"
+grep -q "^  baseline   .* per step (run 1, NCCL's defaults)" "$T/unfinished.txt" || fail "unfinished: baseline"
+grep -q "^  when it was interrupted, resume it: .* run --resume $T/unfinished\$" "$T/unfinished.txt" ||
+	fail "unfinished: no resume command"
+# "How to apply": the install command of a recommended result, as it can be run (the
+# folder as given), and nothing to install otherwise
+box() { sed -n 's/.*<h2>How to apply<\/h2>\(.*\)/\1/p' "$1" | sed 's/<\/section>.*//'; }
+box "$T/measured/report.html" | grep -qF "export --install $(echo "$T/measured" | sed 's/:/\&#58;/g')</code>" ||
+	fail "measured: no install command in the how-to-apply box: $(box "$T/measured/report.html")"
+for s in model noconfig defaults-best; do
+	box "$T/$s/report.html" | grep -q 'nothing to install' || fail "$s: how-to-apply box"
+	box "$T/$s/report.html" | grep -q -- '--install' && fail "$s: an install command"
+done
 grep -q 'No configuration worked\|none worked' "$T/noconfig/report.html" || fail "noconfig text"
 grep -q "NCCL's defaults were the best" "$T/defaults-best/report.html" || fail "defaults text"
 # hostile text arrives escaped, never as markup

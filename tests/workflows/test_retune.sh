@@ -47,7 +47,8 @@ S=$T/state
 rc=0
 "$NT" retune "$S" > /dev/null 2> "$T/err" || rc=$?
 [ "$rc" = 2 ] || fail "no current: exit $rc"
-grep -q "$S/current: missing; create it with nccltune retune --init $S --from SESSION" "$T/err" ||
+# the command as it can be run: nccltune's path (the build tree's is not in PATH)
+grep -qF "$S/current: missing; create it with $NT retune --init $S --from SESSION" "$T/err" ||
 	fail "no current: $(cat "$T/err")"
 # the header is read by the journal's own reader, strictly, from the descriptor opened
 badhdr() {   # copy of the first session into $T/$1 with header key $2 set to JSON $3

@@ -763,6 +763,51 @@ static void test_final_round_trip(void)
 	free(text);
 }
 
+/* The commands printed for a user to copy (command.c, issue 28): the folder quoted for a
+ * shell when it needs it, escaped when it holds a control byte, and the install command
+ * carrying --python when the session tuned a wheel's NCCL whose interpreter exists. This
+ * program is not called nccltune, so nccltune is named plainly. */
+static void test_commands(void)
+{
+	char tmp[] = "/tmp/nccltune-cmd-XXXXXX", lib[PATH_MAX], py[PATH_MAX], buf[4 * PATH_MAX],
+	     want[4 * PATH_MAX];
+	struct summary *s = summary_create();
+	CHECK(s != NULL && mkdtemp(tmp) != NULL);
+	if (!s)
+		return;
+	CHECK_STR(summary_command(buf, sizeof buf, "export --format shell", "/a/b"),
+	          "nccltune export --format shell /a/b");
+	CHECK_STR(summary_command(buf, sizeof buf, "run --resume", "/a/my session"),
+	          "nccltune run --resume '/a/my session'");
+	CHECK_STR(summary_command(buf, sizeof buf, "check", "it's"), "nccltune check 'it'\\''s'");
+	CHECK(strchr(summary_command(buf, sizeof buf, "check", "a\033[2Jb"), '\033') == NULL);
+	CHECK_STR(summary_command(buf, sizeof buf, "run", NULL), "nccltune run");
+	/* no nccl_path, or a library that is not a wheel's: no --python */
+	CHECK(!summary_install_python(s, py, sizeof py));
+	CHECK_STR(summary_install_command(s, "/a/s", buf, sizeof buf), "nccltune export --install /a/s");
+	s->fp.nccl_path = "/usr/lib/x86_64-linux-gnu/libnccl.so.2";
+	CHECK(!summary_install_python(s, py, sizeof py));
+	/* a wheel's NCCL in a venv: its interpreter, once it exists */
+	snprintf(lib, sizeof lib, "%s/venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2",
+	         tmp);
+	s->fp.nccl_path = lib;
+	CHECK(!summary_install_python(s, py, sizeof py));
+	CHECK_STR(py, "");
+	snprintf(buf, sizeof buf, "mkdir -p %s/venv/bin && touch %s/venv/bin/python3.11 && "
+	         "chmod +x %s/venv/bin/python3.11", tmp, tmp, tmp);
+	CHECK(system(buf) == 0);
+	CHECK(summary_install_python(s, py, sizeof py));
+	snprintf(want, sizeof want, "%s/venv/bin/python3.11", tmp);
+	CHECK_STR(py, want);
+	snprintf(want, sizeof want, "nccltune export --install --python %s/venv/bin/python3.11 /a/s",
+	         tmp);
+	CHECK_STR(summary_install_command(s, "/a/s", buf, sizeof buf), want);
+	s->fp.nccl_path = NULL;
+	summary_destroy(s);
+	snprintf(buf, sizeof buf, "rm -rf %s", tmp);
+	CHECK(system(buf) == 0);
+}
+
 int main(void)
 {
 	const char *root = getenv("NCCLTUNE_SOURCE_ROOT");
@@ -784,5 +829,6 @@ int main(void)
 	test_final_fields();
 	test_final_round_trip();
 	test_rules();
+	test_commands();
 	return check_status();
 }

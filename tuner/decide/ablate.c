@@ -429,8 +429,8 @@ static void plan_rounds(const struct decide_view *v, struct final_state *f, stru
 			continue;
 		}
 		a = &f->ab[R->e[--R->ne]];
-		set_why(a, "%s: kept (not ablated: no runs left for two "
-		         "rounds)", var_text(v, f->win, a->dim, vt, sizeof vt));
+		set_why(a, "%s: kept (not ablated: the budget left too few "
+		         "runs for two rounds of it)", var_text(v, f->win, a->dim, vt, sizeof vt));
 	}
 	R->n = R->ne ? left / round_entries(R) : 0;
 	if (R->n > DECIDE_ABLATE_ROUNDS_MAX)
@@ -557,8 +557,8 @@ static void judge_together(const struct decide_view *v, struct final_state *f, c
 		                    exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)pairs)), &slow_at,
 		                    &gr)) {
 			decide_note(v, "ablation: all %zu dropped together is not slower "
-			             "either (%.3fx [95%% %.3fx .. %.3fx] over %zu rounds)", nd, ratio,
-			             lo, hi, pairs);
+			             "either (%.3fx over %zu rounds, within the noise)", nd, ratio,
+			             pairs);
 			return;
 		}
 	}
@@ -579,8 +579,8 @@ static void judge_together(const struct decide_view *v, struct final_state *f, c
 			         a->ratio, slow_at, gr, k);
 		else
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
-			         "the others %.2fx slower [95%% %.2fx .. %.2fx] over %zu rounds; %s "
-			         "goes)", vt, a->ratio, ratio, lo, hi, pairs, k);
+			         "the others %.3fx slower over %zu rounds, beyond the noise; %s "
+			         "goes)", vt, a->ratio, ratio, pairs, k);
 	}
 }
 
@@ -610,16 +610,16 @@ static void judge_rounds(const struct decide_view *v, struct final_state *f, con
 		thr = exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)a->pairs));
 		if (!removal_slower(v, R, j, a->ratio, thr, &slow_at, &gr)) {
 			a->dropped = true;
-			set_why(a, "%s: dropped, removing it is not slower beyond "
-			         "the noise (%.3fx [95%% %.3fx .. %.3fx] over %zu rounds, noise %.3fx)",
-			         vt, a->ratio, a->lo, a->hi, a->pairs, thr);
+			/* one statistic per message: the paired ratio against the noise's
+			 * threshold, the test that decided (the interval lives in results.json) */
+			set_why(a, "%s: dropped (without it %.3fx over %zu rounds, within the "
+			         "%.3fx the noise explains)", vt, a->ratio, a->pairs, thr);
 		} else if (slow_at) {
 			set_why(a, "%s: kept (without it the guard size %zu B is "
 			         "%.2fx slower)", vt, slow_at, gr);
 		} else {
-			set_why(a, "%s: kept (without it %.2fx slower [95%% "
-			         "%.2fx .. %.2fx] over %zu rounds, beyond the noise's %.2fx)", vt,
-			         a->ratio, a->lo, a->hi, a->pairs, thr);
+			set_why(a, "%s: kept (without it %.3fx slower over %zu rounds, more "
+			         "than the %.3fx the noise explains)", vt, a->ratio, a->pairs, thr);
 		}
 	}
 	if (noise)

@@ -675,9 +675,13 @@ int decide_final_start(struct final_state *f, const struct decide_view *v)
 	rc = alloc_rounds(v, f, f->ne);
 	if (rc)
 		return rc;
-	decide_note_live(v, "final: re-measuring %zu finalist(s) and %zu more of your "
-	                 "--try %zu time(s) each, interleaved with the baseline", f->k,
-	                 f->nt, f->rounds);
+	if (f->nt)
+		decide_note_live(v, "final: re-measuring %zu finalist(s) and %zu of your --try "
+		                 "%zu time(s) each, interleaved with the baseline", f->k, f->nt,
+		                 f->rounds);
+	else
+		decide_note_live(v, "final: re-measuring %zu finalist(s) %zu time(s) each, "
+		                 "interleaved with the baseline", f->k, f->rounds);
 	f->r = f->j = 0;
 	f->step = DECIDE_FINAL;
 	return 0;

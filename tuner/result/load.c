@@ -10,6 +10,7 @@
 #include "result/read.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -307,6 +308,8 @@ static const struct jr_field failure_fields[] = {
 	{"env", JR_OBJECT, JR_REQUIRED, 0, SUMMARY_ENV_MAX, NULL, JR_KEEP, 0, 0, NULL},
 	{"stage", JR_STRING, JR_REQUIRED, 0, 16, NULL, JR_STR, FL(stage), 0, lower_word},
 	{"count", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1e9, NULL, JR_LONG, FL(count), 0, NULL},
+	{"choice", JR_STRING, 0, 1, 1024, NULL, JR_STR, FL(choice), 0, NULL},
+	{"error", JR_STRING, 0, 1, 1024, NULL, JR_STR, FL(error), 0, NULL},
 	JR_END,
 };
 
@@ -655,6 +658,7 @@ int summary_load(const char *path, unsigned flags, struct summary **out, char *e
 			cut(s->origin, sizeof(s->origin), "%s", jpath);
 			cut(s->dir, sizeof(s->dir), "%s", path);
 			s->source = "measured";
+			s->partial = true;
 			if (summary_read_journal(s, jpath, err, errlen) < 0) {
 				summary_destroy(s);
 				return -1;
@@ -662,9 +666,13 @@ int summary_load(const char *path, unsigned flags, struct summary **out, char *e
 			*out = s;
 			return 0;
 		}
-		if (!exists(results))
+		if (!exists(results)) {
+			char cmd[2 * PATH_MAX];
+
 			return fs_errf(err, errlen, "%s: no results.json in this folder: the session has "
-			               "not finished (resume it with nccltune run --resume)", path);
+			               "not finished (resume it with %s)", path,
+			               summary_command(cmd, sizeof cmd, "run --resume", path));
+		}
 	} else {
 		cut(results, sizeof(results), "%s", path);
 		jpath[0] = '\0';

@@ -110,7 +110,14 @@ struct summary_rule {
 	int ctas;                         /* 1..64, or 0 */
 	const char *algo_word, *proto_word;   /* as the file spells them; NULL: null */
 };
-struct summary_failure { struct summary_env env; const char *stage; long count; };
+/* results.json failures[i]: runs that failed alike, grouped. choice: the per-size choice
+ * ("rule.43008.algo=Tree ..."), error: the first line of the error; NULL when absent. */
+struct summary_failure {
+	struct summary_env env;
+	const char *stage;
+	long count;
+	const char *choice, *error;
+};
 
 /* results.json "per_size" (sessions with guard sizes): one tuned or guard size, the
  * baseline against the best in the final rounds (docs/formats.md). */
@@ -207,6 +214,8 @@ struct summary {
 	struct summary_failure *failures;
 	struct summary_pruned *pruned;
 	/* From journal.jsonl, when the folder has one. */
+	bool partial;                     /* no results.json: loaded from the journal alone
+	                                   * (SUMMARY_PARTIAL); the session has not finished */
 	bool has_journal;
 	size_t nruns;
 	struct summary_run *runs;
@@ -316,6 +325,20 @@ bool summary_gain_unproven(const struct summary *s);
  * --allow-unproven). Can't fail. */
 bool summary_shown_faster(const struct summary *s);
 char *summary_describe_env(const struct summary_env *env, char *buf, size_t len); /* "A=1 B unset" */
+
+/* Commands for a user to copy (command.c). summary_command: "SELF WORDS DIR" into buf,
+ * SELF nccltune as it can be run (locate_self_command), WORDS the caller's fixed text,
+ * DIR (NULL: none) quoted for a POSIX shell when it needs it (escaped, so not runnable,
+ * when it holds a control byte). Returns buf; can't fail (truncated at len). */
+char *summary_command(char *buf, size_t len, const char *words, const char *dir);
+/* The interpreter a pth install of s needs: when the session tuned a PyTorch wheel's
+ * NCCL (fingerprint nccl_path PREFIX/lib/pythonX.Y/site-packages/nvidia/nccl/lib/...,
+ * from --python), PREFIX/bin/pythonX.Y when it is executable. Returns true with it in
+ * buf, else false with buf "" (the install then goes to python3 in PATH). */
+bool summary_install_python(const struct summary *s, char *buf, size_t len);
+/* "SELF export --install [--python PY] DIR": the install command of s as it can be run
+ * (summary_command, summary_install_python). Returns buf; can't fail. */
+char *summary_install_command(const struct summary *s, const char *dir, char *buf, size_t len);
 
 /* Runs of the journal grouped by protocol / algorithm ("LL / Ring"; an unset variable
  * reads "default"), for report and show. */

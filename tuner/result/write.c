@@ -270,7 +270,11 @@ static bool add_outcome(cJSON *root, const struct summary *s)
 
 		if (!o || !add_env(o, "env", &s->failures[i].env) ||
 		    !cJSON_AddStringToObject(o, "stage", s->failures[i].stage) ||
-		    !cJSON_AddNumberToObject(o, "count", (double)s->failures[i].count))
+		    !cJSON_AddNumberToObject(o, "count", (double)s->failures[i].count) ||
+		    (s->failures[i].choice &&
+		     !cJSON_AddStringToObject(o, "choice", s->failures[i].choice)) ||
+		    (s->failures[i].error &&
+		     !cJSON_AddStringToObject(o, "error", s->failures[i].error)))
 			return false;
 	}
 	arr = arr ? cJSON_AddArrayToObject(root, "pruned") : NULL;

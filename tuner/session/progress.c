@@ -301,8 +301,8 @@ static void print_noise(FILE *f, const struct summary *res)
 	if (t0 && t0->has_ci && t1 && t1->repeats > 1 && t1->objective_us >= t0->ci_lo &&
 	    t1->objective_us <= t0->ci_hi)
 		fprintf(f, "          the next finalist's time is inside the best's 95%% interval: this "
-		        "session does not\n          tell the two apart (they may be as fast; a "
-		        "larger --budget re-measures them more)\n");
+		        "session does not\n          tell the two apart (they may be as fast; a new "
+		        "session with a larger\n          --budget re-measures them more)\n");
 }
 
 /* The rules learned, how many runs of the budget, why the search ended, and the
@@ -332,7 +332,7 @@ static void print_runs(FILE *f, const struct session_ending *end)
 	if (end->stop != STOP_NONE)
 		fprintf(f, " (search ended: %s)", stop_words[end->stop]);
 	if (end->stop == STOP_BUDGET && end->nruns < (size_t)end->budget)
-		fprintf(f, "; %zu run(s) kept for the final rounds and the ablation were not needed",
+		fprintf(f, "; %zu run(s) of it left unused (too few for another round)",
 		        (size_t)end->budget - end->nruns);
 	fputc('\n', f);
 	if (nfail) {
@@ -597,7 +597,8 @@ static void print_summary(FILE *f, const struct session_ending *end,
 		fprintf(f, "best:     none: no configuration worked\n");
 	print_tries(f, res);
 	if (res->ntop > 0)
-		fprintf(f, "top %zu:\n", res->ntop);
+		fprintf(f, "top %zu (re-measured first, fastest first; then measured once):\n",
+		        res->ntop);
 	for (size_t i = 0; i < res->ntop; i++) {
 		const struct summary_measure *t = &res->top[i];
 
@@ -620,7 +621,7 @@ static void print_summary(FILE *f, const struct session_ending *end,
 static void print_use(FILE *f, const struct session_ending *end, const struct summary *res)
 {
 	const char *me = end->self ? end->self : "nccltune";
-	char dir[4 * PATH_MAX], verdict[256];
+	char dir[4 * PATH_MAX], verdict[256], cmd[4 * PATH_MAX], py[PATH_MAX];
 
 	if (!res->best.present || unmeasured(res, verdict, sizeof verdict))
 		return;
@@ -639,10 +640,14 @@ static void print_use(FILE *f, const struct session_ending *end, const struct su
 		        "it\n          without --allow-unproven)\n");
 		return;
 	}
-	fprintf(f, "use it:   %s export --format shell %s\n", me, dir);
-	fprintf(f, "          %s export --install --python PY %s   (a .pth for the server's "
-	        "interpreter)\n", me, dir);
-	fprintf(f, "          %s export --format nccl-conf --install %s   (NCCL's own file)\n", me,
-	        dir);
+	fprintf(f, "use it:   %s\n", summary_command(cmd, sizeof cmd, "export --format shell",
+	                                              end->dir));
+	summary_install_command(res, end->dir, cmd, sizeof cmd);
+	fprintf(f, "          %s   (a .pth for %s)\n", cmd,
+	        summary_install_python(res, py, sizeof py)
+	        ? "the interpreter whose NCCL the session tuned"
+	        : "python3 in PATH; --python PY for the server's own");
+	fprintf(f, "          %s   (NCCL's own file)\n",
+	        summary_command(cmd, sizeof cmd, "export --format nccl-conf --install", end->dir));
 	fprintf(f, "          (also in %s/exports/; report: %s/report.html)\n", dir, dir);
 }

@@ -78,25 +78,67 @@ static cJSON *session_env_json(const nccltune_session *s, const struct session_r
 	return env;
 }
 
-/* Are runs q and r of one configuration (ablation runs: the same point less the same
- * dimensions)? */
-static bool same_run_config(const nccltune_session *s, const struct session_run *q,
-                            const struct session_run *r)
+/* A failed run's per-size choice, "rule.43008.algo=Tree rule.43008.proto=LL" (the levels
+ * of its point's per-size dimensions that are set; a failed sweep choice's point is the
+ * choice's), into buf; "" when it has none. */
+static void failure_choice(const nccltune_session *s, const struct session_run *run, char *buf,
+                           size_t len)
 {
-	if (q->unset || r->unset)
-		return q->unset == r->unset && q->has_point && r->has_point &&
-		       point_equal(&q->p, &r->p, space_dims(s->run.sp));
-	return runlog_same_config(q, r->has_point ? &r->p : NULL, r->try_no,
-	                           space_dims(s->run.sp));
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t d = 0; run->has_point && d < space_dims(s->run.sp); d++) {
+		const char *t = space_level_text(s->run.sp, d, run->p.lv[d]);
+		int k;
+
+		if (space_rule_of(s->run.sp, d, NULL) == SPACE_RULE_NONE || !t)
+			continue;
+		k = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+		             space_name(s->run.sp, d), t);
+		if (k < 0 || (size_t)k >= len - used)
+			break;
+		used += (size_t)k;
+	}
 }
 
-/* Failures grouped by configuration and class, as results.json lists them, into r.
- * False when out of memory. */
+/* What identifies a row of results.json's failures: the class, the environment as
+ * written, the per-size choice and the error's first line (at most FAILURE_ERROR_MAX
+ * bytes), each kept for the row. */
+#define FAILURE_ERROR_MAX 200
+struct failure_key { char *env; char choice[512]; char error[FAILURE_ERROR_MAX + 1]; };
+
+static bool failure_key_make(const nccltune_session *s, const struct session_run *run,
+                             struct failure_key *k)
+{
+	cJSON *env = session_env_json(s, run);
+	size_t n = strcspn(run->o.error, "\r\n");
+	char line[FAILURE_ERROR_MAX + 1];
+
+	k->env = env ? cJSON_PrintUnformatted(env) : NULL;
+	cJSON_Delete(env);
+	failure_choice(s, run, k->choice, sizeof k->choice);
+	if (n <= FAILURE_ERROR_MAX)
+		snprintf(line, sizeof line, "%.*s", (int)n, run->o.error);
+	else   /* cut, and said so */
+		snprintf(line, sizeof line, "%.*s...", FAILURE_ERROR_MAX - 3, run->o.error);
+	/* the probe's words, printable ASCII only: the loader refuses a control character,
+	 * and what the writer writes its reader accepts */
+	summary_sanitize(line, k->error, sizeof k->error);
+	return k->env != NULL;
+}
+
+/* Failures grouped, as results.json lists them, into r: one row per class, environment,
+ * per-size choice and first line of the error, with the count of its runs (identical
+ * rows are one row). False when out of memory. */
 static bool failures_fill(const nccltune_session *s, struct summary *r)
 {
-	bool *done = calloc(s->run.nruns + 1, sizeof *done), ok = done != NULL;
+	struct failure_key *k = calloc(s->run.nruns + 1, sizeof *k);
+	bool *done = calloc(s->run.nruns + 1, sizeof *done), ok = done && k;
 
 	r->failures = calloc(s->run.nruns + 1, sizeof *r->failures);
+	for (size_t i = 0; ok && i < s->run.nruns; i++)
+		if (s->run.runs[i].o.cls != OUTCOME_OK)
+			ok = failure_key_make(s, &s->run.runs[i], &k[i]);
 	for (size_t i = 0; ok && r->failures && i < s->run.nruns; i++) {
 		const struct session_run *run = &s->run.runs[i];
 		struct summary_failure *f = &r->failures[r->nfailures];
@@ -106,15 +148,23 @@ static bool failures_fill(const nccltune_session *s, struct summary *r)
 		for (size_t j = i; j < s->run.nruns; j++) {
 			const struct session_run *q = &s->run.runs[j];
 
-			if (!done[j] && q->o.cls == run->o.cls && same_run_config(s, q, run)) {
+			if (!done[j] && q->o.cls == run->o.cls && strcmp(k[j].env, k[i].env) == 0 &&
+			    strcmp(k[j].choice, k[i].choice) == 0 &&
+			    strcmp(k[j].error, k[i].error) == 0) {
 				done[j] = true;
 				f->count++;
 			}
 		}
 		r->nfailures++;
 		f->stage = outcome_class_name(run->o.cls);
-		ok = result_keep_env(r, session_env_json(s, run), &f->env);
+		f->choice = k[i].choice[0] ? result_keep_string(r, k[i].choice) : NULL;
+		f->error = k[i].error[0] ? result_keep_string(r, k[i].error) : NULL;
+		ok = result_keep_env(r, session_env_json(s, run), &f->env) &&
+		     (!k[i].choice[0] || f->choice) && (!k[i].error[0] || f->error);
 	}
+	for (size_t i = 0; k && i < s->run.nruns; i++)
+		cJSON_free(k[i].env);
+	free(k);
 	free(done);
 	return ok && r->failures;
 }

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -226,6 +227,7 @@ int export_nccl_conf(const struct summary *s, const struct export_where *where, 
 {
 	struct export_plan p;
 	struct export_writer w;
+	char cmd[PATH_MAX + 32];
 	int rc = export_plan_env_make(s, "nccl-conf", where, nccl_conf_safe, &p, err, errlen);
 
 	if (rc != NCCLTUNE_OK)
@@ -234,7 +236,8 @@ int export_nccl_conf(const struct summary *s, const struct export_where *where, 
 	export_comment(&w, "NCCL reads $NCCL_CONF_FILE (NCCL >= 2.23) or else ~/.nccl.conf, then");
 	export_comment(&w, "/etc/nccl.conf. The environment wins over these files, and in a file "
 	               "the");
-	export_comment(&w, "first line for a variable wins: nccltune export --install checks that.");
+	export_commentf(&w, "first line for a variable wins: %s checks that.",
+	                summary_command(cmd, sizeof cmd, "export --install", NULL));
 	if (p.n == 0)
 		nothing_to_set(&w);
 	plan_lines(&p, &w, kv_line, out);

@@ -124,7 +124,8 @@ static void header(struct export_writer *w, const struct summary *s)
 	if (s->model) {
 		export_commentf(w, "source: model (%s) - not a measurement", s->model);
 		export_comment(w, "A machine model's numbers are no reason to set anything in production:");
-		export_comment(w, "on the real machine run nccltune run (no --model) with the same workload,");
+		export_commentf(w, "on the real machine run %s (no --model) with the same workload,",
+		                summary_command(buf, sizeof(buf), "run", NULL));
 		export_comment(w, "then export or install that session (export --install refuses a model).");
 	} else {
 		export_comment(w, "source: measured");

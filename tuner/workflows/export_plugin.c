@@ -51,10 +51,13 @@ static int session_table(const struct summary *s, struct export_plan *p, char *e
 		return rc;
 	have = fs_read_file(p->table, 1u << 20, &hlen, e, sizeof(e));
 	if (!have || hlen != wlen || memcmp(have, want, wlen) != 0) {
+		char cmd[PATH_MAX + 64];
+
 		fs_errf(err, errlen, "%s: best.rules: the table %s would name, %s, is %s; write it "
-		        "with nccltune export --format nccl-tuner (the session does), or install with "
-		        "export --install, which writes its own", s->origin, EXPORT_TABLE_VAR,
-		        p->table, have ? "not this result's" : "missing");
+		        "with %s (the session does), or install with export --install, which writes "
+		        "its own", s->origin, EXPORT_TABLE_VAR, p->table,
+		        have ? "not this result's" : "missing",
+		        summary_command(cmd, sizeof cmd, "export --format nccl-tuner", NULL));
 		rc = NCCLTUNE_USAGE;
 	}
 	free(want);

@@ -154,7 +154,7 @@ int export_tuner_table(const struct summary *s, const struct export_where *where
 	struct export_plan p;
 	struct export_writer w;
 	const char *why = NULL, *body;
-	char *text = NULL;
+	char *text = NULL, cmd[PATH_MAX + 32];
 	bool rest = false;
 	int nranks, rc = export_plan_make(s, "nccl-tuner", NULL, &p, err, errlen);
 
@@ -175,7 +175,8 @@ int export_tuner_table(const struct summary *s, const struct export_where *where
 	export_comment(&w, "The table of nccltune's NCCL tuner plugin: set NCCL_TUNER_PLUGIN to the");
 	export_comment(&w, "absolute path of libnccl-tuner-nccltune.so and NCCLTUNE_TUNER_TABLE to "
 	               "this");
-	export_comment(&w, "file's (nccltune export --install does both).");
+	export_commentf(&w, "file's (%s does both).",
+	                summary_command(cmd, sizeof cmd, "export --install", NULL));
 	if (!export_uses_plugin(s)) {
 		export_comment(&w, "Derived from the tuned environment: the session measured those "
 		               "variables, not");

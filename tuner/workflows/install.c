@@ -523,23 +523,27 @@ int nccltune_install(const char *path, const struct nccltune_install_options *o,
 	if (summary_load(path, 0, &s, err, errlen) < 0)
 		return NCCLTUNE_USAGE;
 	if (s->model && !o->allow_model) {
+		char cmd[PATH_MAX + 16];
+
 		fs_errf(err, errlen, "%s: a result of the machine model %s, not a measurement: its "
 		        "numbers say nothing about this machine, so it is not installed (--allow-model "
-		        "installs it anyway, e.g. for a test); tune the real machine with nccltune run "
-		        "(no --model) and install that session", s->origin, s->model);
+		        "installs it anyway, e.g. for a test); tune the real machine with %s (no "
+		        "--model) and install that session", s->origin, s->model,
+		        summary_command(cmd, sizeof cmd, "run", NULL));
 		rc = NCCLTUNE_USAGE;
 	} else if (!s->best.present) {
 		fs_errf(err, errlen, "%s: no configuration worked in this session (best is null): "
 		        "nothing to install", s->origin);
 		rc = NCCLTUNE_NO_CONFIG;
 	} else if (install_unproven(s) && !o->allow_unproven) {
-		char gain[128];
+		char gain[128], cmd[PATH_MAX + 16];
 
 		fs_errf(err, errlen, "%s: not shown to be faster than NCCL's defaults (%s): the "
 		        "server may run no faster, or slower, with it, so it is not installed; a "
-		        "longer session (nccltune run with a larger --budget) measures it more, and "
+		        "longer session (%s with a larger --budget) measures it more, and "
 		        "--allow-unproven installs it anyway", s->origin,
-		        install_gain_text(s, gain, sizeof gain));
+		        install_gain_text(s, gain, sizeof gain),
+		        summary_command(cmd, sizeof cmd, "run", NULL));
 		rc = NCCLTUNE_USAGE;
 	} else if (strcmp(format, "pth") == 0) {
 		rc = pth_install(s, o, written, written_len, err, errlen);

@@ -84,9 +84,12 @@ void installed_add(const struct summary *s, const char *format, const char *file
 		goto fail;
 	goto out;
 fail:
-	if (notes)
-		fprintf(notes, "warning: the install is not recorded in %s (%s): nccltune check "
-		        "will not see it\n", path, e);
+	if (notes) {
+		char cmd[PATH_MAX + 16];
+
+		fprintf(notes, "warning: the install is not recorded in %s (%s): %s will not see "
+		        "it\n", path, e, summary_command(cmd, sizeof cmd, "check", NULL));
+	}
 out:
 	cJSON_Delete(entry);
 	cJSON_free(text);

@@ -1,8 +1,9 @@
 /* report.c - session_dir/report.html: one self-contained page (inline CSS and SVG, no
  * script, no font or image from anywhere) with the result, how the search converged,
- * latency by protocol/algorithm family, the top configurations, the per-size table and
- * the ablation, failures and pruned regions, every run with what NCCL ran
- * (report_sizes.c), the machine and the workload. A result that came from a machine model says
+ * latency by protocol/algorithm family (when there are two families to compare), the
+ * top configurations, the per-size rules that are deployed and how to apply them
+ * (report_apply.c), the per-size table and the ablation, failures and pruned regions, every run with what NCCL ran
+ * (report_sizes.c), the machine and the workload (report_machine.c). A result that came from a machine model says
  * MODEL in a banner across the top, so a screenshot cannot pass for a measurement.
  *
  * Every string from the session files is HTML-escaped; a Content-Security-Policy meta
@@ -63,6 +64,8 @@ static const char css[] =
 	"font-variant-numeric:tabular-nums;white-space:nowrap}"
 	"code{font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f0f2f5;"
 	"border-radius:4px;padding:1px 5px;white-space:nowrap}"
+	"code.cmd{display:inline-block;white-space:pre-wrap;word-break:break-all;padding:4px 8px}"
+	".apply{border-color:#1a7f37}"
 	"svg{display:block;width:100%;height:auto}"
 	"svg text{font:12px system-ui,-apple-system,'Segoe UI',Roboto,Arial,sans-serif;fill:#424a53}"
 	".legend{font-size:13px;color:#57606a;margin:0 0 6px}"
@@ -131,6 +134,17 @@ static double axis_max(const struct summary *s)
 		vmax = cap;
 	return vmax > 0 ? vmax * 1.08 : 1.0;
 }
+
+/* Is journal run `run` one of the ablation's (the winner less one variable)? */
+static bool ablation_run(const struct summary *s, long run)
+{
+	for (size_t i = 0; i < s->nablation; i++)
+		if (s->ablation[i].run > 0 && s->ablation[i].run == run)
+			return true;
+	return false;
+}
+
+#define ABLATION_COLOR "#cf222e"
 
 static const char *phase_color(const char *phase)
 {
@@ -211,6 +225,12 @@ static void svg_convergence(FILE *o, const struct summary *s)
 			fprintf(o, "<i style=\"background:%s\"></i>%s", phase_color(phases[k][0]),
 			        phases[k][1]);
 	}
+	for (size_t i = 0; i < s->nruns; i++)
+		if (ablation_run(s, s->runs[i].run)) {
+			fputs("<span style=\"margin-left:12px;color:" ABLATION_COLOR "\">&#9670;</span> "
+			      "ablation (the best less one variable)", o);
+			break;
+		}
 	fputs("<span style=\"margin-left:12px;color:#b42318\">&#215;</span> failed"
 	      "<span style=\"margin-left:12px;color:#0b2e5c\">&#9472;</span> best so far</p>", o);
 	fprintf(o, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"convergence\">", W, H);
@@ -264,6 +284,13 @@ static void svg_convergence(FILE *o, const struct summary *s)
 			        "style=\"fill:#b42318;font-size:13px\">&#215;<title>run %ld: ", x,
 			        mt + ph - 3, r->run);
 			report_esc(o, r->outcome);
+		} else if (ablation_run(s, r->run) && r->objective_us <= ymax) {
+			double y = mt + ph - r->objective_us / ymax * ph;
+
+			fprintf(o, "<path class=\"ablation\" d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" "
+			        "fill=\"" ABLATION_COLOR "\"><title>run %ld (ablation): ", x, y - 5,
+			        r->run);
+			report_esc_us(o, r->objective_us);
 		} else if (r->objective_us > ymax) {
 			fprintf(o, "<path d=\"M%.1f %.1f l-4 7 h8 z\" fill=\"%s\"><title>run %ld: ", x,
 			        mt + 1, phase_color(r->phase), r->run);
@@ -278,7 +305,8 @@ static void svg_convergence(FILE *o, const struct summary *s)
 		fputs(" - ", o);
 		report_esc(o, env);
 		fputs(isnan(r->objective_us) ? "</title></text>" :
-		      r->objective_us > ymax ? "</title></path>" : "</title></circle>", o);
+		      r->objective_us > ymax || ablation_run(s, r->run) ? "</title></path>"
+		                                                        : "</title></circle>", o);
 	}
 	fputs("</svg>", o);
 }
@@ -359,107 +387,6 @@ static void svg_families(FILE *o, const struct summary *s, const struct summary_
 		fprintf(o, "<p class=\"dim\">%zu more families not drawn.</p>", nf - rows);
 }
 
-static const char *link_class(const char *w)
-{
-	if (strcmp(w, "X") == 0) return "l-x";
-	if (strncmp(w, "NV", 2) == 0) return "l-nv";
-	if (strcmp(w, "PIX") == 0 || strcmp(w, "PXB") == 0) return "l-pix";
-	if (strcmp(w, "PHB") == 0 || strcmp(w, "NODE") == 0) return "l-phb";
-	return "l-sys";
-}
-
-static void kv(FILE *o, const char *k, const char *v)
-{
-	if (!v)
-		return;
-	fprintf(o, "<tr><th>%s</th><td>", k);
-	report_esc(o, v);
-	fputs("</td></tr>", o);
-}
-
-static void section_machine(FILE *o, const struct summary_fingerprint *fp)
-{
-	fputs("<section><h2>Machine</h2>", o);
-	if (!fp->present) {
-		fputs("<p class=\"dim\">No fingerprint was saved with this session.</p></section>", o);
-		return;
-	}
-	fputs("<table style=\"width:auto\">", o);
-	kv(o, "source", fp->source);
-	kv(o, "model", fp->model);
-	kv(o, "host", fp->host);
-	kv(o, "kernel", fp->kernel);
-	kv(o, "driver", fp->driver);
-	kv(o, "CUDA runtime", fp->cuda_runtime);
-	kv(o, "CUDA driver", fp->cuda_driver);
-	kv(o, "NCCL", fp->nccl_version);
-	if (fp->gpu_count >= 0)
-		fprintf(o, "<tr><th>GPUs</th><td>%d</td></tr>", fp->gpu_count);
-	fputs("</table>", o);
-	if (fp->ngpus) {
-		fputs("<h2 style=\"margin-top:16px\">GPUs</h2><table><tr><th class=\"num\">#</th>"
-		      "<th>name</th><th>bus id</th><th>uuid</th></tr>", o);
-		for (size_t i = 0; i < fp->ngpus; i++) {
-			fprintf(o, "<tr><td class=\"num\">%d</td><td>", fp->gpus[i].index);
-			report_esc(o, fp->gpus[i].name);
-			fputs("</td><td><code>", o);
-			report_esc(o, fp->gpus[i].bus_id);
-			fputs("</code></td><td class=\"dim\">", o);
-			report_esc(o, fp->gpus[i].uuid);
-			fputs("</td></tr>", o);
-		}
-		fputs("</table>", o);
-	}
-	if (fp->topo_n) {
-		fputs("<h2 style=\"margin-top:16px\">Topology</h2><table class=\"topo\" "
-		      "style=\"width:auto\"><tr><td></td>", o);
-		for (size_t j = 0; j < fp->topo_n; j++)
-			fprintf(o, "<td><b>GPU%zu</b></td>", j);
-		fputs("</tr>", o);
-		for (size_t i = 0; i < fp->topo_n; i++) {
-			fprintf(o, "<tr><td><b>GPU%zu</b></td>", i);
-			for (size_t j = 0; j < fp->topo_n; j++) {
-				const char *w = fp->topology[i * fp->topo_n + j];
-
-				fprintf(o, "<td class=\"%s\">", link_class(w));
-				report_esc(o, w);
-				fputs("</td>", o);
-			}
-			fputs("</tr>", o);
-		}
-		fputs("</table>", o);
-	}
-	fputs("</section>", o);
-}
-
-static void section_workload(FILE *o, const struct summary *s)
-{
-	fputs("<section><h2>Workload</h2>", o);
-	if (!s->workload.present) {
-		fputs("<p class=\"dim\">Unknown.</p></section>", o);
-		return;
-	}
-	fputs("<table><tr><th>collective</th><th class=\"num\">bytes per rank</th>"
-	      "<th class=\"num\">count per step</th><th>dtype</th>"
-	      "<th class=\"num\">tuned latency per op</th></tr>", o);
-	for (size_t i = 0; i < s->workload.n; i++) {
-		double us = NAN;
-
-		for (size_t k = 0; k < s->nsizes; k++)
-			if (s->sizes[k].bytes == s->workload.c[i].bytes)
-				us = s->sizes[k].us;
-		fputs("<tr><td>", o);
-		report_esc(o, s->workload.c[i].op);
-		fprintf(o, "</td><td class=\"num\">%llu</td><td class=\"num\">%ld</td><td>",
-		        (unsigned long long)s->workload.c[i].bytes, s->workload.c[i].count);
-		report_esc(o, s->workload.dtype);
-		fputs("</td><td class=\"num\">", o);
-		report_esc_us(o, us);
-		fputs("</td></tr>", o);
-	}
-	fputs("</table></section>", o);
-}
-
 static void section_top(FILE *o, const struct summary *s)
 {
 	fputs("<section><h2>Top configurations</h2>", o);
@@ -467,6 +394,8 @@ static void section_top(FILE *o, const struct summary *s)
 		fputs("<p class=\"dim\">None recorded.</p></section>", o);
 		return;
 	}
+	fputs("<p class=\"dim\">Those re-measured in the final rounds first, fastest first; "
+	      "then those measured once in the search, which may look faster on one run.</p>", o);
 	fputs("<table><tr><th class=\"num\">#</th><th class=\"num\">time per step</th>"
 	      "<th class=\"num\">95% interval</th><th class=\"num\">vs baseline</th>"
 	      "<th class=\"num\">repeats</th><th>environment</th></tr>", o);
@@ -489,7 +418,9 @@ static void section_top(FILE *o, const struct summary *s)
 			fprintf(o, "%d", m->repeats);
 		fputs("</td><td>", o);
 		esc_env(o, &m->env);
-		fputs(m->symmetric ? " +symmetric memory (server)</td></tr>" : "</td></tr>", o);
+		fputs(m->symmetric ? " +symmetric memory (server)" : "", o);
+		fputs(m->repeats > 1 ? "</td></tr>" : " <span class=\"dim\">(measured once: "
+		      "listed after the re-measured)</span></td></tr>", o);
 	}
 	fputs("</table></section>", o);
 }
@@ -541,12 +472,23 @@ static void section_failures(FILE *o, const struct summary *s)
 	}
 	if (s->nfailures) {
 		fputs("<table><tr><th class=\"num\">runs</th><th>where it failed</th>"
-		      "<th>environment</th></tr>", o);
+		      "<th>environment</th><th>per-size choice</th><th>error (first line)</th></tr>",
+		      o);
 		for (size_t i = 0; i < s->nfailures; i++) {
-			fprintf(o, "<tr><td class=\"num\">%ld</td><td>", s->failures[i].count);
-			report_esc(o, s->failures[i].stage);
+			const struct summary_failure *f = &s->failures[i];
+
+			fprintf(o, "<tr class=\"failure\"><td class=\"num\">%ld</td><td>", f->count);
+			report_esc(o, f->stage);
 			fputs("</td><td>", o);
-			esc_env(o, &s->failures[i].env);
+			esc_env(o, &f->env);
+			fputs("</td><td>", o);
+			if (f->choice) {
+				fputs("<code>", o);
+				report_esc(o, f->choice);
+				fputs("</code>", o);
+			}
+			fputs("</td><td>", o);
+			report_esc(o, f->error);
 			fputs("</td></tr>", o);
 		}
 		fputs("</table>", o);
@@ -648,6 +590,7 @@ static void section_headline(FILE *o, const struct summary *s)
 		}
 		fputs("</table>", o);
 	}
+	report_rules(o, s);
 	report_server(o, s);
 	if (s->pinned.n) {
 		fputs("<p class=\"dim\">Pinned by the environment of the run (not searched; the "
@@ -683,6 +626,7 @@ static void render(FILE *o, const struct summary *s, const struct summary_family
 	report_esc(o, summary_describe_workload(&s->workload, buf, sizeof(buf)));
 	fputs("</p>\n", o);
 	section_headline(o, s);
+	report_section_apply(o, s);
 	fputs("<section><h2>Convergence</h2>", o);
 	if (s->nruns) {
 		svg_convergence(o, s);
@@ -693,19 +637,21 @@ static void render(FILE *o, const struct summary *s, const struct summary_family
 	} else {
 		fputs("<p class=\"dim\">No journal in this folder: runs not available.</p>", o);
 	}
-	fputs("</section>\n<section><h2>Latency by protocol and algorithm</h2>", o);
-	if (nf)
-		svg_families(o, s, fam, nf);
-	else
-		fputs("<p class=\"dim\">No runs to show.</p>", o);
 	fputs("</section>\n", o);
+	/* one family (every per-size session: NCCL_PROTO and NCCL_ALGO are never set there,
+	 * the rules choose) compares nothing: no strip */
+	if (nf >= 2) {
+		fputs("<section><h2>Latency by protocol and algorithm</h2>", o);
+		svg_families(o, s, fam, nf);
+		fputs("</section>\n", o);
+	}
 	section_top(o, s);
 	report_section_sizes(o, s);
 	section_tries(o, s);
 	section_failures(o, s);
 	report_section_runs(o, s);
-	section_machine(o, &s->fp);
-	section_workload(o, s);
+	report_section_machine(o, &s->fp);
+	report_section_workload(o, s);
 	fputs("<footer>", o);
 	report_esc(o, s->tool_name ? s->tool_name : "nccltune");
 	fputc(' ', o);

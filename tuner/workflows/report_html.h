@@ -19,6 +19,16 @@ void report_section_sizes(FILE *o, const struct summary *s);
 /* The step and its all-reduce part (compute between the all-reduces), and what to turn
  * on in the server for a best with symmetric memory; nothing when neither applies. */
 void report_server(FILE *o, const struct summary *s);
+/* best.rules, the per-size rules nccltune's tuner plugin applies (what is deployed), as
+ * show prints them; nothing when the result has no rules. */
+void report_rules(FILE *o, const struct summary *s);
+/* "How to apply": the install command as it can be run when the result is recommended,
+ * else why there is nothing to install (report_apply.c). */
+void report_section_apply(FILE *o, const struct summary *s);
+/* The machine (fingerprint, GPUs, topology) and the workload with each collective's
+ * tuned latency (report_machine.c). */
+void report_section_machine(FILE *o, const struct summary_fingerprint *fp);
+void report_section_workload(FILE *o, const struct summary *s);
 /* Every journal run with its latency and what NCCL ran at each size. */
 void report_section_runs(FILE *o, const struct summary *s);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ncclvars.h"
 #include "workflows/report_html.h"
 
 void report_esc(FILE *o, const char *s)
@@ -35,7 +36,9 @@ void report_esc_us(FILE *o, double us)
 	report_esc(o, summary_format_us(us, b, sizeof(b)));
 }
 
-/* One row of the per_size table. */
+/* One row of the per_size table. results.json holds best / baseline; the page states
+ * every ratio as the headline does, "x faster" (baseline / best), so the interval's ends
+ * swap: 1/hi .. 1/lo. */
 static void size_row(FILE *o, const struct summary_size_cmp *c)
 {
 	fprintf(o, "<tr><td class=\"num\">%.0f</td><td>%s</td><td class=\"num\">",
@@ -44,12 +47,53 @@ static void size_row(FILE *o, const struct summary_size_cmp *c)
 	fputs("</td><td class=\"num\">", o);
 	report_esc_us(o, c->best_us);
 	fputs("</td><td class=\"num\">", o);
-	if (!isnan(c->ratio))
-		fprintf(o, "%.2f&#215;", c->ratio);
+	if (!isnan(c->ratio) && c->ratio > 0)
+		fprintf(o, "%.2f&#215;", 1.0 / c->ratio);
 	fputs("</td><td class=\"num\">", o);
-	if (c->has_ci)
-		fprintf(o, "%.2f&#215; &#8211; %.2f&#215;", c->ci_lo, c->ci_hi);
+	if (c->has_ci && c->ci_lo > 0)
+		fprintf(o, "%.2f&#215; &#8211; %.2f&#215;", 1.0 / c->ci_hi, 1.0 / c->ci_lo);
 	fputs("</td></tr>", o);
+}
+
+/* A rule's word, or a dash for NCCL's own choice. */
+static void word(FILE *o, const char *w)
+{
+	if (w)
+		report_esc(o, w);
+	else
+		fputs("&#8211;", o);
+}
+
+void report_rules(FILE *o, const struct summary *s)
+{
+	if (!s->has_rules)
+		return;
+	fputs("<h3>Per-size rules</h3><p class=\"dim\">Applied by nccltune's tuner plugin, "
+	      "the thing deployed; &#8211; is NCCL's own choice.</p>", o);
+	if (s->nrules == 0) {
+		fputs("<p>None: every size is left to NCCL.</p>", o);
+		return;
+	}
+	fputs("<table style=\"width:auto\"><tr><th class=\"num\">bytes</th><th>algorithm</th>"
+	      "<th>protocol</th><th class=\"num\">CTAs</th></tr>", o);
+	for (size_t i = 0; i < s->nrules; i++) {
+		const struct summary_rule *r = &s->rules[i];
+		const char *a = r->algo >= 0 ? ncclvars_word_name(NCCLVARS_ALGOS, (size_t)r->algo)
+		                             : NULL;
+		const char *p = r->proto >= 0 ? ncclvars_word_name(NCCLVARS_PROTOS, (size_t)r->proto)
+		                              : NULL;
+
+		fprintf(o, "<tr class=\"rule\"><td class=\"num\">%llu</td><td>",
+		        (unsigned long long)r->bytes);
+		word(o, a);
+		fputs("</td><td>", o);
+		word(o, p);
+		if (r->ctas > 0)
+			fprintf(o, "</td><td class=\"num\">%d</td></tr>", r->ctas);
+		else
+			fputs("</td><td class=\"num\">&#8211;</td></tr>", o);
+	}
+	fputs("</table>", o);
 }
 
 /* The ablation: each variable of the best, kept or dropped, and why. */
@@ -80,9 +124,10 @@ void report_section_sizes(FILE *o, const struct summary *s)
 	fputs("<section><h2>Per size</h2>", o);
 	if (s->nper_size) {
 		fputs("<p class=\"dim\">Final rounds, interleaved: guard sizes are measured, never "
-		      "tuned; the ratio is best / baseline, paired by round.</p><table><tr><th "
+		      "tuned; the speed-up is baseline / best, paired by round, as in the headline "
+		      "(below 1.00&#215;: slower).</p><table><tr><th "
 		      "class=\"num\">bytes</th><th>role</th><th class=\"num\">baseline</th><th "
-		      "class=\"num\">best</th><th class=\"num\">ratio</th><th class=\"num\">95% "
+		      "class=\"num\">best</th><th class=\"num\">speed-up</th><th class=\"num\">95% "
 		      "interval</th></tr>", o);
 		for (size_t i = 0; i < s->nper_size; i++)
 			size_row(o, &s->per_size[i]);

@@ -574,8 +574,11 @@ int retune_run(const char *state, const struct nccltune_retune_options *o,
 		char e[PATH_MAX + 64];
 
 		snprintf(e, sizeof e, "%s", has == 0 ? "missing" : "not a symlink");
-		fs_errf(err, errlen, "%s/current: %s; create it with nccltune retune --init %s --from "
-		        "SESSION (the session whose result is in use)", state, e, state);
+		char cmd[2 * PATH_MAX];
+
+		fs_errf(err, errlen, "%s/current: %s; create it with %s --from SESSION (the "
+		        "session whose result is in use)", state, e,
+		        summary_command(cmd, sizeof cmd, "retune --init", state));
 		goto out;
 	}
 	rc = NCCLTUNE_ERROR;
@@ -595,7 +598,8 @@ int retune_run(const char *state, const struct nccltune_retune_options *o,
 		goto out;
 	rc = nccltune_check(real, NULL, out, err, errlen);
 	if (rc == NCCLTUNE_OK) {
-		fprintf(out, "retune: %s is still the machine %s tuned: nothing to do\n", state, real);
+		fprintf(out, "retune: the machine still matches the session in use (%s, from "
+		        "%s/current): nothing to do\n", real, state);
 		goto out;
 	}
 	if (rc != NCCLTUNE_CHANGED)

@@ -1,7 +1,9 @@
 /* show.c - the report's content as plain text for a terminal: result, tuned environment,
- * top configurations, families, failures, pruned regions, per-size latency. Aligned
+ * top configurations, families, failures, pruned regions, per-size latency; of a session
+ * that has not finished, the best so far from its journal. Aligned
  * columns; every string from the files has its control characters escaped
  * (fs_escape_text) so a hostile results.json cannot drive the terminal. */
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -161,8 +163,9 @@ static void top(FILE *o, const struct summary *s)
 {
 	if (s->ntop == 0)
 		return;
-	fprintf(o, "\ntop configurations\n  %3s  %10s  %-23s  %8s  %7s  %s\n", "#", "time/step",
-	        "95% interval", "vs base", "repeats", "environment");
+	fprintf(o, "\ntop configurations (re-measured first, fastest first; then measured once)"
+	        "\n  %3s  %10s  %-23s  %8s  %7s  %s\n", "#",
+	        "time/step", "95% interval", "vs base", "repeats", "environment");
 	for (size_t i = 0; i < s->ntop; i++) {
 		const struct summary_measure *m = &s->top[i];
 		char t[32], lo[32], hi[32], ci[80] = "", ratio[16] = "", rep[16] = "", env[2048],
@@ -177,9 +180,10 @@ static void top(FILE *o, const struct summary *s)
 			snprintf(ratio, sizeof(ratio), "%.2fx", s->baseline.objective_us / m->objective_us);
 		if (m->repeats)
 			snprintf(rep, sizeof(rep), "%d", m->repeats);
-		fprintf(o, "  %3zu  %10s  %-23s  %8s  %7s  %s%s\n", i + 1, t, ci, ratio, rep,
+		fprintf(o, "  %3zu  %10s  %-23s  %8s  %7s  %s%s%s\n", i + 1, t, ci, ratio, rep,
 		        CLEAN(summary_describe_env(&m->env, env, sizeof(env)), clean),
-		        m->symmetric ? " +symmetric memory (server)" : "");
+		        m->symmetric ? " +symmetric memory (server)" : "",
+		        m->repeats > 1 ? "" : "  (measured once: listed after the re-measured)");
 	}
 }
 
@@ -221,7 +225,9 @@ static void families(FILE *o, const struct summary *s)
 	struct summary_family *f = NULL;
 	size_t nf = 0;
 
-	if (summary_families(s, &f, &nf) < 0 || nf == 0) {
+	/* one family (every per-size session: the rules choose, NCCL_PROTO and NCCL_ALGO
+	 * stay unset) compares nothing */
+	if (summary_families(s, &f, &nf) < 0 || nf < 2) {
 		free(f);
 		return;
 	}
@@ -243,11 +249,19 @@ static void failures(FILE *o, const struct summary *s)
 	char env[2048], clean[2048], st[32], reason[1100];
 
 	if (s->nfailures) {
-		fprintf(o, "\nfailures\n  %5s  %-9s  %s\n", "runs", "stage", "environment");
-		for (size_t i = 0; i < s->nfailures; i++)
-			fprintf(o, "  %5ld  %-9s  %s\n", s->failures[i].count,
-			        CLEAN(s->failures[i].stage, st),
-			        CLEAN(summary_describe_env(&s->failures[i].env, env, sizeof(env)), clean));
+		fprintf(o, "\nfailures (alike runs grouped)\n  %5s  %-9s  %s\n", "runs", "stage",
+		        "environment [per-size choice]");
+		for (size_t i = 0; i < s->nfailures; i++) {
+			const struct summary_failure *f = &s->failures[i];
+
+			fprintf(o, "  %5ld  %-9s  %s", f->count, CLEAN(f->stage, st),
+			        CLEAN(summary_describe_env(&f->env, env, sizeof(env)), clean));
+			if (f->choice)
+				fprintf(o, " [%s]", CLEAN(f->choice, reason));
+			fputc('\n', o);
+			if (f->error)
+				fprintf(o, "  %5s  %-9s  error: %s\n", "", "", CLEAN(f->error, reason));
+		}
 	}
 	if (s->npruned) {
 		fputs("\npruned (never run again)\n", o);
@@ -297,19 +311,22 @@ static void guards(FILE *o, const struct summary *s)
 
 	if (s->nper_size == 0)
 		return;
+	/* results.json holds best / baseline; shown as the headline's gain is, "x faster"
+	 * (baseline / best: below 1.00x is slower), the interval's ends swapped */
 	fprintf(o, "\nper size, final rounds (guards: measured, never tuned)\n  %12s  %-6s  %10s  "
-	        "%10s  %s\n", "bytes", "role", "baseline", "best", "best/baseline [95%]");
+	        "%10s  %s\n", "bytes", "role", "baseline", "best", "speed-up [95%]");
 	for (size_t i = 0; i < s->nper_size; i++) {
 		const struct summary_size_cmp *c = &s->per_size[i];
 		char iv[64] = "";
 
-		if (c->has_ci)
-			snprintf(iv, sizeof iv, " [%.2f .. %.2f]", c->ci_lo, c->ci_hi);
+		if (c->has_ci && c->ci_lo > 0)
+			snprintf(iv, sizeof iv, " [%.2fx .. %.2fx]", 1.0 / c->ci_hi, 1.0 / c->ci_lo);
 		fprintf(o, "  %12.0f  %-6s  %10s  %10s  %s%s\n", (double)c->bytes,
 		        c->guard ? "guard" : "tuned",
 		        summary_format_us(c->baseline_us, b1, sizeof(b1)),
 		        summary_format_us(c->best_us, b2, sizeof(b2)),
-		        isnan(c->ratio) ? "-" : (snprintf(v, sizeof v, "%.2fx", c->ratio), v), iv);
+		        isnan(c->ratio) || !(c->ratio > 0) ? "-"
+		        : (snprintf(v, sizeof v, "%.2fx", 1.0 / c->ratio), v), iv);
 	}
 	if (s->guards_verdict) {
 		char b[80];
@@ -351,15 +368,15 @@ static void per_size(FILE *o, const struct summary *s)
  * a model. */
 static void next_steps(FILE *o, const struct summary *s)
 {
-	char where[1100];
+	const char *where = s->dir[0] ? s->dir : s->origin;
+	char cmd[3 * PATH_MAX];
 
 	if (!s->best.present)
 		return;
-	CLEAN(s->dir[0] ? s->dir : s->origin, where);
 	if (s->model) {
-		fputs("\nnext\n  a MODEL result, not a measurement: nothing to install. On the real "
-		      "machine run\n  nccltune run (no --model) with the same workload, then install "
-		      "that session.\n", o);
+		fprintf(o, "\nnext\n  a MODEL result, not a measurement: nothing to install. On the "
+		        "real machine run\n  %s (no --model) with the same workload, then install "
+		        "that session.\n", summary_command(cmd, sizeof cmd, "run", NULL));
 		return;
 	}
 	if (summary_unmeasured(s))
@@ -371,8 +388,64 @@ static void next_steps(FILE *o, const struct summary *s)
 		        "--allow-unproven)\n");
 		return;
 	}
-	fprintf(o, "\nuse it\n  nccltune export --install %s\n  nccltune export --format shell "
-	        "%s\n", where, where);
+	/* as the user can run them: nccltune's path when it is not in PATH, the folder
+	 * quoted, the --python of the interpreter whose NCCL the session tuned */
+	fprintf(o, "\nuse it\n  %s\n", summary_install_command(s, where, cmd, sizeof cmd));
+	fprintf(o, "  %s\n", summary_command(cmd, sizeof cmd, "export --format shell", where));
+}
+
+/* The best run of phase `phase` ("" any phase but the baseline) that measured, or NULL. */
+static const struct summary_run *best_run(const struct summary *s, const char *phase)
+{
+	const struct summary_run *b = NULL;
+
+	for (size_t i = 0; i < s->nruns; i++) {
+		const struct summary_run *r = &s->runs[i];
+
+		if (isnan(r->objective_us) || (phase[0] ? strcmp(r->phase, phase) != 0
+		                                         : strcmp(r->phase, "baseline") == 0))
+			continue;
+		if (!b || r->objective_us < b->objective_us)
+			b = r;
+	}
+	return b;
+}
+
+/* A session without results.json (still running, or interrupted): what its journal holds
+ * so far, the best run as measured once (never a recommendation), and how to resume. */
+static void partial_view(FILE *o, const struct summary *s)
+{
+	const struct summary_run *base = best_run(s, "baseline"), *best = best_run(s, "");
+	char line[1200], buf[1024], env[2048], t[32], cmd[3 * PATH_MAX];
+	size_t ok = 0;
+
+	for (size_t i = 0; i < s->nruns; i++)
+		ok += !isnan(s->runs[i].objective_us);
+	fprintf(o, "nccltune session %s\n", CLEAN(s->dir, line));
+	row(o, "status", "not finished (no results.json): still running, or interrupted");
+	row(o, "machine", summary_describe_machine(&s->fp, buf, sizeof(buf)));
+	snprintf(line, sizeof line, "%zu runs so far, %zu ok, %zu failed", s->nruns, ok,
+	         s->nruns - ok);
+	row(o, "journal", line);
+	fputs("\nbest so far (single runs from the journal, not yet compared with the baseline "
+	      "in final\nrounds: not a result, nothing to export)\n", o);
+	if (base) {
+		snprintf(line, sizeof line, "%s per step (run %ld, NCCL's defaults)",
+		         summary_format_us(base->objective_us, t, sizeof t), base->run);
+		row(o, "baseline", line);
+	}
+	if (best) {
+		snprintf(line, sizeof line, "%s per step (run %ld): %s",
+		         summary_format_us(best->objective_us, t, sizeof t), best->run,
+		         summary_describe_env(&best->env, env, sizeof env));
+		row(o, "best", line);
+		if (best->nccl[0])
+			row(o, "NCCL ran", best->nccl);
+	} else {
+		row(o, "best", "no run besides the baseline has measured yet");
+	}
+	fprintf(o, "\nnext\n  when it was interrupted, resume it: %s\n",
+	        summary_command(cmd, sizeof cmd, "run --resume", s->dir));
 }
 
 int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
@@ -384,13 +457,18 @@ int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 	bool bad;
 	int rc = NCCLTUNE_USAGE;
 
-	if (summary_load(session_dir, SUMMARY_JOURNAL_SOFT, &s, err, errlen) < 0)
+	/* an unfinished session: the best so far from its journal (result/record.c) */
+	if (summary_load(session_dir, SUMMARY_JOURNAL_SOFT | SUMMARY_PARTIAL, &s, err, errlen) < 0)
 		goto out;
 	rc = NCCLTUNE_ERROR;
 	mem = open_memstream(&text, &len);
 	if (!mem) {
 		fs_errf(err, errlen, "out of memory");
 		goto out;
+	}
+	if (s->partial) {
+		partial_view(mem, s);
+		goto close;
 	}
 	overview(mem, s);
 	tuned_env(mem, s);
@@ -401,6 +479,7 @@ int nccltune_show(const char *session_dir, FILE *out, char *err, size_t errlen)
 	failures(mem, s);
 	per_size(mem, s);
 	next_steps(mem, s);
+close:
 	bad = ferror(mem) != 0;
 	if (fclose(mem) != 0 || bad) {
 		fs_errf(err, errlen, "out of memory");
