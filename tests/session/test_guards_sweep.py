@@ -272,10 +272,13 @@ def check_time_limit(tmp):
         return
     head, runs = records(d)
     sweeps = [r for r in runs if r["phase"] == "sweep"]
-    if "search ended: time limit" not in out or len(runs) >= 200 or took > 12 + 8 or \
+    # generous: the time limit's own bound is tested in tests/reliability/test_time_limit.py;
+    # here a loaded CI machine may take long to start each process
+    if "search ended: time limit" not in out or len(runs) >= 200 or took > 12 + 60 or \
             len(sweeps) < 2:
         fail("time-limit: %d runs in %.1fs, output: %s" % (len(runs), took, out[-600:]))
-    if len(invocations(log, ("sweep",))) != len(sweeps):
+    # a run the time limit cuts off is not journalled (issue 31 m3): at most one such
+    if len(invocations(log, ("sweep",))) - len(sweeps) not in (0, 1):
         fail("time-limit: %d --sweep processes for %d sweep records" %
              (len(invocations(log, ("sweep",))), len(sweeps)))
     for r in sweeps:
@@ -325,7 +328,8 @@ def check_time_limit_resume(tmp):
     _, after = records(d)
     if [json.dumps(r) for r in after[:len(before)]] != [json.dumps(r) for r in before]:
         fail("time-limit resume: the recorded runs changed")
-    if len(invocations(log, ("sweep", "run"))) - n0 != len(after) - len(before):
+    # a run the time limit cuts off is not journalled (issue 31 m3): at most one such
+    if len(invocations(log, ("sweep", "run"))) - n0 - (len(after) - len(before)) not in (0, 1):
         fail("time-limit resume: %d processes for %d new records" %
              (len(invocations(log, ("sweep", "run"))) - n0, len(after) - len(before)))
     if "search ended: time limit" not in out or len(after) >= 200:
