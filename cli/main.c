@@ -102,6 +102,9 @@ static const struct opt export_opts[] = {
 	{"allow-unproven", no_argument, NULL, O_ALLOW_UNPROVEN, "allow --install of a result not "
 	 "shown to be faster than NCCL's defaults (verdict 'not shown faster': its gain's 95% "
 	 "interval includes 1.00x)"},
+	{"allow-old-nccl", no_argument, NULL, O_ALLOW_OLD_NCCL, "allow --install of per-size "
+	 "rules for an interpreter whose site-packages hold an NCCL older than 2.24 (it ignores "
+	 "them; for a server that loads another NCCL)"},
 	{"help", no_argument, NULL, O_HELP, "this help"},
 	{NULL, 0, NULL, 0, NULL},
 };
@@ -466,6 +469,7 @@ static struct nccltune_install_options install_options(const struct parsed *p,
 	o.system = GIVEN(p, O_SYSTEM);
 	o.allow_model = GIVEN(p, O_ALLOW_MODEL);
 	o.allow_unproven = GIVEN(p, O_ALLOW_UNPROVEN);
+	o.allow_old_nccl = GIVEN(p, O_ALLOW_OLD_NCCL);
 	o.notes = stdout;
 	return o;
 }
@@ -516,7 +520,8 @@ static int cmd_export_bundle(const struct command *cmd, const struct parsed *p, 
 	int rc;
 
 	if (GIVEN(p, O_FORMAT) || GIVEN(p, O_INSTALL) || GIVEN(p, O_PYTHON) || GIVEN(p, O_SYSTEM) ||
-	    GIVEN(p, O_ALLOW_MODEL) || GIVEN(p, O_ALLOW_UNPROVEN))
+	    GIVEN(p, O_ALLOW_MODEL) || GIVEN(p, O_ALLOW_UNPROVEN) ||
+	    GIVEN(p, O_ALLOW_OLD_NCCL))
 		return usage_error(cmd, "--bundle writes every env-style format (nccl.env, env.sh, "
 		                   "nccl.conf, sitecustomize.py) into its folder: no --format, "
 		                   "--install or install option goes with it");
@@ -559,9 +564,9 @@ static int cmd_export(const struct command *cmd, int argc, char **argv)
 				return rc;
 		}
 	} else if (GIVEN(&p, O_PYTHON) || GIVEN(&p, O_SYSTEM) || GIVEN(&p, O_ALLOW_MODEL) ||
-	           GIVEN(&p, O_ALLOW_UNPROVEN)) {
-		return usage_error(cmd, "--python, --system, --allow-model and --allow-unproven only "
-		                   "go with --install");
+	           GIVEN(&p, O_ALLOW_UNPROVEN) || GIVEN(&p, O_ALLOW_OLD_NCCL)) {
+		return usage_error(cmd, "--python, --system, --allow-model, --allow-unproven and "
+		                   "--allow-old-nccl only go with --install");
 	} else if (!fmt) {
 		fprintf(stderr, "nccltune export: missing --format (one of ");
 		print_formats(stderr);

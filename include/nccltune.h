@@ -183,6 +183,8 @@ struct nccltune_install_options {
 	int allow_model;         /* install a result of source "model" (never for production) */
 	int allow_unproven;      /* install a result whose best is not shown to be faster than
 	                          * NCCL's defaults (summary_shown_faster) */
+	int allow_old_nccl;      /* install per-size rules for an interpreter whose path holds
+	                          * an NCCL older than 2.24 (the server may load another) */
 	FILE *notes;             /* which interpreters or programs it affects; NULL: none */
 };
 
@@ -192,7 +194,8 @@ struct nccltune_install_options {
  * previous text is kept as FILE.nccltune-bak; every file is replaced atomically. Refused
  * (NCCLTUNE_USAGE, with the reason): a model's result without allow_model, a result whose
  * best sets something it is not shown to need (its gain's interval reaches 1.00x)
- * without allow_unproven, a system-wide
+ * without allow_unproven, per-size rules for an interpreter whose site-packages hold an
+ * NCCL older than 2.24 without allow_old_nccl (unknown: a warning on notes), a system-wide
  * sitecustomize without `system`, an nccl-conf file in which a line outside the block
  * sets one of its variables before it (NCCL keeps the first line for a variable), a
  * target with other hard links, an indented or broken block, a Python file its

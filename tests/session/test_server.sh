@@ -121,6 +121,8 @@ case "$out" in *"server:   sglang sets NCCL_CUMEM_ENABLE=0 CUDA_DEVICE_MAX_CONNE
 	*) fail "--like: the summary does not say what the server sets: $out" ;; esac
 case "$out" in *"set by the server (sglang) for every run: NCCL_CUMEM_ENABLE=0"*) ;;
 	*) fail "--like sglang: no note: $out" ;; esac
+case "$out" in *"--like sglang: settings as read from sglang main at commit"*) ;;
+	*) fail "--like sglang: the version it copies is not shown: $out" ;; esac
 runs=$(grep -c . "$tmp/log2" 2>/dev/null || echo 0)
 with=$(grep -c "NCCL_CUMEM_ENABLE=0" "$tmp/log2" 2>/dev/null || echo 0)
 [ "$runs" -gt 0 ] && [ "$runs" -eq "$with" ] || fail "--like: $with of $runs runs had NCCL_CUMEM_ENABLE=0"
@@ -157,10 +159,16 @@ case "$out" in *"try 1 sets NCCL_CUMEM_ENABLE=1, but vllm sets NCCL_CUMEM_ENABLE
 out=$("$NT" run --probe "$FAKE" --like tgi --out "$tmp/l3" 2>&1)
 [ $? -eq 2 ] || fail "--like tgi: want exit 2"
 case "$out" in *"built in: sglang, vllm"*) ;; *) fail "--like tgi: $out" ;; esac
-printf '{"schema":"nccltune-profile/1","name":"x","env":[{"name":"LD_PRELOAD","value":"/x.so","source":"s"}]}' > "$tmp/bad.json"
+printf '{"schema":"nccltune-profile/1","name":"x","checked_against":"t","env":[{"name":"LD_PRELOAD","value":"/x.so","source":"s"}]}' > "$tmp/bad.json"
 out=$("$NT" run --probe "$FAKE" --like "$tmp/bad.json" --out "$tmp/l4" 2>&1)
 [ $? -eq 2 ] || fail "--like LD_PRELOAD profile: want exit 2: $out"
 case "$out" in *"LD_PRELOAD"*) ;; *) fail "--like bad file: not named: $out" ;; esac
+# a profile must name the framework version it was read from (checked_against)
+printf '{"schema":"nccltune-profile/1","name":"x","env":[{"name":"NCCL_CUMEM_ENABLE","value":"0","source":"s"}]}' > "$tmp/nover.json"
+out=$("$NT" run --probe "$FAKE" --like "$tmp/nover.json" --out "$tmp/l4v" 2>&1)
+[ $? -eq 2 ] || fail "--like profile without checked_against: want exit 2: $out"
+case "$out" in *"nover.json"*"checked_against"*) ;; *) fail "--like without checked_against: $out" ;; esac
+[ -e "$tmp/l4v/journal.jsonl" ] && fail "--like without checked_against: a session started"
 # nor an NCCL loader variable (it would load a library in every probe run, and
 # NCCL_TUNER_PLUGIN would replace nccltune's own), nor a value NCCL would not take, nor a
 # FIFO (read as a regular file only)
@@ -171,7 +179,7 @@ for bad in 'NCCL_NET_PLUGIN /x/libnccl-net-evil.so a loader variable' \
 	'CUDA_DEVICE_MAX_CONNECTIONS 64 not an integer in [1, 32]'; do
 	set -- $bad
 	name=$1 value=$2; shift 2
-	printf '{"schema":"nccltune-profile/1","name":"x","env":[{"name":"%s","value":"%s","source":"s"}]}' \
+	printf '{"schema":"nccltune-profile/1","name":"x","checked_against":"t","env":[{"name":"%s","value":"%s","source":"s"}]}' \
 		"$name" "$value" > "$tmp/bad.json"
 	out=$("$NT" run --probe "$FAKE" --like "$tmp/bad.json" --out "$tmp/l5" 2>&1)
 	[ $? -eq 2 ] || fail "--like profile setting $name=$value: want exit 2: $out"

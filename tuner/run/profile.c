@@ -137,6 +137,10 @@ static const struct jr_field fields[] = {
 	{"schema", JR_STRING, JR_REQUIRED, 0, 64, schemas, JR_KEEP, 0, 0, NULL},
 	{"name", JR_STRING, JR_REQUIRED, 0, 31, NULL, JR_STRBUF, W(name), 32, NULL},
 	{"description", JR_STRING, 0, 0, 1024, NULL, JR_KEEP, 0, 0, NULL},
+	/* which release of the framework, and which file, its settings were read from: a
+	 * profile without it cannot say whether it still matches the server */
+	{"checked_against", JR_STRING, JR_REQUIRED, 0, PROFILE_TEXT_MAX - 1, NULL, JR_STRBUF,
+	 W(checked_against), PROFILE_TEXT_MAX, NULL},
 	{"env", JR_ARRAY, JR_REQUIRED, 0, PROFILE_ENV_MAX, NULL, JR_KEEP, 0, 0, take_env},
 	{"symmetric", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_symmetric},
 	{"custom_allreduce", JR_OBJECT | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_window},

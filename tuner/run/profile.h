@@ -22,6 +22,8 @@ struct profile_var {
 
 struct profile {
 	char name[32];
+	char checked_against[PROFILE_TEXT_MAX];  /* the framework version and file whose
+	                                          * settings it copies (required) */
 	size_t n;
 	struct profile_var env[PROFILE_ENV_MAX];
 	bool has_symmetric;          /* how the server turns NCCL's symmetric kernels on */

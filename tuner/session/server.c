@@ -234,6 +234,8 @@ int session_server_profile(nccltune_session *s)
 
 	if (!p)
 		return NCCLTUNE_OK;
+	session_note(&s->out, "--like %s: settings as read from %s; a server of another version "
+	             "may set others", p->name, p->checked_against);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct profile_var *v = &p->env[i];
 		const char *mine = user_value(s, v->name);

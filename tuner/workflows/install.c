@@ -508,6 +508,64 @@ static char *install_gain_text(const struct summary *s, char *buf, size_t len)
 	return buf;
 }
 
+/* The NCCL floor of per-size rules (tuner ABI v4, NCCL 2.24): a result with rules is
+ * refused for an interpreter whose path holds an older NCCL (python_info reads it
+ * without importing anything) unless o->allow_old_nccl; when the NCCL cannot be told
+ * (none found, several, an nccl-conf install, a sitecustomize target given without
+ * --python) a warning says so on o->notes. 0, or NCCLTUNE_USAGE / NCCLTUNE_ERROR with a
+ * message. */
+static int install_nccl_floor(const struct summary *s, const struct nccltune_install_options *o,
+                              const char *format, char *err, size_t errlen)
+{
+	const char *python = o->python ? o->python : "python3";
+	struct python_info pi;
+	int rc;
+
+	if (!export_uses_plugin(s))
+		return NCCLTUNE_OK;
+	if (strcmp(format, "nccl-conf") == 0 || (o->target && !o->python &&
+	                                         strcmp(format, "sitecustomize") == 0)) {
+		install_note(o, "warning: per-size rules need NCCL %d.%d or newer in the server "
+		             "(tuner ABI v4); this %s install cannot tell which NCCL the server loads: "
+		             "check it with nccltune verify", INSTALL_NCCL_FLOOR_MAJOR,
+		             INSTALL_NCCL_FLOOR_MINOR, format);
+		return NCCLTUNE_OK;
+	}
+	rc = python_info(python, &pi, err, errlen);
+	if (rc != NCCLTUNE_OK)
+		return rc;
+	if (pi.nccl_major < 0) {
+		install_note(o, "warning: per-size rules need NCCL %d.%d or newer in the server "
+		             "(tuner ABI v4), and nccltune cannot tell which NCCL %s loads (%s%s): check "
+		             "it with nccltune verify --python %s", INSTALL_NCCL_FLOOR_MAJOR,
+		             INSTALL_NCCL_FLOOR_MINOR, python,
+		             pi.nccl_from[0] ? "several or unreadable versions at " :
+		             "no nvidia-nccl-cu* distribution on its path", pi.nccl_from, python);
+		return NCCLTUNE_OK;
+	}
+	if (pi.nccl_major > INSTALL_NCCL_FLOOR_MAJOR || (pi.nccl_major == INSTALL_NCCL_FLOOR_MAJOR &&
+	                                                 pi.nccl_minor >= INSTALL_NCCL_FLOOR_MINOR)) {
+		install_note(o, "NCCL %s for %s (%s): new enough for per-size rules", pi.nccl, python,
+		             pi.nccl_from);
+		return NCCLTUNE_OK;
+	}
+	if (o->allow_old_nccl) {
+		install_note(o, "warning: NCCL %s for %s (%s) is older than %d.%d: installed anyway "
+		             "(--allow-old-nccl), but that NCCL ignores per-size rules",
+		             pi.nccl, python, pi.nccl_from, INSTALL_NCCL_FLOOR_MAJOR,
+		             INSTALL_NCCL_FLOOR_MINOR);
+		return NCCLTUNE_OK;
+	}
+	fs_errf(err, errlen, "%s: NCCL %s (%s) is older than %d.%d: it has no tuner ABI v4, so "
+	        "it would ignore this result's per-size rules and run the tuned variables with its "
+	        "own algorithm and CTAs, a combination never measured; nothing installed. Upgrade "
+	        "it (pip install -U the nvidia-nccl-cu* distribution) or, when the server loads "
+	        "another NCCL (LD_LIBRARY_PATH, a framework's NCCL path), --allow-old-nccl installs "
+	        "it anyway (then check with nccltune verify)", python, pi.nccl, pi.nccl_from,
+	        INSTALL_NCCL_FLOOR_MAJOR, INSTALL_NCCL_FLOOR_MINOR);
+	return NCCLTUNE_USAGE;
+}
+
 int nccltune_install(const char *path, const struct nccltune_install_options *o,
                      char *written, size_t written_len, char *err, size_t errlen)
 {
@@ -545,6 +603,8 @@ int nccltune_install(const char *path, const struct nccltune_install_options *o,
 		        install_gain_text(s, gain, sizeof gain),
 		        summary_command(cmd, sizeof cmd, "run", NULL));
 		rc = NCCLTUNE_USAGE;
+	} else if ((rc = install_nccl_floor(s, o, format, err, errlen)) != NCCLTUNE_OK) {
+		/* refused: the message says why */
 	} else if (strcmp(format, "pth") == 0) {
 		rc = pth_install(s, o, written, written_len, err, errlen);
 	} else {

@@ -17,6 +17,9 @@
 
 #define INSTALL_FILE_MAX (4u << 20)   /* a sitecustomize.py or nccl.conf larger is not one */
 #define INSTALL_BACKUP ".nccltune-bak"
+/* The oldest NCCL that applies per-size rules: 2.24, tuner ABI v4 (install_nccl_floor) */
+#define INSTALL_NCCL_FLOOR_MAJOR 2
+#define INSTALL_NCCL_FLOOR_MINOR 24
 
 /* The file an install changes. */
 struct target {

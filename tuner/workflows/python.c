@@ -71,9 +71,45 @@ static const char info_py[] =
 	"        if d in seen:\n"
 	"            f = os.path.join(d, 'sitecustomize.py')\n"
 	"            break\n"
+	"def nccl_in(d):\n"
+	"    lib = os.path.join(d, 'nvidia', 'nccl', 'lib')\n"
+	"    so = os.path.join(lib, 'libnccl.so.2')\n"
+	"    found, metas = set(), []\n"
+	"    if os.path.lexists(so):\n"
+	"        for n in [os.path.basename(os.path.realpath(so))] + os.listdir(lib):\n"
+	"            if n.startswith('libnccl.so.2.'):\n"
+	"                found.add(n[len('libnccl.so.'):])\n"
+	"        if found:\n"
+	"            return found, so\n"
+	"    try:\n"
+	"        metas = [n for n in os.listdir(d) if n.startswith('nvidia_nccl_cu') and\n"
+	"                 n.endswith('.dist-info')]\n"
+	"    except OSError:\n"
+	"        pass\n"
+	"    for n in metas:\n"
+	"        try:\n"
+	"            for line in open(os.path.join(d, n, 'METADATA'), encoding='utf-8', errors='replace'):\n"
+	"                if line.startswith('Version:'):\n"
+	"                    found.add(line[len('Version:'):].strip())\n"
+	"                    break\n"
+	"                if not line.strip():\n"
+	"                    break\n"
+	"        except OSError:\n"
+	"            pass\n"
+	"    if found or os.path.lexists(so):\n"
+	"        return found, (os.path.join(d, metas[0], 'METADATA') if len(metas) == 1 and found\n"
+	"                       else so if os.path.lexists(so) else d)\n"
+	"    return None\n"
+	"nccl, nccl_from = '', ''\n"
+	"for d in path:\n"
+	"    r = nccl_in(d) if os.path.isdir(d) else None\n"
+	"    if r is not None:\n"
+	"        nccl, nccl_from = (r[0].pop() if len(r[0]) == 1 else ''), os.path.abspath(r[1])\n"
+	"        break\n"
 	"print(json.dumps({'executable': sys.executable, 'prefix': prefix,\n"
 	"                  'venv': venv, 'purelib': purelib,\n"
-	"                  'purelib_on_path': on_path, 'sitecustomize': f or ''}))\n";
+	"                  'purelib_on_path': on_path, 'sitecustomize': f or '',\n"
+	"                  'nccl': nccl, 'nccl_from': nccl_from}))\n";
 
 /* Tokenize or parse argv[2] with the interpreter that will run it. "markers": print
  * "LINE COL b|e" for each marker comment token; "parse": compile only. Exit 3 with
@@ -226,6 +262,31 @@ static bool take_path(const cJSON *o, const char *key, bool empty_ok, char *buf,
 	return true;
 }
 
+/* The NCCL the interpreter's path holds, from o: "nccl" is a version (digits and dots,
+ * at least MAJOR.MINOR; anything else is taken as unknown) or "", "nccl_from" the file
+ * or folder it was read from (absolute) or "". Both absent: unknown. NCCLTUNE_OK, or
+ * NCCLTUNE_ERROR for one missing or a malformed key. */
+static int take_nccl(const cJSON *o, struct python_info *info)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "nccl");
+	unsigned major, minor;
+
+	info->nccl_major = info->nccl_minor = -1;
+	if (!v && !cJSON_GetObjectItemCaseSensitive(o, "nccl_from"))
+		return NCCLTUNE_OK;   /* an interpreter stand-in that does not say: unknown */
+	if (!cJSON_IsString(v) ||
+	    !take_path(o, "nccl_from", true, info->nccl_from, sizeof(info->nccl_from)))
+		return NCCLTUNE_ERROR;
+	if (strlen(v->valuestring) >= sizeof(info->nccl) ||
+	    strspn(v->valuestring, "0123456789.") != strlen(v->valuestring) ||
+	    sscanf(v->valuestring, "%3u.%3u", &major, &minor) != 2)
+		return NCCLTUNE_OK;
+	snprintf(info->nccl, sizeof(info->nccl), "%s", v->valuestring);
+	info->nccl_major = (int)major;
+	info->nccl_minor = (int)minor;
+	return NCCLTUNE_OK;
+}
+
 int python_info(const char *python, struct python_info *info, char *err, size_t errlen)
 {
 	char *out = NULL, why[400];
@@ -253,6 +314,12 @@ int python_info(const char *python, struct python_info *info, char *err, size_t 
 	    !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(doc, "venv")) ||
 	    !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(doc, "purelib_on_path"))) {
 		fs_errf(err, errlen, "%s gave an unusable description of itself: %.200s", python,
+		        out ? out : "");
+		goto out;
+	}
+	rc = take_nccl(doc, info);
+	if (rc != NCCLTUNE_OK) {
+		fs_errf(err, errlen, "%s gave an unusable description of its NCCL: %.200s", python,
 		        out ? out : "");
 		goto out;
 	}

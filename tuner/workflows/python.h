@@ -20,6 +20,16 @@ struct python_info {
 	bool purelib_on_path;        /* purelib is on sys.path, so its .pth files are read */
 	char sitecustomize[PATH_MAX];/* the file `import sitecustomize` finds, or would create
 	                              * (see python.c); "" when there is no place for one */
+	/* The NCCL its path holds, read without importing anything: in the first folder of
+	 * its path (sys.path, then its site folders) that has an nvidia-nccl-cu*
+	 * distribution, the version in the name libnccl.so.2.X.Y beside
+	 * nvidia/nccl/lib/libnccl.so.2, else the "Version:" of its
+	 * nvidia_nccl_cu*-*.dist-info/METADATA. "" and -1 when none is found or the folder
+	 * names several versions (a server may also load another NCCL: LD_LIBRARY_PATH, a
+	 * framework's own NCCL path, a statically linked one). */
+	char nccl[32];               /* "2.28.9", or "" */
+	int nccl_major, nccl_minor;  /* 2, 28; -1 when unknown */
+	char nccl_from[PATH_MAX];    /* the file or folder it was read from, or "" */
 };
 
 /* Ask `python` (run as given; "python3" is found in PATH), isolated and without site
