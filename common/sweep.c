@@ -1,213 +1,161 @@
-/* sweep.c - the sweep file's strict reader, the plugin's control interface through
- * dlopen, and the seeded interleaving of replays (see sweep.h), for both probes. */
+/* sweep.c - the sweep file's strict reader (on common/jsonread's tables), the plugin's
+ * control interface through dlopen, and the seeded interleaving of replays (see sweep.h),
+ * for both probes. */
 #include "sweep.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fsutil.h"
+#include "jsonread.h"
 
-#define SWEEP_MAX_SEED 9007199254740991.0   /* 2^53 - 1: exact in a JSON number */
+#define EXACT_MAX 9007199254740991.0   /* 2^53 - 1: the largest integer a double holds exactly */
 
 /* ---- the file ---- */
 
-/* Only the keys in `allowed` (NULL-terminated), none twice. */
-static int keys_known(const cJSON *o, const char *const *allowed, const char *file,
-                      const char *where, char *err, size_t errlen)
-{
-	for (const cJSON *a = o->child; a; a = a->next) {
-		bool ok = false;
+/* What reading the choices needs: the workload (--bytes) and the plan they go into. */
+struct sweep_read {
+	const struct proto_workload *w;
+	struct sweep_plan *plan;
+};
 
-		for (size_t i = 0; allowed[i]; i++)
-			ok = ok || strcmp(a->string, allowed[i]) == 0;
-		if (!ok)
-			return fs_errf(err, errlen, "%s: %s%s%s: unknown key", file, where,
-			               *where ? "." : "", a->string);
-		for (const cJSON *b = a->next; b; b = b->next)
-			if (strcmp(a->string, b->string) == 0)
-				return fs_errf(err, errlen, "%s: %s%s%s: appears twice", file, where,
-				               *where ? "." : "", a->string);
-	}
-	return 0;
-}
-
-/* An integral number in [lo, hi] under `key` (named `name` in messages). */
-static int int_value(const cJSON *it, const char *file, const char *name, double lo, double hi,
-                     double *out, char *err, size_t errlen)
+/* An algorithm or protocol name (any case) into *dst; null leaves PROTO_NCCL_ANY. */
+static int take_name(struct jr *r, const cJSON *v, int *dst, bool is_algo)
 {
-	if (!cJSON_IsNumber(it))
-		return fs_errf(err, errlen, "%s: %s: not a number", file, name);
-	if (!isfinite(it->valuedouble) || it->valuedouble != floor(it->valuedouble))
-		return fs_errf(err, errlen, "%s: %s: %g is not an integer", file, name,
-		               it->valuedouble);
-	if (it->valuedouble < lo || it->valuedouble > hi)
-		return fs_errf(err, errlen, "%s: %s: %.0f is out of range %.0f..%.0f", file, name,
-		               it->valuedouble, lo, hi);
-	*out = it->valuedouble;
-	return 0;
-}
+	char q[80];
 
-/* An optional algorithm or protocol name (any case) or null: PROTO_NCCL_ANY. */
-static int name_value(const cJSON *it, const char *file, const char *name, bool is_algo,
-                      int *out, char *err, size_t errlen)
-{
-	*out = PROTO_NCCL_ANY;
-	if (!it || cJSON_IsNull(it))
+	if (cJSON_IsNull(v))
 		return 0;
-	if (!cJSON_IsString(it))
-		return fs_errf(err, errlen, "%s: %s: neither a name nor null", file, name);
-	*out = is_algo ? proto_nccl_algo_parse(it->valuestring)
-	               : proto_nccl_proto_parse(it->valuestring);
-	if (*out < 0)
-		return fs_errf(err, errlen, "%s: %s: '%.40s' is not one of %s", file, name,
-		               it->valuestring, is_algo ? "Tree, Ring, CollNetDirect, CollNetChain, "
-		               "NVLS, NVLSTree, PAT" : "LL, LL128, Simple");
+	*dst = is_algo ? proto_nccl_algo_parse(v->valuestring)
+	               : proto_nccl_proto_parse(v->valuestring);
+	if (*dst < 0)
+		return jr_fail(r, "%s is not one of %s", jr_quote(v->valuestring, q, sizeof q),
+		               is_algo ? "Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT"
+		                       : "LL, LL128, Simple");
 	return 0;
 }
 
-static int parse_choice(const cJSON *o, size_t i, const char *file,
-                        const struct proto_workload *w, struct sweep_choice *c, char *err,
-                        size_t errlen)
+static int take_algo(struct jr *r, const cJSON *v, void *dst)
 {
-	static const char *const keys[] = {"bytes", "algo", "proto", "ctas", NULL};
-	char where[48], name[64];
-	const cJSON *it;
-	double v;
+	return take_name(r, v, &((struct sweep_choice *)dst)->algo, true);
+}
 
-	snprintf(where, sizeof where, "choices[%zu]", i);
-	if (!cJSON_IsObject(o))
-		return fs_errf(err, errlen, "%s: %s: not an object", file, where);
-	if (keys_known(o, keys, file, where, err, errlen) != 0)
+static int take_proto(struct jr *r, const cJSON *v, void *dst)
+{
+	return take_name(r, v, &((struct sweep_choice *)dst)->proto, false);
+}
+
+#define C(f) offsetof(struct sweep_choice, f)
+
+static const struct jr_field choice_fields[] = {
+	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, EXACT_MAX, NULL, JR_SIZE, C(bytes),
+	 0, NULL},
+	{"algo", JR_STRING | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_algo},
+	{"proto", JR_STRING | JR_NULL, 0, 0, 0, NULL, JR_KEEP, 0, 0, take_proto},
+	{"ctas", JR_NUMBER | JR_NULL, JR_INTEGER, 0, SWEEP_MAX_CTAS, NULL, JR_INT, C(ctas), 0,
+	 NULL},
+	JR_END,
+};
+
+#undef C
+
+/* choices[i]: its fields, then its size among --bytes (the first equal entry). */
+static int take_choice(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	struct sweep_read *sr = ctx;
+	struct sweep_choice *c = &sr->plan->choices[i];
+	const struct proto_workload *w = sr->w;
+	int rc;
+
+	c->algo = PROTO_NCCL_ANY;
+	c->proto = PROTO_NCCL_ANY;
+	c->ctas = 0;
+	if (jr_dispatch(r, v, choice_fields, false, c, NULL) < 0)
 		return -1;
-	snprintf(name, sizeof name, "%s.bytes", where);
-	it = cJSON_GetObjectItemCaseSensitive(o, "bytes");
-	if (!it)
-		return fs_errf(err, errlen, "%s: %s: missing", file, name);
-	if (int_value(it, file, name, 1, 9007199254740991.0, &v, err, errlen) != 0)
-		return -1;
-	c->bytes = (size_t)v;
 	c->size = w->nsizes;
 	for (size_t s = w->nsizes; s-- > 0;)
 		if (w->bytes[s] == c->bytes)
 			c->size = s;
-	if (c->size == w->nsizes)
-		return fs_errf(err, errlen, "%s: %s: %zu is not one of --bytes", file, name, c->bytes);
-	snprintf(name, sizeof name, "%s.algo", where);
-	if (name_value(cJSON_GetObjectItemCaseSensitive(o, "algo"), file, name, true, &c->algo,
-	               err, errlen) != 0)
-		return -1;
-	snprintf(name, sizeof name, "%s.proto", where);
-	if (name_value(cJSON_GetObjectItemCaseSensitive(o, "proto"), file, name, false, &c->proto,
-	               err, errlen) != 0)
-		return -1;
-	snprintf(name, sizeof name, "%s.ctas", where);
-	it = cJSON_GetObjectItemCaseSensitive(o, "ctas");
-	c->ctas = 0;
-	if (it && !cJSON_IsNull(it)) {
-		if (int_value(it, file, name, 0, SWEEP_MAX_CTAS, &v, err, errlen) != 0)
+	if (c->size == w->nsizes) {
+		if (jr_push_key(r, "bytes") < 0)
 			return -1;
-		c->ctas = (int)v;
+		rc = jr_fail(r, "%zu is not one of --bytes", c->bytes);
+		jr_pop(r);
+		return rc;
 	}
+	return 0;
+}
+
+static const char *const schema_words[] = {SWEEP_SCHEMA, NULL};
+
+#define P(f) offsetof(struct sweep_plan, f)
+
+static const struct jr_field plan_fields[] = {
+	{"schema", JR_STRING, JR_REQUIRED, 0, 0, schema_words, JR_KEEP, 0, 0, NULL},
+	{"rounds", JR_NUMBER, JR_INTEGER, 1, SWEEP_MAX_ROUNDS, NULL, JR_INT, P(rounds), 0, NULL},
+	{"seed", JR_NUMBER, JR_INTEGER, 0, EXACT_MAX, NULL, JR_U64, P(seed), 0, NULL},
+	{"choices", JR_ARRAY, JR_REQUIRED, 0, PROTO_MAX_CHOICES, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
+};
+
+#undef P
+
+/* The checks across keys, after the table: rounds against --iters (the default too), then
+ * each choice (it needs the workload, which the table's handlers do not see). */
+static int plan_read(struct jr *r, const cJSON *root, struct sweep_read *sr)
+{
+	const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+	int rc;
+
+	if (jr_push_key(r, "rounds") < 0)
+		return -1;
+	rc = sr->plan->rounds > sr->w->iters
+	     ? jr_fail(r, "%d is more than --iters %d (every round needs a timed replay of each "
+	               "choice)", sr->plan->rounds, sr->w->iters) : 0;
+	jr_pop(r);
+	if (rc < 0 || jr_push_key(r, "choices") < 0)
+		return -1;
+	rc = jr_each(r, choices, PROTO_MAX_CHOICES, take_choice, sr);
+	if (rc == 0 && !choices->child)
+		rc = jr_fail(r, "empty");
+	jr_pop(r);
+	if (rc < 0)
+		return -1;
+	sr->plan->nchoices = (size_t)cJSON_GetArraySize(choices);
 	return 0;
 }
 
 int sweep_parse(const char *text, size_t len, const char *file, const struct proto_workload *w,
                 struct sweep_plan *out, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"schema", "rounds", "seed", "choices", NULL};
+	struct sweep_read sr = {w, out};
 	cJSON *root = NULL;
-	const cJSON *it, *c;
-	const char *end = NULL;
-	double v;
-	size_t n = 0;
+	struct jr r;
 	int rc = -1;
 
 	memset(out, 0, sizeof *out);
 	snprintf(out->file, sizeof out->file, "%s", file);
 	out->rounds = SWEEP_DEFAULT_ROUNDS;
 	out->seed = SWEEP_DEFAULT_SEED;
-	if (memchr(text, '\0', len)) {
-		fs_errf(err, errlen, "%s: contains a NUL byte", file);
+	jr_init(&r, out->file, err, errlen);
+	/* the reader has always taken any C whitespace after the object (\v, \f too) */
+	while (len > 0 && isspace((unsigned char)text[len - 1]))
+		len--;
+	root = jr_parse(&r, text, len);
+	if (!root)
 		goto out;
-	}
-	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-
-		fs_errf(err, errlen, "%s: not JSON (parse error at byte %zu)", file,
-		        at && at >= text && at <= text + len ? (size_t)(at - text) : (size_t)0);
+	if (jr_dispatch(&r, root, plan_fields, false, out, NULL) < 0 ||
+	    plan_read(&r, root, &sr) < 0)
 		goto out;
-	}
-	for (; end && end < text + len; end++) {
-		if (!isspace((unsigned char)*end)) {
-			fs_errf(err, errlen, "%s: text after the JSON object (byte %zu)", file,
-			        (size_t)(end - text));
-			goto out;
-		}
-	}
-	if (!cJSON_IsObject(root)) {
-		fs_errf(err, errlen, "%s: not a JSON object", file);
-		goto out;
-	}
-	if (keys_known(root, keys, file, "", err, errlen) != 0)
-		goto out;
-	it = cJSON_GetObjectItemCaseSensitive(root, "schema");
-	if (!cJSON_IsString(it) || strcmp(it->valuestring, SWEEP_SCHEMA) != 0) {
-		fs_errf(err, errlen, "%s: schema: %s, want \"%s\"", file,
-		        !it ? "missing" : cJSON_IsString(it) ? "unknown" : "not a string", SWEEP_SCHEMA);
-		goto out;
-	}
-	it = cJSON_GetObjectItemCaseSensitive(root, "rounds");
-	if (it) {
-		if (int_value(it, file, "rounds", 1, SWEEP_MAX_ROUNDS, &v, err, errlen) != 0)
-			goto out;
-		out->rounds = (int)v;
-	}
-	if (out->rounds > w->iters) {
-		fs_errf(err, errlen, "%s: rounds: %d is more than --iters %d (every round needs a "
-		        "timed replay of each choice)", file, out->rounds, w->iters);
-		goto out;
-	}
-	it = cJSON_GetObjectItemCaseSensitive(root, "seed");
-	if (it) {
-		if (int_value(it, file, "seed", 0, SWEEP_MAX_SEED, &v, err, errlen) != 0)
-			goto out;
-		out->seed = (uint64_t)v;
-	}
-	it = cJSON_GetObjectItemCaseSensitive(root, "choices");
-	if (!it) {
-		fs_errf(err, errlen, "%s: choices: missing", file);
-		goto out;
-	}
-	if (!cJSON_IsArray(it)) {
-		fs_errf(err, errlen, "%s: choices: not an array", file);
-		goto out;
-	}
-	cJSON_ArrayForEach(c, it) {
-		if (n == PROTO_MAX_CHOICES) {
-			fs_errf(err, errlen, "%s: choices: more than %d", file, PROTO_MAX_CHOICES);
-			goto out;
-		}
-		if (parse_choice(c, n, file, w, &out->choices[n], err, errlen) != 0)
-			goto out;
-		n++;
-	}
-	if (n == 0) {
-		fs_errf(err, errlen, "%s: choices: empty", file);
-		goto out;
-	}
-	out->nchoices = n;
-	rc = 0;
+	rc = 0;   /* nchoices is set last: a refused file leaves it 0 */
 out:
-	if (rc != 0)
-		out->nchoices = 0;
 	cJSON_Delete(root);
 	return rc;
 }

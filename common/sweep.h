@@ -43,9 +43,10 @@ struct sweep_plan {
  * workload w (--bytes, --iters). Strict: an object with "schema" (SWEEP_SCHEMA),
  * "choices" (1..PROTO_MAX_CHOICES objects with "bytes" (one of --bytes), optional
  * "algo"/"proto" (NCCL's names, any case, or null) and "ctas" (0..64)), optional
- * "rounds" (1..1000 and at most --iters; default 5) and "seed" (0..2^53; default 1); no
- * other keys, no key twice, no trailing text. Returns 0 with *out filled, or -1 with
- * "FILE: key: why" in err. */
+ * "rounds" (1..1000 and at most --iters; default 5) and "seed" (0..2^53-1; default 1); no
+ * other keys, no key twice, no trailing text but whitespace. Read through common/jsonread's
+ * tables: returns 0 with *out filled, or -1 with its message, "FILE: choices[2].ctas: why",
+ * in err (and out->nchoices 0). */
 int sweep_parse(const char *text, size_t len, const char *file, const struct proto_workload *w,
                 struct sweep_plan *out, char *err, size_t errlen);
 

@@ -4,12 +4,17 @@
  * ("FILE: why" at the top level). Validation is strict: an unknown key, a wrong type, a
  * control character or an impossible value is an error naming the file, the key (as a
  * path like machine.gpus[3].socket, each key printable and cut as jsonread cuts it) and
- * the reason. Loading files and built-ins, and the modelled fingerprint, are model.c. */
+ * the reason. The fixed-shape objects (software, machine.nvswitch, the per-protocol
+ * costs, costs.tree, costs.nvls, noise, fit) are read through jsonread's tables, their
+ * model-specific checks in handlers; the rest (whose keys depend on the machine, and the
+ * cross-key rules) is still validated here (issue 29). Loading files and built-ins, and
+ * the modelled fingerprint, are model.c. */
 #include "model.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +24,15 @@
 #include "modeldef.h"
 
 #define PATHLEN 160
+#define UNBOUNDED 1e15   /* entries of an array with no limit of its own (the file has one) */
 
-/* Where we are while validating: the source's name and the error buffer. */
+/* Where we are while validating: the source's name, the error buffer, and jsonread's
+ * reader (same origin and buffer) for the objects read through its tables. */
 struct jctx {
 	const char *where;
 	char *err;
 	size_t errlen;
+	struct jr r;
 };
 
 static int jfail(struct jctx *c, const char *path, const char *fmt, ...)
@@ -204,6 +212,112 @@ static int check_strings(struct jctx *c, const cJSON *o, const char *path, const
 	return 0;
 }
 
+/* ---- the objects read through jsonread's tables ---- */
+
+/* Read object `o` at `path` (built by subpath/subindex) through `fields` into dst: the
+ * table refuses unknown, repeated and missing keys and wrong values, in jsonread's words
+ * under the path. */
+static int table_at(struct jctx *c, const cJSON *o, const char *path,
+                    const struct jr_field *fields, void *dst)
+{
+	snprintf(c->r.path, sizeof c->r.path, "%s", path);   /* jsonread pops back to it */
+	c->r.depth = 0;
+	return jr_dispatch(&c->r, o, fields, false, dst, NULL);
+}
+
+/* A model's strings are never empty (jsonread checks the type, length and characters). */
+static int take_nonempty(struct jr *r, const cJSON *v, void *dst)
+{
+	(void)dst;
+	return v->valuestring[0] ? 0 : jr_fail(r, "is empty");
+}
+
+#define M(f) offsetof(struct model, f), sizeof ((struct model *)0)->f
+#define MD(f) offsetof(struct model, f), 0
+
+static const struct jr_field software_fields[] = {
+	{"driver", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_STRBUF, M(driver), take_nonempty},
+	{"cuda_runtime", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_STRBUF, M(cuda_runtime),
+	 take_nonempty},
+	{"cuda_driver", JR_STRING, JR_REQUIRED, 0, 0, NULL, JR_STRBUF, M(cuda_driver),
+	 take_nonempty},
+	JR_END,
+};
+
+static const struct jr_field nvswitch_fields[] = {
+	{"links", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 18, NULL, JR_INT, MD(nvlinks), NULL},
+	{"nvls", JR_BOOL, JR_REQUIRED, 0, 0, NULL, JR_BOOLEAN, MD(nvls_capable), NULL},
+	JR_END,
+};
+
+static const struct jr_field tree_fields[] = {
+	{"extra_us", JR_NUMBER, JR_REQUIRED, 0, 1000, NULL, JR_DOUBLE, MD(tree_extra_us), NULL},
+	{"data_factor", JR_NUMBER, JR_REQUIRED, 0.1, 100, NULL, JR_DOUBLE, MD(tree_data_factor),
+	 NULL},
+	JR_END,
+};
+
+static const struct jr_field nvls_fields[] = {
+	{"latency_us", JR_NUMBER, JR_REQUIRED, 0, 1000, NULL, JR_DOUBLE, MD(nvls_latency_us),
+	 NULL},
+	{"bw_GBps", JR_NUMBER, JR_REQUIRED, 0.001, 100000, NULL, JR_DOUBLE, MD(nvls_bw), NULL},
+	JR_END,
+};
+
+/* noise.outlier_factor: [low, high], 1 <= low <= high <= 100. */
+static int take_outlier_factor(struct jr *r, const cJSON *v, void *dst)
+{
+	struct model *m = dst;
+
+	if (cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(v->child) ||
+	    !cJSON_IsNumber(v->child->next))
+		return jr_fail(r, "expected [low, high]");
+	m->outlier_lo = v->child->valuedouble;
+	m->outlier_hi = v->child->next->valuedouble;
+	if (!(m->outlier_lo >= 1 && m->outlier_lo <= m->outlier_hi && m->outlier_hi <= 100))
+		return jr_fail(r, "need 1 <= low <= high <= 100");
+	return 0;
+}
+
+static const struct jr_field noise_fields[] = {
+	{"sigma", JR_NUMBER, JR_REQUIRED, 0, 1, NULL, JR_DOUBLE, MD(sigma), NULL},
+	{"run_sigma", JR_NUMBER, JR_REQUIRED, 0, 1, NULL, JR_DOUBLE, MD(run_sigma), NULL},
+	{"outlier_probability", JR_NUMBER, JR_REQUIRED, 0, 1, NULL, JR_DOUBLE,
+	 MD(outlier_probability), NULL},
+	{"outlier_factor", JR_ARRAY, JR_REQUIRED, 0, 0, NULL, JR_KEEP, 0, 0, take_outlier_factor},
+	{"transient_failure_probability", JR_NUMBER, JR_REQUIRED, 0, 1, NULL, JR_DOUBLE,
+	 MD(transient_failure_probability), NULL},
+	JR_END,
+};
+
+/* fit.parameters: an array of strings, each non-empty (it may be empty itself). */
+static int take_parameter(struct jr *r, const cJSON *v, size_t i, void *ctx)
+{
+	(void)i;
+	(void)ctx;
+	if (!cJSON_IsString(v) || !v->valuestring[0])
+		return jr_fail(r, "expected a non-empty string");
+	return 0;
+}
+
+static int take_parameters(struct jr *r, const cJSON *v, void *dst)
+{
+	(void)dst;
+	return jr_each(r, v, (size_t)UNBOUNDED, take_parameter, NULL);
+}
+
+static const struct jr_field fit_fields[] = {
+	{"method", JR_STRING, JR_REQUIRED, 0, 2047, NULL, JR_KEEP, 0, 0, take_nonempty},
+	{"tool", JR_STRING, JR_REQUIRED, 0, 255, NULL, JR_KEEP, 0, 0, take_nonempty},
+	{"parameters", JR_ARRAY, JR_REQUIRED, 0, UNBOUNDED, NULL, JR_KEEP, 0, 0,
+	 take_parameters},
+	{"max_rel_error", JR_NUMBER, JR_REQUIRED, 0, 10, NULL, JR_KEEP, 0, 0, NULL},
+	JR_END,
+};
+
+#undef MD
+#undef M
+
 static int lookup_name(const char *s, const char *(*name)(int), int n)
 {
 	for (int i = 0; i < n; i++)
@@ -240,22 +354,18 @@ enum model_path model_link_path(enum model_link l)
 static int get_per_proto(struct jctx *c, const cJSON *o, const char *path, const char *key,
                          double lo, double hi, double out[MODEL_NPROTOS])
 {
-	const char *keys[MODEL_NPROTOS + 1];
+	struct jr_field fields[MODEL_NPROTOS + 1] = {[MODEL_NPROTOS] = JR_END};
 	const cJSON *it = item(o, key);
 	char sub[PATHLEN];
 
 	for (int p = 0; p < MODEL_NPROTOS; p++)
-		keys[p] = model_proto_name((enum model_proto)p);
-	keys[MODEL_NPROTOS] = NULL;
+		fields[p] = (struct jr_field){model_proto_name((enum model_proto)p), JR_NUMBER,
+		                              JR_REQUIRED, lo, hi, NULL, JR_DOUBLE,
+		                              (size_t)p * sizeof(double), 0, NULL};
 	subpath(sub, path, key);
 	if (!it)
 		return jfail(c, sub, "missing");
-	if (check_object(c, it, sub, keys, keys))
-		return -1;
-	for (int p = 0; p < MODEL_NPROTOS; p++)
-		if (get_number(c, it, sub, keys[p], lo, hi, &out[p]))
-			return -1;
-	return 0;
+	return table_at(c, it, sub, fields, out);
 }
 
 /* Per transport: nvlink only on NVSwitch machines (and required there); p2p, shm and net
@@ -296,16 +406,7 @@ static int get_per_transport_proto(struct jctx *c, const struct model *m, const 
 
 static int parse_software(struct jctx *c, const cJSON *root, struct model *m)
 {
-	static const char *const keys[] = { "driver", "cuda_runtime", "cuda_driver", NULL };
-	const cJSON *o = item(root, "software");
-
-	if (check_object(c, o, "software", keys, keys))
-		return -1;
-	if (get_string(c, o, "software", "driver", m->driver, sizeof m->driver) ||
-	    get_string(c, o, "software", "cuda_runtime", m->cuda_runtime, sizeof m->cuda_runtime) ||
-	    get_string(c, o, "software", "cuda_driver", m->cuda_driver, sizeof m->cuda_driver))
-		return -1;
-	return 0;
+	return table_at(c, item(root, "software"), "software", software_fields, m);
 }
 
 static int parse_gpu(struct jctx *c, const cJSON *g, const char *path, int sockets,
@@ -361,7 +462,6 @@ static int parse_machine(struct jctx *c, const cJSON *root, struct model *m)
 	static const char *const keys[] = {
 		"gpu_name", "compute_capability", "cpu_vendor", "sockets", "pcie_gen", "gpus",
 		"nvswitch", "p2p_max_path", "nvls_enable_default", NULL };
-	static const char *const nvs_keys[] = { "links", "nvls", NULL };
 	const cJSON *o = item(root, "machine"), *gpus, *nvs;
 	char vendor[16], p2p[8], sub[PATHLEN];
 	int sockets, pcie_gen, nvls_default;
@@ -406,9 +506,7 @@ static int parse_machine(struct jctx *c, const cJSON *root, struct model *m)
 
 	nvs = item(o, "nvswitch");
 	if (!cJSON_IsNull(nvs)) {
-		if (check_object(c, nvs, "machine.nvswitch", nvs_keys, nvs_keys) ||
-		    get_int(c, nvs, "machine.nvswitch", "links", 1, 18, &m->nvlinks) ||
-		    get_bool(c, nvs, "machine.nvswitch", "nvls", &m->nvls_capable))
+		if (table_at(c, nvs, "machine.nvswitch", nvswitch_fields, m))
 			return -1;
 	}
 	derive_links(m);
@@ -456,8 +554,6 @@ static int parse_costs(struct jctx *c, const cJSON *root, struct model *m)
 		"launch_us", "hop_us", "cta_bw_GBps", "link_bw_GBps", "path_extra_us",
 		"threads_saturate", "cta_sync_us", "host_callback_us", "proxy_per_channel_us",
 		"proxy_per_comm_channel_us", "tree", NULL };
-	static const char *const tree_keys[] = { "extra_us", "data_factor", NULL };
-	static const char *const nvls_keys[] = { "latency_us", "bw_GBps", NULL };
 	const char *tkeys[MODEL_NTRANSPORTS + 1];
 	const char *lkeys[MODEL_NLINKS + 1];
 	const cJSON *o = item(root, "costs"), *it;
@@ -500,18 +596,14 @@ static int parse_costs(struct jctx *c, const cJSON *root, struct model *m)
 				return -1;
 
 	it = item(o, "tree");
-	if (check_object(c, it, "costs.tree", tree_keys, tree_keys) ||
-	    get_number(c, it, "costs.tree", "extra_us", 0, 1000, &m->tree_extra_us) ||
-	    get_number(c, it, "costs.tree", "data_factor", 0.1, 100, &m->tree_data_factor))
+	if (table_at(c, it, "costs.tree", tree_fields, m))
 		return -1;
 
 	it = item(o, "nvls");
 	if (m->nvls_capable) {
 		if (!it)
 			return jfail(c, "costs.nvls", "missing (the machine has NVLS)");
-		if (check_object(c, it, "costs.nvls", nvls_keys, nvls_keys) ||
-		    get_number(c, it, "costs.nvls", "latency_us", 0, 1000, &m->nvls_latency_us) ||
-		    get_number(c, it, "costs.nvls", "bw_GBps", 0.001, 100000, &m->nvls_bw))
+		if (table_at(c, it, "costs.nvls", nvls_fields, m))
 			return -1;
 	} else if (it) {
 		return jfail(c, "costs.nvls", "only for machines with NVLS (machine.nvswitch.nvls)");
@@ -521,28 +613,7 @@ static int parse_costs(struct jctx *c, const cJSON *root, struct model *m)
 
 static int parse_noise(struct jctx *c, const cJSON *root, struct model *m)
 {
-	static const char *const keys[] = {
-		"sigma", "run_sigma", "outlier_probability", "outlier_factor",
-		"transient_failure_probability", NULL };
-	const cJSON *o = item(root, "noise"), *f;
-
-	if (check_object(c, o, "noise", keys, keys))
-		return -1;
-	if (get_number(c, o, "noise", "sigma", 0, 1, &m->sigma) ||
-	    get_number(c, o, "noise", "run_sigma", 0, 1, &m->run_sigma) ||
-	    get_number(c, o, "noise", "outlier_probability", 0, 1, &m->outlier_probability) ||
-	    get_number(c, o, "noise", "transient_failure_probability", 0, 1,
-	               &m->transient_failure_probability))
-		return -1;
-	f = item(o, "outlier_factor");
-	if (!cJSON_IsArray(f) || cJSON_GetArraySize(f) != 2 ||
-	    !cJSON_IsNumber(f->child) || !cJSON_IsNumber(f->child->next))
-		return jfail(c, "noise.outlier_factor", "expected [low, high]");
-	m->outlier_lo = f->child->valuedouble;
-	m->outlier_hi = f->child->next->valuedouble;
-	if (!(m->outlier_lo >= 1 && m->outlier_lo <= m->outlier_hi && m->outlier_hi <= 100))
-		return jfail(c, "noise.outlier_factor", "need 1 <= low <= high <= 100");
-	return 0;
+	return table_at(c, item(root, "noise"), "noise", noise_fields, m);
 }
 
 static int parse_stage(struct jctx *c, const cJSON *o, const char *path, enum proto_stage *out)
@@ -701,7 +772,7 @@ static int parse_calibration(struct jctx *c, const cJSON *root)
 			return jfail(c, sub, "needs exactly one of 'us' (a latency), 'stage' (a failure) "
 			             "or 'runs' (true: it must run)");
 		if (item(f, "runs")) {
-			bool runs;
+			bool runs = false;
 
 			if (get_bool(c, f, sub, "runs", &runs))
 				return -1;
@@ -756,17 +827,7 @@ static int parse_landscape(struct jctx *c, const cJSON *root)
 
 static int parse_fit(struct jctx *c, const cJSON *root)
 {
-	static const char *const keys[] = { "method", "tool", "parameters", "max_rel_error", NULL };
-	const cJSON *o = item(root, "fit");
-	double v;
-
-	if (check_object(c, o, "fit", keys, keys) ||
-	    get_string(c, o, "fit", "method", NULL, 2048) ||
-	    get_string(c, o, "fit", "tool", NULL, 256) ||
-	    check_strings(c, o, "fit", "parameters", false) ||
-	    get_number(c, o, "fit", "max_rel_error", 0, 10, &v))
-		return -1;
-	return 0;
+	return table_at(c, item(root, "fit"), "fit", fit_fields, NULL);
 }
 
 struct model *model_parse(const char *json, size_t len, const char *where, char *err,
@@ -778,7 +839,7 @@ struct model *model_parse(const char *json, size_t len, const char *where, char 
 	static const char *const req[] = {
 		"schema", "name", "summary", "nccl_version", "software", "machine", "nccl", "costs",
 		"noise", "failures", "calibration", "fit", "notes", "sources", NULL };
-	struct jctx c = { where, err, errlen };
+	struct jctx c = { where, err, errlen, {0} };
 	struct model *m = NULL;
 	cJSON *root = NULL;
 	struct jr r;
@@ -786,6 +847,7 @@ struct model *model_parse(const char *json, size_t len, const char *where, char 
 	int ok = -1;
 
 	jr_init(&r, where, err, errlen);
+	jr_init(&c.r, where, err, errlen);
 	root = jr_parse(&r, json, len);
 	if (!root)
 		goto out;

@@ -165,6 +165,31 @@ static void test_errors(void)
 	             "test.json: bo?gus: unknown key");
 	expect_error("\"tolerance\": 0.1", "\"tolerance\": 0.1, \"tolerance\": 0.2",
 	             "test.json: calibration[0].tolerance: appears twice");
+	/* the objects read through jsonread's tables */
+	expect_error("\"driver\": \"580.95.05\"", "\"driver\": \"\"",
+	             "test.json: software.driver: is empty");
+	expect_error("\"cuda_driver\": \"13.0\"", "\"cuda_driver\": \"13.0.0.0.0.0.0.0\"",
+	             "test.json: software.cuda_driver: string longer than 15 bytes");
+	expect_error("\"launch_us\": {\"LL\": 3.5,", "\"launch_us\": {\"LL\": 1001,",
+	             "test.json: costs.launch_us.LL: 1001 is out of range [0, 1000]");
+	expect_error("\"launch_us\": {\"LL\": 3.5, ", "\"launch_us\": {",
+	             "test.json: costs.launch_us.LL: missing");
+	expect_error("\"data_factor\": 2.9}", "\"data_factor\": 2.9, \"depth\": 1}",
+	             "test.json: costs.tree.depth: unknown key (expected extra_us, data_factor)");
+	expect_error("\"nvswitch\": null", "\"nvswitch\": {\"links\": 19, \"nvls\": false}",
+	             "test.json: machine.nvswitch.links: 19 is out of range [1, 18]");
+	expect_error("\"nvswitch\": null", "\"nvswitch\": {\"links\": 4, \"nvls\": 1}",
+	             "test.json: machine.nvswitch.nvls: expected a boolean, got a number");
+	expect_error("\"outlier_factor\": [1.5, 3.0]", "\"outlier_factor\": [3.0, 1.5]",
+	             "test.json: noise.outlier_factor: need 1 <= low <= high <= 100");
+	expect_error("\"outlier_factor\": [1.5, 3.0]", "\"outlier_factor\": [1.5]",
+	             "test.json: noise.outlier_factor: expected [low, high]");
+	expect_error("\"outlier_factor\": [1.5, 3.0]", "\"outlier_factor\": [1.5, 2.0, 3.0]",
+	             "test.json: noise.outlier_factor: expected [low, high]");
+	expect_error("\"parameters\": [\"", "\"parameters\": [\"\", \"",
+	             "test.json: fit.parameters[0]: expected a non-empty string");
+	expect_error("\"max_rel_error\": 0.0", "\"max_rel_error\": 11",
+	             "test.json: fit.max_rel_error: 11 is out of range [0, 10]");
 }
 
 static void test_fingerprint(void)

@@ -72,49 +72,71 @@ static void test_parse_errors(void)
 #define S "{\"schema\":\"nccltune-sweep/1\","
 #define C(x) S "\"choices\":[" x "]}"
 	static const char *const bad[][2] = {
-		{"", "s.json: not JSON (parse error at byte 0)"},
-		{"{\"schema\":", "s.json: not JSON"},
-		{"[]", "s.json: not a JSON object"},
-		{C("{\"bytes\":43008}") " {}", "s.json: text after the JSON object"},
-		{S "\"choices\":[{\"bytes\":43008}],\"round\":3}", "s.json: round: unknown key"},
+		{"", "s.json: line 1: not valid JSON (truncated or corrupt near byte 0)"},
+		{"{\"schema\":", "s.json: line 1: not valid JSON"},
+		{"[]", "s.json: expected an object, got an array"},
+		{C("{\"bytes\":43008}") " {}", "s.json: line 1: text after the JSON value"},
+		{S "\"choices\":[{\"bytes\":43008}],\"round\":3}",
+		 "s.json: round: unknown key (expected schema, rounds, seed, choices)"},
 		{S "\"schema\":\"nccltune-sweep/1\",\"choices\":[{\"bytes\":43008}]}",
-		 "s.json: schema: appears twice"},
-		{"{\"choices\":[{\"bytes\":43008}]}", "s.json: schema: missing, want \"nccltune-sweep/1\""},
-		{"{\"schema\":\"nccltune-sweep/2\",\"choices\":[]}", "s.json: schema: unknown"},
-		{"{\"schema\":1,\"choices\":[]}", "s.json: schema: not a string"},
-		{S "\"rounds\":0,\"choices\":[{\"bytes\":43008}]}", "s.json: rounds: 0 is out of range 1..1000"},
-		{S "\"rounds\":1001,\"choices\":[{\"bytes\":43008}]}", "s.json: rounds: 1001 is out of range"},
-		{S "\"rounds\":2.5,\"choices\":[{\"bytes\":43008}]}", "s.json: rounds: 2.5 is not an integer"},
-		{S "\"rounds\":\"5\",\"choices\":[{\"bytes\":43008}]}", "s.json: rounds: not a number"},
+		 "s.json: schema: duplicate key"},
+		{"{\"choices\":[{\"bytes\":43008}]}", "s.json: schema: missing"},
+		{"{\"schema\":\"nccltune-sweep/2\",\"choices\":[]}",
+		 "s.json: schema: expected \"nccltune-sweep/1\""},
+		{"{\"schema\":1,\"choices\":[]}",
+		 "s.json: schema: expected a string, got a number"},
+		{S "\"rounds\":0,\"choices\":[{\"bytes\":43008}]}",
+		 "s.json: rounds: 0 is out of range [1, 1000]"},
+		{S "\"rounds\":1001,\"choices\":[{\"bytes\":43008}]}",
+		 "s.json: rounds: 1001 is out of range [1, 1000]"},
+		{S "\"rounds\":2.5,\"choices\":[{\"bytes\":43008}]}",
+		 "s.json: rounds: expected an integer, got 2.5"},
+		{S "\"rounds\":\"5\",\"choices\":[{\"bytes\":43008}]}",
+		 "s.json: rounds: expected a number, got a string"},
 		{S "\"rounds\":21,\"choices\":[{\"bytes\":43008}]}",
 		 "s.json: rounds: 21 is more than --iters 20"},
-		{S "\"seed\":-1,\"choices\":[{\"bytes\":43008}]}", "s.json: seed: -1 is out of range"},
-		{S "\"seed\":0.5,\"choices\":[{\"bytes\":43008}]}", "s.json: seed: 0.5 is not an integer"},
-		{S "\"seed\":9007199254740992,\"choices\":[{\"bytes\":43008}]}", "s.json: seed: "},
-		{S "\"seed\":\"1\",\"choices\":[{\"bytes\":43008}]}", "s.json: seed: not a number"},
+		{S "\"seed\":-1,\"choices\":[{\"bytes\":43008}]}",
+		 "s.json: seed: -1 is out of range [0, 9007199254740991]"},
+		{S "\"seed\":0.5,\"choices\":[{\"bytes\":43008}]}",
+		 "s.json: seed: expected an integer, got 0.5"},
+		{S "\"seed\":9007199254740992,\"choices\":[{\"bytes\":43008}]}",
+		 "s.json: seed: 9007199254740992 is out of range [0, 9007199254740991]"},
+		{S "\"seed\":\"1\",\"choices\":[{\"bytes\":43008}]}",
+		 "s.json: seed: expected a number, got a string"},
 		{"{\"schema\":\"nccltune-sweep/1\"}", "s.json: choices: missing"},
-		{S "\"choices\":{}}", "s.json: choices: not an array"},
+		{S "\"choices\":{}}", "s.json: choices: expected an array, got an object"},
 		{S "\"choices\":[]}", "s.json: choices: empty"},
-		{C("7"), "s.json: choices[0]: not an object"},
-		{C("{\"bytes\":43008},{\"bytes\":43008,\"chunk\":4}"), "s.json: choices[1].chunk: unknown key"},
-		{C("{\"bytes\":43008,\"bytes\":1024}"), "s.json: choices[0].bytes: appears twice"},
+		{C("7"), "s.json: choices[0]: expected an object, got a number"},
+		{C("{\"bytes\":43008},{\"bytes\":43008,\"chunk\":4}"),
+		 "s.json: choices[1].chunk: unknown key (expected bytes, algo, proto, ctas)"},
+		{C("{\"bytes\":43008,\"bytes\":1024}"), "s.json: choices[0].bytes: duplicate key"},
 		{C("{\"algo\":\"Ring\"}"), "s.json: choices[0].bytes: missing"},
-		{C("{\"bytes\":\"43008\"}"), "s.json: choices[0].bytes: not a number"},
+		{C("{\"bytes\":\"43008\"}"),
+		 "s.json: choices[0].bytes: expected a number, got a string"},
 		{C("{\"bytes\":43010}"), "s.json: choices[0].bytes: 43010 is not one of --bytes"},
-		{C("{\"bytes\":0}"), "s.json: choices[0].bytes: 0 is out of range"},
-		{C("{\"bytes\":43008.5}"), "s.json: choices[0].bytes: 43008.5 is not an integer"},
+		{C("{\"bytes\":0}"),
+		 "s.json: choices[0].bytes: 0 is out of range [1, 9007199254740991]"},
+		{C("{\"bytes\":43008.5}"),
+		 "s.json: choices[0].bytes: expected an integer, got 43008.5"},
 		{C("{\"bytes\":43008,\"algo\":\"Rnig\"}"),
 		 "s.json: choices[0].algo: 'Rnig' is not one of Tree, Ring, CollNetDirect, CollNetChain, "
 		 "NVLS, NVLSTree, PAT"},
-		{C("{\"bytes\":43008,\"algo\":\"nvls_tree\"}"), "s.json: choices[0].algo: 'nvls_tree'"},
-		{C("{\"bytes\":43008,\"algo\":1}"), "s.json: choices[0].algo: neither a name nor null"},
+		{C("{\"bytes\":43008,\"algo\":\"nvls_tree\"}"),
+		 "s.json: choices[0].algo: 'nvls_tree' is not one of Tree, Ring"},
+		{C("{\"bytes\":43008,\"algo\":1}"),
+		 "s.json: choices[0].algo: expected a string or null, got a number"},
 		{C("{\"bytes\":43008,\"proto\":\"LL64\"}"),
 		 "s.json: choices[0].proto: 'LL64' is not one of LL, LL128, Simple"},
-		{C("{\"bytes\":43008,\"proto\":true}"), "s.json: choices[0].proto: neither a name nor null"},
-		{C("{\"bytes\":43008,\"ctas\":-1}"), "s.json: choices[0].ctas: -1 is out of range 0..64"},
-		{C("{\"bytes\":43008,\"ctas\":65}"), "s.json: choices[0].ctas: 65 is out of range 0..64"},
-		{C("{\"bytes\":43008,\"ctas\":1.5}"), "s.json: choices[0].ctas: 1.5 is not an integer"},
-		{C("{\"bytes\":43008,\"ctas\":\"4\"}"), "s.json: choices[0].ctas: not a number"},
+		{C("{\"bytes\":43008,\"proto\":true}"),
+		 "s.json: choices[0].proto: expected a string or null, got a boolean"},
+		{C("{\"bytes\":43008,\"ctas\":-1}"),
+		 "s.json: choices[0].ctas: -1 is out of range [0, 64]"},
+		{C("{\"bytes\":43008,\"ctas\":65}"),
+		 "s.json: choices[0].ctas: 65 is out of range [0, 64]"},
+		{C("{\"bytes\":43008,\"ctas\":1.5}"),
+		 "s.json: choices[0].ctas: expected an integer, got 1.5"},
+		{C("{\"bytes\":43008,\"ctas\":\"4\"}"),
+		 "s.json: choices[0].ctas: expected a number or null, got a string"},
 	};
 	static struct sweep_plan p;
 	char err[512], *many;
@@ -126,7 +148,7 @@ static void test_parse_errors(void)
 		CHECK_INT(p.nchoices, 0);
 	}
 	CHECK_INT(sweep_parse("{}\0", 3, "s.json", &w, &p, err, sizeof err), -1);
-	CHECK_STR(err, "s.json: contains a NUL byte");
+	CHECK_STR(err, "s.json: NUL byte in the text: not JSON");
 	/* more choices than a sweep holds */
 	many = malloc(cap);
 	if (!many)
@@ -136,13 +158,24 @@ static void test_parse_errors(void)
 		at += (size_t)snprintf(many + at, cap - at, "%s{\"bytes\":1024}", i ? "," : "");
 	snprintf(many + at, cap - at, "]}");
 	CHECK_INT(parse(many, &p, err, sizeof err), -1);
-	CHECK_STR(err, "s.json: choices: more than 1024");
+	CHECK_STR(err, "s.json: choices: more than 1024 entries");
 	/* exactly the limit is fine */
 	many[strlen(many) - 17] = '\0';
 	snprintf(many + strlen(many), cap - strlen(many), "]}");
 	CHECK_INT(parse(many, &p, err, sizeof err), 0);
 	CHECK_INT(p.nchoices, PROTO_MAX_CHOICES);
 	free(many);
+	/* the default 5 rounds are held to --iters too */
+	w.iters = 4;
+	CHECK_INT(parse(C("{\"bytes\":43008}"), &p, err, sizeof err), -1);
+	CHECK_STR(err, "s.json: rounds: 5 is more than --iters 4 (every round needs a timed "
+	          "replay of each choice)");
+	w.iters = 20;
+	/* any C whitespace after the object, as the reader always took */
+	CHECK_INT(parse(C("{\"bytes\":43008}") " \f\v\r\n", &p, err, sizeof err), 0);
+	CHECK_INT(p.nchoices, 1);
+	CHECK_INT(parse(C("{\"bytes\":43008}") " \f x", &p, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "s.json: line 1: text after the JSON value");
 #undef C
 #undef S
 }
