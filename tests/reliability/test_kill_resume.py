@@ -133,8 +133,12 @@ def main():
     print("kill seed %d (NCCLTUNE_KILL_SEED)" % seed)
     rng = random.Random(seed)
     total = 0
-    for i in range(3):
+    # three trials at least; more while fewer than 6 kills landed mid-session (a fast
+    # session can end before its kills on an idle machine, a slow start on a loaded one)
+    for i in range(6):
         total += trial("kill%d" % i, rng, kills_wanted=4, tseed=seed + i, probe_seed=20 + i)
+        if i >= 2 and total >= 6:
+            break
     rel.check(total >= 6, "only %d kills landed mid-session: the test tested little" % total)
     rel.finish()
 
