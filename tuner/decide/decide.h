@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "decide/runlog.h"
+#include "result/guardstat.h"
 #include "run/outcome.h"
 #include "run/tryconf.h"
 #include "run/workload.h"
@@ -45,6 +46,12 @@
 /* inner results read per guard size of a candidate: the session's sweep processes per
  * outer point (8) times 4 */
 #define DECIDE_SWEEP_GUARD_MAX 32
+/* A guard size may be at most this much slower than NCCL's defaults (true time), shown
+ * with the session's pooled noise model (result/guardstat.h) at DECIDE_GUARD_LEVEL */
+#define DECIDE_GUARD_ALLOWED 1.02
+#define DECIDE_GUARD_LEVEL 0.95
+/* The ablation drops a variable only when removing it is shown to cost at most 1% */
+#define DECIDE_ABLATE_ALLOWED 1.01
 
 /* What the stage sees, refreshed by the session before each call. */
 struct decide_view {
@@ -88,6 +95,8 @@ struct finalist {
 	bool qualified;
 	size_t guard_bytes;      /* the guard size that disqualified it (0: none) */
 	double guard_ratio;      /* its latency there over the baseline's */
+	enum guardstat_call guard_call;   /* why: UNSAFE (shown slower than allowed) or
+	                                     UNDECIDED (not shown safe) */
 	/* its worst guard size in its outer point's sweeps (two-level sessions): the sweeps'
 	 * median latency there over the baseline's; NAN (bytes 0) when none was measured */
 	double sweep_guard_ratio;
@@ -212,11 +221,29 @@ bool decide_rule_is_baseline(const struct runlog *l, const cJSON *r);
  * baseline at its size? Out of memory says false. */
 bool decide_point_sets_nothing(const struct runlog *l, const struct point *p, uint32_t unset);
 
-/* x (NULL: the baseline) against the baseline at `bytes`, paired by final round. Slower:
- * the ratio's 95% interval entirely above 1, or with one round above 1 + 3 run sd. */
-struct decide_size { double base, best, ratio, lo, hi; size_t pairs; bool slower; };
+/* x (NULL: the baseline) against the baseline at `bytes`, paired by final run order
+ * (ratio, lo, hi: the pair's own t-interval). With two or more pairs the size is judged
+ * with the session's pooled noise model at that size (decide_size_pool): call SAFE,
+ * UNSAFE or UNDECIDED against DECIDE_GUARD_ALLOWED, (glo, ghi) its interval, more the
+ * further rounds guardstat estimates would decide it (0: decided; -1: none would).
+ * Slower: UNSAFE; with one round (not judged) a ratio above 1 + 3 run sd. */
+struct decide_size {
+	double base, best, ratio, lo, hi;
+	size_t pairs;
+	bool slower;
+	bool judged;                 /* pairs >= 2 and a noise model: call is the verdict */
+	enum guardstat_call call;
+	double glo, ghi;
+	int more;
+};
 void decide_size_compare(const struct runlog *l, const struct finalist *x, size_t bytes,
                          struct decide_size *c);
+/* The pooled noise model (result/guardstat.h) at `bytes` (0: the objective, per step):
+ * every configuration run more than once in the final and ablation rounds (the
+ * baseline, finalists, tries, the winner less a variable), and at a size other than the
+ * objective every outer point whose sweeps measured NCCL's own choice there more than
+ * once. Can't fail (a latency that is not a positive number is left out). */
+void decide_size_pool(const struct runlog *l, size_t bytes, struct guardstat_pool *pool);
 /* results.json's top list into out (room for DECIDE_TOP_MAX + DECIDE_FINALISTS): the
  * clean finalists first, fastest mean first (ties keep their rank), *nfinal of them,
  * then the rest of the search's best candidates (measured once) in ranked order, up to

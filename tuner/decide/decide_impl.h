@@ -32,8 +32,22 @@ void decide_final_tell(struct final_state *f, const struct outcome *o);
 void decide_score(const struct decide_view *v, struct final_state *f);
 
 /* ---- sizes.c ---- */
-/* Take out of f every finalist that slows a guard size beyond the measured noise, with
- * a note naming the size and the ratio. */
+/* The worst of x's guard sizes (bytes, ratio, hi: the first such, hi its upper bound):
+ * call UNSAFE when one is slower; else UNDECIDED when one is not shown safe (judged) or
+ * measured in fewer than two rounds (judged false); else SAFE (no guard: SAFE). more:
+ * the most further rounds a judged undecided one needs, -1 when no number would. */
+struct decide_guard_worst {
+	enum guardstat_call call;
+	bool judged;
+	size_t bytes;
+	double ratio, hi;
+	int more;
+};
+void decide_guards_of(const struct decide_view *v, const struct finalist *x,
+                      struct decide_guard_worst *g);
+/* Take out of f every finalist that a guard size is shown to slow beyond
+ * DECIDE_GUARD_ALLOWED or is not shown safe at, with a note naming the size and the
+ * ratio. */
 void decide_guards_disqualify(const struct decide_view *v, struct final_state *f);
 
 /* ---- ablate.c ---- */

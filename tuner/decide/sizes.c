@@ -150,6 +150,123 @@ static size_t final_size_us(const struct runlog *l, const struct finalist *x,
 	return n;
 }
 
+/* Is run r a final or ablation run that worked (its latencies repeat a configuration)? */
+static bool repeat_run(const struct session_run *r)
+{
+	return (r->phase == PHASE_FINAL || r->phase == PHASE_ABLATE) && r->o.cls == OUTCOME_OK;
+}
+
+/* Are a and b runs of one configuration: the same point (or none), try, unset mask? */
+static bool same_repeat(const struct session_run *a, const struct session_run *b, size_t dims)
+{
+	return a->has_point == b->has_point && a->try_no == b->try_no && a->unset == b->unset &&
+	       (!a->has_point || point_equal(&a->p, &b->p, dims));
+}
+
+/* Run r's latency at `bytes` (0: its objective); NAN when its report does not say. */
+static double repeat_us(const struct session_run *r, size_t bytes)
+{
+	const struct proto_size_result *x = bytes ? proto_report_size(&r->o.report, bytes) : NULL;
+
+	return !bytes ? r->o.objective_us : x ? x->us.median : NAN;
+}
+
+/* Add the group vals[0..n) to the pool, its non-positive or NAN entries left out. */
+static void pool_group(struct guardstat_pool *pool, double *vals, size_t n)
+{
+	size_t m = 0;
+	char err[128];
+
+	for (size_t i = 0; i < n; i++)
+		if (vals[i] > 0 && isfinite(vals[i]))
+			vals[m++] = vals[i];
+	(void)guardstat_pool_add(pool, vals, m, err, sizeof err);   /* can't fail: checked */
+}
+
+/* The sweeps' repeats of NCCL's own choice at `bytes`, one group per outer point. */
+static void pool_sweeps(const struct runlog *l, size_t bytes, struct guardstat_pool *pool)
+{
+	size_t *own = malloc((l->ninner ? l->ninner : 1) * sizeof *own), n = 0;
+	double *vals = malloc((l->ninner ? l->ninner : 1) * sizeof *vals);
+	bool *done = calloc(l->ninner ? l->ninner : 1, sizeof *done);
+
+	for (size_t i = 0; own && vals && done && l->tl && i < l->ninner; i++)
+		if (l->inner[i].index == TWOLEVEL_OWN && l->inner[i].bytes == bytes &&
+		    l->inner[i].cls == OUTCOME_OK)
+			own[n++] = i;
+	for (size_t i = 0; vals && done && i < n; i++) {
+		size_t m = 0;
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && twolevel_same_outer(l->tl, &l->inner[own[i]].p,
+			                                    &l->inner[own[j]].p)) {
+				done[j] = true;
+				vals[m++] = l->inner[own[j]].us;
+			}
+		pool_group(pool, vals, m);
+	}
+	free(own);
+	free(vals);
+	free(done);
+}
+
+void decide_size_pool(const struct runlog *l, size_t bytes, struct guardstat_pool *pool)
+{
+	size_t dims = space_dims(l->sp);
+	double *vals = malloc((l->nruns ? l->nruns : 1) * sizeof *vals);
+
+	guardstat_pool_init(pool);
+	for (size_t i = 0; vals && i < l->nruns; i++) {
+		const struct session_run *r = &l->runs[i];
+		bool seen = false;
+		size_t n = 0;
+
+		if (!repeat_run(r))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = repeat_run(&l->runs[j]) && same_repeat(&l->runs[j], r, dims);
+		if (seen)
+			continue;   /* pooled with the first run of its configuration */
+		for (size_t j = i; j < l->nruns; j++)
+			if (repeat_run(&l->runs[j]) && same_repeat(&l->runs[j], r, dims))
+				vals[n++] = repeat_us(&l->runs[j], bytes);
+		pool_group(pool, vals, n);
+	}
+	free(vals);
+	if (bytes)
+		pool_sweeps(l, bytes, pool);
+}
+
+/* Judge the pairs a[i] / b[i] (i < n, NAN pairs left out) with the pool at `bytes`. */
+static void size_judge(const struct runlog *l, size_t bytes, const double *a, const double *b,
+                       size_t n, struct decide_size *c)
+{
+	double x[64], y[64];
+	size_t m = 0;
+	struct guardstat_pool pool;
+	struct guardstat_verdict gv;
+	char err[256];
+
+	for (size_t i = 0; i < n && m < 64; i++)
+		if (a[i] > 0 && b[i] > 0 && isfinite(a[i]) && isfinite(b[i])) {
+			x[m] = a[i];
+			y[m++] = b[i];
+		}
+	if (m < 2)
+		return;
+	decide_size_pool(l, bytes, &pool);
+	if (guardstat_compare(&pool, y, x, m, DECIDE_GUARD_ALLOWED, DECIDE_GUARD_LEVEL, &gv, err,
+	                      sizeof err) != 0)
+		return;   /* no noise model: not judged */
+	c->judged = true;
+	c->call = gv.call;
+	c->glo = gv.lo;
+	c->ghi = gv.hi;
+	c->more = gv.more_rounds;
+}
+
 void decide_size_compare(const struct runlog *l, const struct finalist *x, size_t bytes,
                          struct decide_size *c)
 {
@@ -159,11 +276,15 @@ void decide_size_compare(const struct runlog *l, const struct finalist *x, size_
 	int cfg, dof;
 
 	memset(c, 0, sizeof *c);
+	c->call = GUARDSTAT_UNDECIDED;
+	c->glo = c->ghi = NAN;
 	decide_finite_stats(b, nb, &c->base, &lo, &hi);
 	decide_finite_stats(a, na, &c->best, &lo, &hi);
 	c->pairs = decide_paired_ratio(a, b, n, &c->ratio, &c->lo, &c->hi);
 	if (c->pairs >= 2)
-		c->slower = c->lo > 1.0;
+		size_judge(l, bytes, a, b, n, c);
+	if (c->judged)
+		c->slower = c->call == GUARDSTAT_UNSAFE;
 	/* one round: only beyond a known noise (without an estimate nothing is concluded);
 	 * the noise, a scan of every final run, is computed only then */
 	else if (c->pairs == 1 && c->ratio > 1.0 && decide_noise(l, &sd, &cfg, &dof))
@@ -231,30 +352,65 @@ static const char *guard_why(const struct runlog *l, const struct finalist *x,
 	return buf;
 }
 
-/* A finalist that makes a guard size slower than the baseline is not recommended: it
- * loses its qualification, with a note naming the size and the ratio. */
-void decide_guards_disqualify(const struct decide_view *v, struct final_state *f)
+void decide_guards_of(const struct decide_view *v, const struct finalist *x,
+                      struct decide_guard_worst *g)
 {
 	const struct workload *w = v->wl;
+	int worst = 0;   /* 0 safe, 1 measured once, 2 undecided, 3 slower */
+
+	memset(g, 0, sizeof *g);
+	g->ratio = g->hi = NAN;
+	for (size_t i = 0; i < w->nguard; i++) {
+		struct decide_size c;
+		int rank;
+
+		decide_size_compare(&v->log, x, w->guard[i], &c);
+		rank = c.slower ? 3 : !c.judged ? 1 : c.call == GUARDSTAT_UNDECIDED ? 2 : 0;
+		if (rank == 2)
+			g->more = g->more < 0 || c.more < 0 ? -1 : c.more > g->more ? c.more : g->more;
+		if (rank <= worst)
+			continue;
+		worst = rank;
+		g->bytes = w->guard[i];
+		g->ratio = c.ratio;
+		g->hi = c.judged ? c.ghi : NAN;
+	}
+	g->call = worst == 3 ? GUARDSTAT_UNSAFE : worst ? GUARDSTAT_UNDECIDED : GUARDSTAT_SAFE;
+	g->judged = worst != 1;
+}
+
+/* A finalist that a guard size is shown to slow beyond DECIDE_GUARD_ALLOWED, or that the
+ * rounds could not show safe there (pooled noise, result/guardstat.h), is not
+ * recommended: it loses its qualification, with a note naming the size and the ratio.
+ * A guard measured in one round only is not judged here (the verdict says so). */
+void decide_guards_disqualify(const struct decide_view *v, struct final_state *f)
+{
 	char desc[512], why[768];
 
 	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
 		struct finalist *x = decide_entry(f, j);
-		struct decide_size c;
+		struct decide_guard_worst g;
 
-		for (size_t g = 0; x->qualified && g < w->nguard; g++) {
-			decide_size_compare(&v->log, x, w->guard[g], &c);
-			if (!c.slower)
-				continue;
-			x->qualified = false;
-			x->guard_bytes = w->guard[g];
-			x->guard_ratio = c.ratio;
+		if (!x->qualified || v->wl->nguard == 0)
+			continue;
+		decide_guards_of(v, x, &g);
+		if (g.call == GUARDSTAT_SAFE || (g.call == GUARDSTAT_UNDECIDED && !g.judged))
+			continue;
+		x->qualified = false;
+		x->guard_bytes = g.bytes;
+		x->guard_ratio = g.ratio;
+		x->guard_call = g.call;
+		space_point_describe(v->log.sp, &x->p, desc, sizeof desc);
+		if (g.call == GUARDSTAT_UNSAFE)
 			decide_note(v, "not recommended: %s makes the guard size %zu B slower "
-			            "than NCCL's defaults (%.2fx the baseline's latency)%s",
-			            x->has_point ? space_point_describe(v->log.sp, &x->p, desc,
-			                                                sizeof desc) : "a try",
-			            w->guard[g], c.ratio, guard_why(&v->log, x, w->guard[g], why,
+			            "than NCCL's defaults (%.2fx the baseline's latency, allowed "
+			            "%.2fx)%s", x->has_point ? desc : "a try", g.bytes, g.ratio,
+			            DECIDE_GUARD_ALLOWED, guard_why(&v->log, x, g.bytes, why,
 			                                            sizeof why));
-		}
+		else
+			decide_note(v, "not recommended: %s is not shown safe at the guard size "
+			            "%zu B (%.2fx the baseline's latency, up to %.3fx within the "
+			            "noise; allowed %.2fx)", x->has_point ? desc : "a try", g.bytes,
+			            g.ratio, g.hi, DECIDE_GUARD_ALLOWED);
 	}
 }

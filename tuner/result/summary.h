@@ -194,7 +194,8 @@ struct summary {
 	 * guards_verdict NULL, nablation 0 when absent */
 	size_t nper_size;
 	struct summary_size_cmp *per_size;
-	const char *guards_verdict;       /* "ok", "slower", "unmeasured" */
+	const char *guards_verdict;       /* "ok", "slower", "not_shown_safe", "measured_once",
+	                                     "unmeasured" */
 	size_t nguard_sizes;
 	uint64_t *guard_sizes;
 	size_t nattribution;
@@ -273,6 +274,9 @@ char *summary_format_us(double us, char *buf, size_t len);            /* "2.85 m
 char *summary_describe_machine(const struct summary_fingerprint *fp, char *buf, size_t len);
 char *summary_describe_workload(const struct summary_workload *w, char *buf, size_t len);
 char *summary_describe_gain(const struct summary *s, char *buf, size_t len);
+/* What a guards verdict ("ok", "slower", ...) means, in words ("not judged (measured
+ * once)"); an unknown word is returned as it is. Can't fail. */
+const char *summary_guards_text(const char *verdict);
 
 /* What to turn on in the server for a configuration with symmetric memory (the space's
  * server.symmetric; never an NCCL variable): one line per server, from the built-in

@@ -35,6 +35,23 @@ char *summary_sanitize(const char *in, char *buf, size_t len)
 	return buf;
 }
 
+const char *summary_guards_text(const char *verdict)
+{
+	static const char *const words[][2] = {
+		{"ok", "ok (each shown within 2% of NCCL's defaults)"},
+		{"slower", "slower (shown more than 2% slower than NCCL's defaults)"},
+		{"not_shown_safe", "not shown safe (the rounds could not show them within 2% "
+		 "of NCCL's defaults)"},
+		{"measured_once", "not judged (measured once)"},
+		{"unmeasured", "unmeasured"},
+	};
+
+	for (size_t i = 0; verdict && i < sizeof words / sizeof words[0]; i++)
+		if (strcmp(verdict, words[i][0]) == 0)
+			return words[i][1];
+	return verdict;
+}
+
 char *summary_format_us(double us, char *buf, size_t len)
 {
 	if (!isfinite(us))

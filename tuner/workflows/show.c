@@ -312,9 +312,9 @@ static void guards(FILE *o, const struct summary *s)
 		        isnan(c->ratio) ? "-" : (snprintf(v, sizeof v, "%.2fx", c->ratio), v), iv);
 	}
 	if (s->guards_verdict) {
-		char b[80];
+		char b[160];
 
-		fprintf(o, "  guards: %s\n", CLEAN(s->guards_verdict, b));
+		fprintf(o, "  guards: %s\n", CLEAN(summary_guards_text(s->guards_verdict), b));
 	}
 }
 
