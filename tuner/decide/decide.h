@@ -134,7 +134,7 @@ struct decide_rounds {
 };
 
 /* Where the stage is (decide_next / decide_tell). */
-enum decide_step { DECIDE_RANK, DECIDE_FINAL, DECIDE_PICK, DECIDE_DECISIONS,
+enum decide_step { DECIDE_RANK, DECIDE_FINAL, DECIDE_MORE, DECIDE_PICK, DECIDE_DECISIONS,
                    DECIDE_ROUNDS, DECIDE_DONE };
 
 /* The stage's state, and once done its typed result. Zero it before the first call. */
@@ -175,6 +175,10 @@ struct final_state {
 	struct decide_rounds R;  /* the ablation's or attribution's rounds */
 	struct finalist *asked_entry;   /* the final-round entry asked for (NULL: baseline) */
 	struct finalist *kept_win;      /* the winner, while the attribution's rounds run */
+	/* more rounds (more.c): the entry paired with the baseline in extra rounds, the
+	 * position in the pair, the extra rounds run, the candidates promoted */
+	struct finalist *more_x;
+	size_t more_j, extra, promoted;
 	char err[256];           /* why decide_next failed */
 };
 

@@ -1,6 +1,7 @@
 /* decide_impl.h - what the files of decide/ call of each other, bottom up: final.c (the
  * notes, the reserves, the ranking and the final rounds), sizes.c (the noise, the
- * rules, the guard sizes), ablate.c (the winner and its variables), decide.c (the
+ * rules, the guard sizes), more.c (more rounds for an undecided guard, the fall-back to the
+ * next candidate), ablate.c (the winner and its variables), decide.c (the
  * stage's ask and tell over them). Not part of the public API. */
 #ifndef NCCLTUNE_DECIDE_IMPL_H
 #define NCCLTUNE_DECIDE_IMPL_H
@@ -49,6 +50,15 @@ void decide_guards_of(const struct decide_view *v, const struct finalist *x,
  * DECIDE_GUARD_ALLOWED or is not shown safe at, with a note naming the size and the
  * ratio. */
 void decide_guards_disqualify(const struct decide_view *v, struct final_state *f);
+
+/* ---- more.c ---- */
+/* The next extra round's run (an undecided guard measured more, or a candidate promoted
+ * when every finalist was refused): 1 with *req, 0 when none is needed or fits, -1 when
+ * out of memory (f->err). */
+int decide_more_next(struct final_state *f, const struct decide_view *v,
+                     struct decide_request *req);
+/* The outcome of the extra round's run asked for. Can't fail. */
+void decide_more_tell(struct final_state *f, const struct outcome *o);
 
 /* ---- ablate.c ---- */
 /* Score the final rounds, take out the finalists that slow a guard size, pick the
