@@ -21,7 +21,6 @@
 #include "decide/decide.h"
 #include "decide/decide_impl.h"
 
-#define ABLATE_Z 2.0            /* a removal is slower beyond noise past z paired sds */
 
 /* a->why, printf-style (cut to its size). */
 static void set_why(struct ablation *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -507,37 +506,93 @@ static size_t pair_ratio(const struct decide_view *v, const struct decide_rounds
 	return decide_paired_ratio(a, b, R->n, ratio, lo, hi);
 }
 
-/* Is removal j of the rounds (j < ne: one variable; j == ne: all of them) slower than
- * the reference beyond the threshold, in the objective or at a guard size? *slow_at
- * gets the guard size (0: the objective) and *gr its ratio there. */
-static bool removal_slower(const struct decide_view *v, const struct decide_rounds *R, size_t j,
-                           double ratio, double thr, size_t *slow_at, double *gr)
-{
-	double glo, ghi;
-	size_t fails;
+/* What the rounds show of removal j (j < ne: one variable; j == ne: all of them), with
+ * the session's pooled noise model (result/guardstat.h): how its objective compares with
+ * the reference's against DECIDE_ABLATE_ALLOWED, and at each guard size how it compares
+ * with the baseline's final rounds against DECIDE_GUARD_ALLOWED. */
+struct removal {
+	bool judged;                 /* two pairs or more and a noise model */
+	struct guardstat_verdict obj;
+	size_t guard_at;             /* the first guard size not shown safe (0: none) */
+	struct guardstat_verdict guard;
+	bool guard_judged;
+};
 
-	*slow_at = 0;
-	if (ratio > thr)
-		return true;
-	for (size_t g = 0; g < v->wl->nguard; g++)
-		if (pair_ratio(v, R, j, v->wl->guard[g], gr, &glo, &ghi, &fails) >= 2 &&
-		    *gr > thr) {
-			*slow_at = v->wl->guard[g];
-			return true;
+/* The objective (bytes 0) or the latency at `bytes` of entry j + 1's runs (j == SIZE_MAX:
+ * the reference's) over the rounds into out (NAN where none). */
+static void entry_us(const struct decide_view *v, const struct decide_rounds *R, size_t j,
+                     size_t bytes, double *out)
+{
+	for (size_t r = 0; r < R->n; r++) {
+		size_t i = R->run[j == SIZE_MAX ? 0 : j + 1][r];
+
+		out[r] = i == SIZE_MAX || v->log.runs[i].o.cls != OUTCOME_OK ? NAN
+		       : bytes ? run_size_us(v, i, bytes) : v->log.runs[i].o.objective_us;
+	}
+}
+
+/* Judge removal j (struct removal). A removal is harmless (drop) only when its objective
+ * is SAFE and every guard size is SAFE against the baseline. */
+static bool removal_harmless(const struct decide_view *v, const struct decide_rounds *R,
+                             size_t j, struct removal *out)
+{
+	double a[DECIDE_ABLATE_ROUNDS_MAX], b[DECIDE_ABLATE_ROUNDS_MAX], base[64];
+
+	memset(out, 0, sizeof *out);
+	entry_us(v, R, j, 0, a);
+	entry_us(v, R, SIZE_MAX, 0, b);
+	out->judged = decide_pair_judge(&v->log, 0, b, a, R->n, DECIDE_ABLATE_ALLOWED,
+	                                &out->obj) == 0;
+	if (!out->judged || out->obj.call != GUARDSTAT_SAFE)
+		return false;
+	for (size_t g = 0; g < v->wl->nguard; g++) {
+		size_t nb = decide_final_size_us(&v->log, NULL, v->wl->guard[g], base, 64);
+
+		entry_us(v, R, j, v->wl->guard[g], a);
+		out->guard_judged = decide_pair_judge(&v->log, v->wl->guard[g], base, a,
+		                                      nb < R->n ? nb : R->n,
+		                                      DECIDE_GUARD_ALLOWED, &out->guard) == 0;
+		if (!out->guard_judged || out->guard.call != GUARDSTAT_SAFE) {
+			out->guard_at = v->wl->guard[g];
+			return false;
 		}
-	return false;
+	}
+	return true;
+}
+
+/* Why removal m keeps a variable, into buf (returned). */
+static const char *removal_why(const struct removal *m, char *buf, size_t len)
+{
+	if (m->guard_at && m->guard_judged)
+		snprintf(buf, len, "without it the guard size %zu B is %s (%.3fx the baseline "
+		         "[95%% %.3fx .. %.3fx], allowed %.2fx)", m->guard_at,
+		         m->guard.call == GUARDSTAT_UNSAFE ? "slower" : "not shown safe",
+		         m->guard.ratio, m->guard.lo, m->guard.hi, DECIDE_GUARD_ALLOWED);
+	else if (m->guard_at)
+		snprintf(buf, len, "without it the guard size %zu B was not measured in two "
+		         "rounds", m->guard_at);
+	else if (m->obj.call == GUARDSTAT_UNSAFE)
+		snprintf(buf, len, "without it %.3fx slower [95%% %.3fx .. %.3fx] over %d rounds, "
+		         "beyond the allowed %.2fx", m->obj.ratio, m->obj.lo, m->obj.hi,
+		         m->obj.rounds, DECIDE_ABLATE_ALLOWED);
+	else
+		snprintf(buf, len, "removing it is not shown harmless: %.3fx [95%% %.3fx .. "
+		         "%.3fx] over %d rounds, allowed %.2fx", m->obj.ratio, m->obj.lo,
+		         m->obj.hi, m->obj.rounds, DECIDE_ABLATE_ALLOWED);
+	return buf;
 }
 
 /* Two or more variables dropped one at a time: dropping them together is what deploys.
- * Measured (the rounds' last entry, when all of them were dropped) and not slower, they
+ * Measured (the rounds' last entry, when all of them were dropped) and harmless, they
  * all go; otherwise only the one whose own removal measured fastest goes, and the others
  * stay with the reason. Can't fail. */
-static void judge_together(const struct decide_view *v, struct final_state *f, const struct decide_rounds *R,
-                           double sd)
+static void judge_together(const struct decide_view *v, struct final_state *f,
+                           const struct decide_rounds *R)
 {
-	size_t nd = 0, keep = SIZE_MAX, fails, slow_at = 0, pairs = 0;
-	double ratio = NAN, lo, hi, gr = NAN;
-	char vt[256], k[256];
+	size_t nd = 0, keep = SIZE_MAX;
+	struct removal m;
+	bool measured = false;
+	char vt[256], k[256], why[256];
 
 	for (size_t j = 0; j < R->ne; j++) {
 		const struct ablation *a = &f->ab[R->e[j]];
@@ -550,15 +605,13 @@ static void judge_together(const struct decide_view *v, struct final_state *f, c
 	}
 	if (nd < 2)
 		return;
+	memset(&m, 0, sizeof m);
 	if (R->all && nd == R->ne) {
-		pairs = pair_ratio(v, R, R->ne, 0, &ratio, &lo, &hi, &fails);
-		if (!fails && pairs >= 2 &&
-		    !removal_slower(v, R, R->ne, ratio,
-		                    exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)pairs)), &slow_at,
-		                    &gr)) {
-			decide_note(v, "ablation: all %zu dropped together is not slower "
-			             "either (%.3fx [95%% %.3fx .. %.3fx] over %zu rounds)", nd, ratio,
-			             lo, hi, pairs);
+		measured = true;
+		if (removal_harmless(v, R, R->ne, &m)) {
+			decide_note(v, "ablation: all %zu dropped together is harmless too "
+			            "(%.3fx [95%% %.3fx .. %.3fx] over %d rounds)", nd, m.obj.ratio,
+			            m.obj.lo, m.obj.hi, m.obj.rounds);
 			return;
 		}
 	}
@@ -570,60 +623,50 @@ static void judge_together(const struct decide_view *v, struct final_state *f, c
 			continue;
 		a->dropped = false;
 		var_text(v, f->win, a->dim, vt, sizeof vt);
-		if (pairs < 2 || fails)
+		if (!measured || !m.judged)
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
 			         "the others not measured in two rounds; %s goes)", vt, a->ratio, k);
-		else if (slow_at)
-			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
-			         "the others, the guard size %zu B is %.2fx slower; %s goes)", vt,
-			         a->ratio, slow_at, gr, k);
 		else
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
-			         "the others %.2fx slower [95%% %.2fx .. %.2fx] over %zu rounds; %s "
-			         "goes)", vt, a->ratio, ratio, lo, hi, pairs, k);
+			         "the others: %s; %s goes)", vt, a->ratio,
+			         removal_why(&m, why, sizeof why), k);
 	}
 }
 
-/* Judge each process-level variable of the rounds: dropped when removing it is slower
- * neither in the objective nor at a guard size beyond z paired standard deviations of
- * one run's noise, and when dropping it with the others is not either (judge_together). */
+/* Judge each process-level variable of the rounds with the pooled noise model: dropped
+ * when removing it is shown to cost at most DECIDE_ABLATE_ALLOWED in the objective and
+ * leaves every guard size shown within DECIDE_GUARD_ALLOWED of the baseline, and when
+ * dropping it with the others is harmless too (judge_together); kept when its removal is
+ * shown slower, or not shown harmless. */
 static void judge_rounds(const struct decide_view *v, struct final_state *f, const struct decide_rounds *R)
 {
-	double sd = NAN, thr = NAN, gr = NAN;
-	int cfg, dof;
-	char vt[256];
-	bool noise = decide_noise(&v->log, &sd, &cfg, &dof);
+	char vt[256], why[256];
 
 	for (size_t j = 0; j < R->ne; j++) {
 		struct ablation *a = &f->ab[R->e[j]];
-		size_t fails, slow_at = 0;
+		size_t fails;
+		struct removal m;
 
 		var_text(v, f->win, a->dim, vt, sizeof vt);
 		a->measured = true;
 		a->pairs = pair_ratio(v, R, j, 0, &a->ratio, &a->lo, &a->hi, &fails);
-		if (fails || a->pairs < 2 || !noise) {
-			set_why(a, "%s: kept (%s)", vt, fails ? "without it a run "
-			         "failed" : !noise ? "no noise estimate to judge its removal by"
+		if (fails || a->pairs < 2) {
+			set_why(a, "%s: kept (%s)", vt, fails ? "without it a run failed"
 			         : "its removal was not measured in two rounds");
 			continue;
 		}
-		thr = exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)a->pairs));
-		if (!removal_slower(v, R, j, a->ratio, thr, &slow_at, &gr)) {
+		if (removal_harmless(v, R, j, &m)) {
 			a->dropped = true;
-			set_why(a, "%s: dropped, removing it is not slower beyond "
-			         "the noise (%.3fx [95%% %.3fx .. %.3fx] over %zu rounds, noise %.3fx)",
-			         vt, a->ratio, a->lo, a->hi, a->pairs, thr);
-		} else if (slow_at) {
-			set_why(a, "%s: kept (without it the guard size %zu B is "
-			         "%.2fx slower)", vt, slow_at, gr);
+			set_why(a, "%s: dropped, removing it is shown harmless (%.3fx [95%% %.3fx .. "
+			         "%.3fx] over %zu rounds, allowed %.2fx)", vt, m.obj.ratio, m.obj.lo,
+			         m.obj.hi, a->pairs, DECIDE_ABLATE_ALLOWED);
+		} else if (!m.judged) {
+			set_why(a, "%s: kept (no noise estimate to judge its removal by)", vt);
 		} else {
-			set_why(a, "%s: kept (without it %.2fx slower [95%% "
-			         "%.2fx .. %.2fx] over %zu rounds, beyond the noise's %.2fx)", vt,
-			         a->ratio, a->lo, a->hi, a->pairs, thr);
+			set_why(a, "%s: kept (%s)", vt, removal_why(&m, why, sizeof why));
 		}
 	}
-	if (noise)
-		judge_together(v, f, R, sd);
+	judge_together(v, f, R);
 	for (size_t j = 0; j < R->ne; j++)
 		if (f->ab[R->e[j]].dropped)
 			leave_out(v->log.sp, f->ab[R->e[j]].dim, &f->rec, &f->rec_unset);

@@ -248,6 +248,16 @@ void decide_size_compare(const struct runlog *l, const struct finalist *x, size_
  * objective every outer point whose sweeps measured NCCL's own choice there more than
  * once. Can't fail (a latency that is not a positive number is left out). */
 void decide_size_pool(const struct runlog *l, size_t bytes, struct guardstat_pool *pool);
+/* Judge cand[i] against base[i] (paired, i < n; pairs with a NAN left out) at `bytes`
+ * (0: the objective) with decide_size_pool's model against the allowed ratio. Returns 0
+ * with *gv, or -1 when fewer than two pairs are left or there is no noise model. */
+int decide_pair_judge(const struct runlog *l, size_t bytes, const double *base,
+                      const double *cand, size_t n, double allowed,
+                      struct guardstat_verdict *gv);
+/* The medians at `bytes` of x's final runs (NULL: the baseline's), in run order, NAN
+ * where a run failed. Returns how many runs (at most max). */
+size_t decide_final_size_us(const struct runlog *l, const struct finalist *x,
+                            size_t bytes, double *out, size_t max);
 /* results.json's top list into out (room for DECIDE_TOP_MAX + DECIDE_FINALISTS): the
  * clean finalists first, fastest mean first (ties keep their rank), *nfinal of them,
  * then the rest of the search's best candidates (measured once) in ranked order, up to

@@ -131,9 +131,7 @@ static bool final_run_of(const struct session_run *r, const struct finalist *x, 
 	return r->try_no == x->try_no;
 }
 
-/* The medians at `bytes` of x's final runs (NULL: the baseline's), in round order, NAN
- * where a run failed. Returns how many runs (at most max). */
-static size_t final_size_us(const struct runlog *l, const struct finalist *x,
+size_t decide_final_size_us(const struct runlog *l, const struct finalist *x,
                             size_t bytes, double *out, size_t max)
 {
 	size_t n = 0;
@@ -156,10 +154,12 @@ static bool repeat_run(const struct session_run *r)
 	return (r->phase == PHASE_FINAL || r->phase == PHASE_ABLATE) && r->o.cls == OUTCOME_OK;
 }
 
-/* Are a and b runs of one configuration: the same point (or none), try, unset mask? */
+/* Are a and b repeats of one configuration in one phase: the same phase, point (or
+ * none), try and unset mask? (Phases apart: a drift between the final rounds and the
+ * ablation's is not run-to-run noise.) */
 static bool same_repeat(const struct session_run *a, const struct session_run *b, size_t dims)
 {
-	return a->has_point == b->has_point && a->try_no == b->try_no && a->unset == b->unset &&
+	return a->phase == b->phase && a->has_point == b->has_point && a->try_no == b->try_no && a->unset == b->unset &&
 	       (!a->has_point || point_equal(&a->p, &b->p, dims));
 }
 
@@ -239,27 +239,35 @@ void decide_size_pool(const struct runlog *l, size_t bytes, struct guardstat_poo
 		pool_sweeps(l, bytes, pool);
 }
 
-/* Judge the pairs a[i] / b[i] (i < n, NAN pairs left out) with the pool at `bytes`. */
-static void size_judge(const struct runlog *l, size_t bytes, const double *a, const double *b,
-                       size_t n, struct decide_size *c)
+int decide_pair_judge(const struct runlog *l, size_t bytes, const double *base,
+                      const double *cand, size_t n, double allowed,
+                      struct guardstat_verdict *gv)
 {
 	double x[64], y[64];
 	size_t m = 0;
 	struct guardstat_pool pool;
-	struct guardstat_verdict gv;
 	char err[256];
 
 	for (size_t i = 0; i < n && m < 64; i++)
-		if (a[i] > 0 && b[i] > 0 && isfinite(a[i]) && isfinite(b[i])) {
-			x[m] = a[i];
-			y[m++] = b[i];
+		if (cand[i] > 0 && base[i] > 0 && isfinite(cand[i]) && isfinite(base[i])) {
+			x[m] = cand[i];
+			y[m++] = base[i];
 		}
 	if (m < 2)
-		return;
+		return -1;
 	decide_size_pool(l, bytes, &pool);
-	if (guardstat_compare(&pool, y, x, m, DECIDE_GUARD_ALLOWED, DECIDE_GUARD_LEVEL, &gv, err,
-	                      sizeof err) != 0)
-		return;   /* no noise model: not judged */
+	return guardstat_compare(&pool, y, x, m, allowed, DECIDE_GUARD_LEVEL, gv, err,
+	                         sizeof err);
+}
+
+/* Judge the pairs a[i] / b[i] (i < n) at `bytes` against DECIDE_GUARD_ALLOWED into c. */
+static void size_judge(const struct runlog *l, size_t bytes, const double *a, const double *b,
+                       size_t n, struct decide_size *c)
+{
+	struct guardstat_verdict gv;
+
+	if (decide_pair_judge(l, bytes, b, a, n, DECIDE_GUARD_ALLOWED, &gv) != 0)
+		return;   /* fewer than two pairs, or no noise model: not judged */
 	c->judged = true;
 	c->call = gv.call;
 	c->glo = gv.lo;
@@ -271,7 +279,7 @@ void decide_size_compare(const struct runlog *l, const struct finalist *x, size_
                          struct decide_size *c)
 {
 	double a[64], b[64], sd, lo, hi;
-	size_t na = final_size_us(l, x, bytes, a, 64), nb = final_size_us(l, NULL, bytes, b, 64);
+	size_t na = decide_final_size_us(l, x, bytes, a, 64), nb = decide_final_size_us(l, NULL, bytes, b, 64);
 	size_t n = na < nb ? na : nb;
 	int cfg, dof;
 
