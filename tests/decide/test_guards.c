@@ -295,8 +295,8 @@ static void test_fallback(void)
 	space_destroy(fx.sp);
 }
 
-/* One final round (a time limit): the guard is not judged, so never "ok", and the
- * finalist is not refused on it either. */
+/* One final round and the baseline's second run (a time limit): the guard, paired once,
+ * is not judged (though the baseline's repeat gives a noise model), so never "ok". */
 static void test_measured_once(void)
 {
 	struct fixture fx;
@@ -309,19 +309,20 @@ static void test_measured_once(void)
 	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
 	cand(&fx, pt(1, 0), 50.0, 1.77);
 	memset(&f, 0, sizeof f);
-	while (decide_next(&f, view(&fx), &q) == 1 && asked < 2) {
+	while (decide_next(&f, view(&fx), &q) == 1 && asked < 3) {
 		double us, g;
 
 		answer(&fx, &q, &us, &g);
 		log_run(&fx, q.phase, q.has_point ? &q.p : NULL, us, g);
 		decide_tell(&f, view(&fx), &fx.runs[fx.n - 1].o);
-		if (++asked == 2) {
+		if (++asked == 3) {
 			fx.v.time_limit_s = 1;
 			fx.v.elapsed_s = 2;
 		}
 	}
-	CHECK_INT(asked, 2);
+	CHECK_INT(asked, 3);
 	CHECK(f.out_of_time);
+	CHECK_INT(fx.runs[fx.n - 1].has_point, false);   /* the third: the baseline */
 	decide_size_compare(&fx.v.log, &f.c[0], GUARD, &c);
 	CHECK_INT(c.pairs, 1);
 	CHECK(!c.judged);
