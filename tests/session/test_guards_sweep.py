@@ -17,7 +17,7 @@ of the tuner. Checks, on the invocation log, the journal, results.json and the o
   * the progress line of a two-level session: the ETA from the sweeps' measured inner rate,
     "ETA Xs (K sweeps at R choices/s)", K the sweeps the search has left.
 Usage: test_guards_sweep.py NCCLTUNE WRAPPER MODEL_PROBE PLUGIN [CASE...], CASE one of
-finalists, eta, time-limit (default: all). Meson runs finalists and eta as two tests;
+finalists, eta, time-limit, once (default: all). Meson runs finalists and eta as two tests;
 time-limit waits on real time (two 12 s sessions) and runs in scripts/ci-extra.sh."""
 import json
 import os
@@ -30,7 +30,7 @@ import tempfile
 import time
 
 NT, WRAP, PROBE, PLUGIN = sys.argv[1:5]
-CASES = sys.argv[5:] or ["finalists", "eta", "time-limit"]
+CASES = sys.argv[5:] or ["finalists", "eta", "time-limit", "once"]
 GUARDS = [1048576, 16777216, 134217728]
 LIMIT = 1.05            # SESSION_GUARD_SWEEP_MARGIN
 SPACE = {"schema": "nccltune-space/1",
@@ -335,13 +335,36 @@ def check_time_limit_resume(tmp):
              (after[len(before)]["t_s"], before[-1]["t_s"]))
 
 
+def check_once(tmp):
+    """A guard paired with the baseline in one final round only (budget 15: a final
+    reserve of 3) is not judged: results.json's guards verdict is measured_once and show
+    says "not judged (measured once)", never "ok" (the bug of a real session on
+    2026-12-06: a 1.77x guard, then "guards: ok")."""
+    d = os.path.join(tmp, "once")
+    rc, out = nt([NT, "run", "--probe", "%s --model pcie-gen5-8gpu --seed 1" % PROBE,
+                  "--budget", "15", "--seed", "1", "--guard", "117440512", "--out", d,
+                  "--quiet"], env_for(os.path.join(tmp, "once.log")))
+    if rc != 0:
+        fail("once: exit %d: %s" % (rc, out[-600:]))
+        return
+    with open(os.path.join(d, "results.json")) as f:
+        res = json.load(f)
+    rounds = [r for r in records(d)[1] if r.get("phase") == "final" and "env" not in r]
+    verdict = res.get("guards", {}).get("verdict")
+    if verdict != "measured_once":
+        fail("once: guards verdict %r with %d baseline final run(s)" % (verdict, len(rounds)))
+    rc, shown = nt([NT, "show", d], env_for(os.path.join(tmp, "once.log")))
+    if "guards: not judged (measured once)" not in shown or "guards: ok" in shown:
+        fail("once: show says: %s" % shown[-600:])
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="nccltune-guards-")
     try:
         with open(os.path.join(tmp, "space.json"), "w") as f:
             json.dump(SPACE, f)
         checks = {"finalists": check_guard_finalists, "eta": check_eta,
-                  "time-limit": check_time_limit}
+                  "time-limit": check_time_limit, "once": check_once}
         for case in CASES:
             if case not in checks:
                 fail("no case %r (one of %s)" % (case, ", ".join(checks)))
