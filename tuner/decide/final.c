@@ -303,15 +303,6 @@ out:
 
 /* ---- the guard-aware finalist choice (issue 17) ---- */
 
-/* The baseline's median at `bytes` in its first ok run; NAN when none says. */
-static double baseline_size_us(const struct decide_view *v, uint64_t bytes)
-{
-	const struct session_run *b = runlog_baseline_ok_run(&v->log);
-	const struct proto_size_result *x = b ? proto_report_size(&b->o.report, bytes) : NULL;
-
-	return x ? x->us.median : NAN;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -331,6 +322,41 @@ static double sweep_guard_us(const struct decide_view *v, const struct point *p,
 
 		if (in->index == TWOLEVEL_OWN && in->bytes == bytes && in->cls == OUTCOME_OK &&
 		    in->run < v->log.nruns && twolevel_same_outer(v->log.tl, &in->p, p))
+			x[n++] = in->us;
+	}
+	if (n == 0)
+		return NAN;
+	qsort(x, n, sizeof x[0], cmp_double);
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* NCCL's defaults at the guard size `bytes`, what the sweeps' guard figures are held
+ * against: the median of every measurement of them - the baseline's ok runs and, where
+ * an outer point sets nothing, its sweeps' own case there - so that one baseline run
+ * measured low does not flag every candidate (issue 30). NAN when none says. */
+static double baseline_size_us(const struct decide_view *v, uint64_t bytes)
+{
+	double x[DECIDE_SWEEP_GUARD_MAX + 8];
+	size_t n = 0, cap = sizeof x / sizeof x[0];
+	struct point base;
+
+	for (size_t i = 0; i < v->log.nruns && n < cap; i++) {
+		const struct session_run *r = &v->log.runs[i];
+		const struct proto_size_result *res;
+
+		if ((r->phase != PHASE_BASELINE && r->phase != PHASE_RETRY) || r->has_point ||
+		    r->try_no || r->o.cls != OUTCOME_OK)
+			continue;
+		res = proto_report_size(&r->o.report, bytes);
+		if (res && res->us.median > 0)
+			x[n++] = res->us.median;
+	}
+	for (size_t i = 0; v->log.tl && runlog_baseline_point(v->log.sp, &base) &&
+	     i < v->log.ninner && n < cap; i++) {
+		const struct twolevel_inner *in = &v->log.inner[i];
+
+		if (in->index == TWOLEVEL_OWN && in->bytes == bytes && in->cls == OUTCOME_OK &&
+		    in->run < v->log.nruns && in->us > 0 && twolevel_same_outer(v->log.tl, &in->p, &base))
 			x[n++] = in->us;
 	}
 	if (n == 0)
