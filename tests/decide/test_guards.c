@@ -42,12 +42,14 @@ static void take_note(void *ctx, const char *text)
 		snprintf(fx->notes[fx->nnotes++], sizeof fx->notes[0], "%s", text);
 }
 
-/* NCCL_NTHREADS (process) and the protocol at BYTES (a per-size rule). */
+/* NCCL_NTHREADS and NCCL_BUFFSIZE (process) and the protocol at BYTES (a per-size
+ * rule). */
 static void fixture_init(struct fixture *fx, int budget, double eps)
 {
 	const char *text = "{\"schema\": \"nccltune-space/1\", \"per_size\": {\"proto\": "
 	                   "{\"values\": [\"LL\", \"LL128\", null]}}, \"params\": "
-	                   "{\"NCCL_NTHREADS\": {\"values\": [128, 256, 512, null]}}}";
+	                   "{\"NCCL_NTHREADS\": {\"values\": [128, 256, 512, null]}, "
+	                   "\"NCCL_BUFFSIZE\": {\"values\": [1048576, 4194304, null]}}}";
 	uint64_t bytes = BYTES;
 	space *per;
 	char err[512];
@@ -79,16 +81,33 @@ static const struct decide_view *view(struct fixture *fx)
 	return &fx->v;
 }
 
-/* A point: dimension 0 NCCL_NTHREADS (0..3: 128, 256, 512, unset), 1 the rule (0..2:
- * LL, LL128, none). */
-static struct point pt(uint32_t threads, uint32_t proto)
+/* The dimension named `name` of sp. */
+static size_t dim(const space *sp, const char *name)
+{
+	for (size_t d = 0; d < space_dims(sp); d++)
+		if (strncmp(space_name(sp, d), name, strlen(name)) == 0)
+			return d;
+	fprintf(stderr, "no dimension %s\n", name);
+	exit(1);
+}
+
+/* A point: NCCL_NTHREADS at level `threads` (0..3: 128, 256, 512, unset), the rule's
+ * protocol at `proto` (0..2: LL, LL128, none), NCCL_BUFFSIZE at `buff` (0: 1048576, 1:
+ * 4194304, 2: unset). */
+static struct point pt_b(const space *sp, uint32_t threads, uint32_t proto, uint32_t buff)
 {
 	struct point p;
 
 	memset(&p, 0, sizeof p);
-	p.lv[0] = threads;
-	p.lv[1] = proto;
+	p.lv[dim(sp, "NCCL_NTHREADS")] = threads;
+	p.lv[dim(sp, "rule.")] = proto;
+	p.lv[dim(sp, "NCCL_BUFFSIZE")] = buff;
 	return p;
+}
+
+static struct point pt(const space *sp, uint32_t threads, uint32_t proto)
+{
+	return pt_b(sp, threads, proto, 2);
 }
 
 /* An ok outcome: `us` per step (122 x BYTES) and the guard at `guard_us`. */
@@ -203,15 +222,15 @@ static void test_guard_unsafe(void)
 
 	fixture_init(&fx, 40, 0.004);
 	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
-	cand(&fx, pt(1, 0), 50.0, 1.10);
-	cand(&fx, pt(2, 0), 60.0, 1.01);
-	cand(&fx, pt(0, 0), 70.0, 1.01);
+	cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.10);
+	cand(&fx, pt(fx.sp, 2, 0), 60.0, 1.01);
+	cand(&fx, pt(fx.sp, 0, 0), 70.0, 1.01);
 	memset(&f, 0, sizeof f);
 	CHECK(drive(&fx, &f, asked, 64) > 0);
-	CHECK(is(&fx, f.win, pt(2, 0)));
-	CHECK(!f.c[0].qualified || !is(&fx, &f.c[0], pt(1, 0)));
+	CHECK(is(&fx, f.win, pt(fx.sp, 2, 0)));
+	CHECK(!f.c[0].qualified || !is(&fx, &f.c[0], pt(fx.sp, 1, 0)));
 	for (size_t j = 0; j < f.k; j++)
-		if (is(&fx, &f.c[j], pt(1, 0))) {
+		if (is(&fx, &f.c[j], pt(fx.sp, 1, 0))) {
 			CHECK(!f.c[j].qualified);
 			CHECK_INT(f.c[j].guard_bytes, GUARD);
 			CHECK_INT(f.c[j].guard_call, GUARDSTAT_UNSAFE);
@@ -240,7 +259,7 @@ static void test_guard_more_rounds(void)
 
 		fixture_init(&fx, budget[b], 0.02);
 		log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
-		cand(&fx, pt(1, 0), 50.0, 1.00);
+		cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.00);
 		memset(&f, 0, sizeof f);
 		n = drive(&fx, &f, asked, 64);
 		CHECK(n > 0);
@@ -252,7 +271,7 @@ static void test_guard_more_rounds(void)
 				extra += asked[i].phase == PHASE_FINAL;
 			CHECK_INT(extra, 2 * f.extra);
 			CHECK(noted(&fx, "not shown safe yet"));
-			CHECK(is(&fx, f.win, pt(1, 0)));
+			CHECK(is(&fx, f.win, pt(fx.sp, 1, 0)));
 		} else {
 			CHECK_INT(f.rounds, 2);
 			CHECK_INT(f.extra, 0);
@@ -277,20 +296,39 @@ static void test_fallback(void)
 
 	fixture_init(&fx, 60, 0.004);
 	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
-	cand(&fx, pt(1, 0), 50.0, 1.45);
-	cand(&fx, pt(1, 1), 50.5, 1.45);
-	cand(&fx, pt(2, 0), 51.0, 1.45);
-	cand(&fx, pt(1, 2), 52.0, 1.00);   /* 256 threads, as two refused finalists */
-	cand(&fx, pt(0, 0), 60.0, 1.00);
+	cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.45);
+	cand(&fx, pt(fx.sp, 1, 1), 50.5, 1.45);
+	cand(&fx, pt(fx.sp, 2, 0), 51.0, 1.45);
+	cand(&fx, pt(fx.sp, 1, 2), 52.0, 1.00);   /* 256 threads, as two refused finalists */
+	cand(&fx, pt(fx.sp, 0, 0), 60.0, 1.00);
 	memset(&f, 0, sizeof f);
 	n = drive(&fx, &f, asked, 64);
 	CHECK(n > 0);
 	CHECK_INT(f.promoted, 1);
 	CHECK_INT(f.k, 4);
-	CHECK(is(&fx, &f.c[3], pt(0, 0)));
+	CHECK(is(&fx, &f.c[3], pt(fx.sp, 0, 0)));
 	CHECK(noted(&fx, "every finalist refused at a guard size; measuring the next candidate"));
-	CHECK(is(&fx, f.win, pt(0, 0)));
+	CHECK(is(&fx, f.win, pt(fx.sp, 0, 0)));
 	CHECK(decide_enough(&f, f.win));
+	decide_free(&f);
+	space_destroy(fx.sp);
+
+	/* every finalist at 256 threads: a candidate at 256 threads with another buffer
+	 * size shares their flaw and is passed over, as is one with a finalist's process
+	 * setting; 128 threads is promoted */
+	fixture_init(&fx, 60, 0.004);
+	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
+	cand(&fx, pt_b(fx.sp, 1, 0, 0), 50.0, 1.45);
+	cand(&fx, pt_b(fx.sp, 1, 1, 2), 50.5, 1.45);
+	cand(&fx, pt_b(fx.sp, 1, 2, 0), 51.0, 1.45);
+	cand(&fx, pt_b(fx.sp, 1, 0, 2), 51.5, 1.00);   /* a finalist's process setting */
+	cand(&fx, pt_b(fx.sp, 1, 0, 1), 52.0, 1.00);   /* 256 threads, 4194304 */
+	cand(&fx, pt_b(fx.sp, 0, 0, 2), 60.0, 1.00);
+	memset(&f, 0, sizeof f);
+	CHECK(drive(&fx, &f, asked, 64) > 0);
+	CHECK_INT(f.promoted, 1);
+	CHECK(is(&fx, &f.c[3], pt_b(fx.sp, 0, 0, 2)));
+	CHECK(is(&fx, f.win, pt_b(fx.sp, 0, 0, 2)));
 	decide_free(&f);
 	space_destroy(fx.sp);
 }
@@ -307,7 +345,7 @@ static void test_measured_once(void)
 
 	fixture_init(&fx, 40, 0.004);
 	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
-	cand(&fx, pt(1, 0), 50.0, 1.77);
+	cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.77);
 	memset(&f, 0, sizeof f);
 	while (decide_next(&f, view(&fx), &q) == 1 && asked < 3) {
 		double us, g;
@@ -331,12 +369,13 @@ static void test_measured_once(void)
 	space_destroy(fx.sp);
 }
 
-/* The ablation of the winner's NCCL_NTHREADS=256: its removal costs nothing at the tuned
- * size; it goes when the guard without it is shown within 1.02x of the baseline (1.00x),
- * and stays when the guard without it is shown slower (1.10x). */
+/* The ablation of the winner's NCCL_NTHREADS=256 NCCL_BUFFSIZE=1048576: removing either
+ * costs nothing at the tuned size; each goes when the guard without it is shown within
+ * 1.02x of the baseline (1.00x), and stays when the guard without it is shown slower
+ * (1.10x; the winner less one still sets the other, which acts at the guard). */
 static void test_ablation_guard(void)
 {
-	for (int c = 0; c < 2; c++) {
+	for (int c = 0; c < 3; c++) {
 		struct fixture fx;
 		struct final_state f;
 		struct decide_request asked[64];
@@ -344,16 +383,32 @@ static void test_ablation_guard(void)
 		fixture_init(&fx, 40, 0.004);
 		fx.abl_us = 50.0;
 		fx.abl_guard = c ? 1.10 : 1.00;
+		if (c == 2) {
+			/* the winner sets one process variable and a rule: without it NCCL runs
+			 * its defaults at the guard (safe by identity, whatever was measured) */
+			log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
+			cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.00);
+			memset(&f, 0, sizeof f);
+			CHECK(drive(&fx, &f, asked, 64) > 0);
+			CHECK_INT(f.nab, 1);
+			CHECK(f.ab[0].dropped);
+			decide_free(&f);
+			space_destroy(fx.sp);
+			continue;
+		}
 		log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
-		cand(&fx, pt(1, 0), 50.0, 1.00);
+		cand(&fx, pt_b(fx.sp, 1, 0, 0), 50.0, 1.00);
 		memset(&f, 0, sizeof f);
 		CHECK(drive(&fx, &f, asked, 64) > 0);
-		CHECK(is(&fx, f.win, pt(1, 0)));
-		CHECK_INT(f.nab, 1);
-		CHECK_INT(f.ab[0].dim, 0);
-		CHECK_INT(f.ab[0].dropped, c == 0);
-		CHECK_CONTAINS(f.ab[0].why, c ? "kept (without it the guard size 117440512 B is "
-		               "slower (1.100x the baseline" : "dropped, removing it is shown harmless");
+		CHECK(is(&fx, f.win, pt_b(fx.sp, 1, 0, 0)));
+		CHECK_INT(f.nab, 2);
+		for (size_t i = 0; i < f.nab && c; i++) {
+			CHECK(!f.ab[i].dropped);
+			CHECK_CONTAINS(f.ab[i].why, "kept (without it the guard size 117440512 B is "
+			               "slower (1.100x the baseline");
+		}
+		for (size_t i = 0; i < f.nab && !c; i++)
+			CHECK(f.ab[i].dropped);   /* and together: the rule alone, NCCL's at the guard */
 		decide_free(&f);
 		space_destroy(fx.sp);
 	}
@@ -379,13 +434,13 @@ static void test_sweep_guard_baseline(void)
 	if (!tl)
 		return;
 	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 940.0);
-	cand(&fx, pt(1, 0), 50.0, 1.0);
-	cand(&fx, pt(2, 0), 55.0, 1.0);
+	cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.0);
+	cand(&fx, pt(fx.sp, 2, 0), 55.0, 1.0);
 	memset(in, 0, sizeof in);
 	for (size_t i = 0; i < 6; i++) {
 		in[i].run = 1 + i % 2;
 		in[i].index = TWOLEVEL_OWN;
-		in[i].p = pt(threads[i / 2], i / 2 == 2 ? 2 : 0);
+		in[i].p = pt(fx.sp, threads[i / 2], i / 2 == 2 ? 2 : 0);
 		in[i].bytes = GUARD;
 		in[i].cls = OUTCOME_OK;
 		in[i].us = 1000.0;
@@ -404,8 +459,34 @@ static void test_sweep_guard_baseline(void)
 	space_destroy(fx.sp);
 }
 
+/* A finalist that sets only a rule at 43,008 B runs NCCL's defaults at the guard: safe
+ * by identity, whatever its rounds measured there (1.03x: the processes' spread). */
+static void test_identity(void)
+{
+	struct fixture fx;
+	struct final_state f;
+	struct decide_request asked[64];
+	struct decide_size c;
+
+	fixture_init(&fx, 40, 0.004);
+	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
+	cand(&fx, pt(fx.sp, 3, 0), 50.0, 1.03);
+	memset(&f, 0, sizeof f);
+	CHECK(drive(&fx, &f, asked, 64) > 0);
+	CHECK(is(&fx, f.win, pt(fx.sp, 3, 0)));
+	CHECK_INT(f.extra, 0);
+	decide_size_compare(&fx.v.log, f.win, GUARD, &c);
+	CHECK(c.identical && c.judged && !c.slower);
+	CHECK_INT(c.call, GUARDSTAT_SAFE);
+	decide_size_compare(&fx.v.log, f.win, BYTES, &c);
+	CHECK(!c.identical);   /* its rule acts there */
+	decide_free(&f);
+	space_destroy(fx.sp);
+}
+
 int main(void)
 {
+	test_identity();
 	test_sweep_guard_baseline();
 	test_ablation_guard();
 	test_guard_unsafe();

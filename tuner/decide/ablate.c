@@ -533,8 +533,8 @@ static void entry_us(const struct decide_view *v, const struct decide_rounds *R,
 
 /* Judge removal j (struct removal). A removal is harmless (drop) only when its objective
  * is SAFE and every guard size is SAFE against the baseline. */
-static bool removal_harmless(const struct decide_view *v, const struct decide_rounds *R,
-                             size_t j, struct removal *out)
+static bool removal_harmless(const struct decide_view *v, const struct final_state *f,
+                             const struct decide_rounds *R, size_t j, struct removal *out)
 {
 	double a[DECIDE_ABLATE_ROUNDS_MAX], b[DECIDE_ABLATE_ROUNDS_MAX], base[64];
 
@@ -547,6 +547,12 @@ static bool removal_harmless(const struct decide_view *v, const struct decide_ro
 		return false;
 	for (size_t g = 0; g < v->wl->nguard; g++) {
 		size_t nb = decide_final_size_us(&v->log, NULL, v->wl->guard[g], base, 64);
+		struct point q;
+		uint32_t qu;
+
+		if (round_point(v->log.sp, f, R, j + 1, &q, &qu) &&
+		    decide_same_as_defaults_at(v->log.sp, &q, qu, v->wl->guard[g]))
+			continue;   /* NCCL's defaults there: safe by identity */
 
 		entry_us(v, R, j, v->wl->guard[g], a);
 		out->guard_judged = decide_pair_judge(&v->log, v->wl->guard[g], base, a,
@@ -608,7 +614,7 @@ static void judge_together(const struct decide_view *v, struct final_state *f,
 	memset(&m, 0, sizeof m);
 	if (R->all && nd == R->ne) {
 		measured = true;
-		if (removal_harmless(v, R, R->ne, &m)) {
+		if (removal_harmless(v, f, R, R->ne, &m)) {
 			decide_note(v, "ablation: all %zu dropped together is harmless too "
 			            "(%.3fx [95%% %.3fx .. %.3fx] over %d rounds)", nd, m.obj.ratio,
 			            m.obj.lo, m.obj.hi, m.obj.rounds);
@@ -655,7 +661,7 @@ static void judge_rounds(const struct decide_view *v, struct final_state *f, con
 			         : "its removal was not measured in two rounds");
 			continue;
 		}
-		if (removal_harmless(v, R, j, &m)) {
+		if (removal_harmless(v, f, R, j, &m)) {
 			a->dropped = true;
 			set_why(a, "%s: dropped, removing it is shown harmless (%.3fx [95%% %.3fx .. "
 			         "%.3fx] over %zu rounds, allowed %.2fx)", vt, m.obj.ratio, m.obj.lo,

@@ -230,11 +230,14 @@ bool decide_point_sets_nothing(const struct runlog *l, const struct point *p, ui
  * with the session's pooled noise model at that size (decide_size_pool): call SAFE,
  * UNSAFE or UNDECIDED against DECIDE_GUARD_ALLOWED, (glo, ghi) its interval, more the
  * further rounds guardstat estimates would decide it (0: decided; -1: none would).
- * Slower: UNSAFE; with one round (not judged) a ratio above 1 + 3 run sd. */
+ * Slower: UNSAFE; with one round (not judged) a ratio above 1 + 3 run sd. When no
+ * variable of x acts at `bytes` (decide_same_as_defaults_at) the size is SAFE by
+ * identity (identical, judged), however few rounds ran. */
 struct decide_size {
 	double base, best, ratio, lo, hi;
 	size_t pairs;
 	bool slower;
+	bool identical;              /* x deploys NCCL's defaults at this size */
 	bool judged;                 /* pairs >= 2 and a noise model: call is the verdict */
 	enum guardstat_call call;
 	double glo, ghi;
@@ -242,6 +245,11 @@ struct decide_size {
 };
 void decide_size_compare(const struct runlog *l, const struct finalist *x, size_t bytes,
                          struct decide_size *c);
+/* Does the configuration (p less the dimensions in `unset`) set nothing that acts at
+ * `bytes`: no process-level variable, and no per-size rule of that size? Then NCCL runs
+ * its defaults there. Can't fail. */
+bool decide_same_as_defaults_at(const space *sp, const struct point *p, uint32_t unset,
+                                 size_t bytes);
 /* The pooled noise model (result/guardstat.h) at `bytes` (0: the objective, per step):
  * every configuration run more than once in the final and ablation rounds (the
  * baseline, finalists, tries, the winner less a variable), and at a size other than the

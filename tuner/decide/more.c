@@ -66,29 +66,49 @@ static bool same_process(const struct decide_view *v, const struct point *a, con
 	return true;
 }
 
+/* Does x differ from the finalists in what acts at a guard size: another process-level
+ * setting than each of them, and, on every process-level variable that all of them set
+ * to one level (the flaw they may share: the same thread count), another level? */
+static bool diverse(const struct decide_view *v, const struct final_state *f,
+                    const struct finalist *x)
+{
+	for (size_t j = 0; j < f->k; j++)
+		if (same_process(v, &f->c[j].p, &x->p))
+			return false;
+	for (size_t d = 0; f->k && d < space_dims(v->log.sp); d++) {
+		uint32_t l = f->c[0].p.lv[d];
+		bool shared = space_rule_of(v->log.sp, d, NULL) == SPACE_RULE_NONE &&
+		              space_level_text(v->log.sp, d, l) != NULL;
+
+		for (size_t j = 1; shared && j < f->k; j++)
+			shared = f->c[j].p.lv[d] == l;
+		if (shared && x->p.lv[d] == l)
+			return false;
+	}
+	return true;
+}
+
 /* The first candidate after the finalists that its sweeps do not show slow at a guard
- * and that sets other process-level variables than every finalist refused at a guard,
- * moved to place f->k (a finalist now, its rounds NAN so far). NULL: none. */
+ * and that is diverse from them, moved to place f->k (a finalist now, its rounds NAN so
+ * far). NULL: none (or out of memory: f->err). */
 static struct finalist *promote(const struct decide_view *v, struct final_state *f)
 {
 	for (size_t m = f->k; m < f->nc; m++) {
 		struct finalist *x = &f->c[m], tmp;
-		bool diverse = x->has_point;
 
-		if (isfinite(x->sweep_guard_ratio) &&
-		    x->sweep_guard_ratio > 1 + DECIDE_GUARD_SWEEP_MARGIN)
-			continue;
-		for (size_t j = 0; diverse && j < f->k; j++)
-			diverse = !same_process(v, &f->c[j].p, &x->p);
-		if (!diverse)
+		if (!x->has_point || (isfinite(x->sweep_guard_ratio) &&
+		                      x->sweep_guard_ratio > 1 + DECIDE_GUARD_SWEEP_MARGIN) ||
+		    !diverse(v, f, x))
 			continue;
 		tmp = f->c[f->k];
 		f->c[f->k] = *x;
 		*x = tmp;
 		x = &f->c[f->k];
 		x->us = malloc((f->rounds ? f->rounds : 1) * sizeof *x->us);
-		if (!x->us)
+		if (!x->us) {
+			decide_fail(f, "out of memory");
 			return NULL;
+		}
 		for (size_t r = 0; r < f->rounds; r++)
 			x->us[r] = NAN;
 		f->k++;
