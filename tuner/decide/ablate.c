@@ -506,86 +506,17 @@ static size_t pair_ratio(const struct decide_view *v, const struct decide_rounds
 	return decide_paired_ratio(a, b, R->n, ratio, lo, hi);
 }
 
-/* What the rounds show of removal j (j < ne: one variable; j == ne: all of them), with
- * the session's pooled noise model (result/guardstat.h): how its objective compares with
- * the reference's against DECIDE_ABLATE_ALLOWED, and at each guard size how it compares
- * with the baseline's final rounds against DECIDE_GUARD_ALLOWED. */
-struct removal {
-	bool judged;                 /* two pairs or more and a noise model */
-	struct guardstat_verdict obj;
-	size_t guard_at;             /* the first guard size not shown safe (0: none) */
-	struct guardstat_verdict guard;
-	bool guard_judged;
-};
-
-/* The objective (bytes 0) or the latency at `bytes` of entry j + 1's runs (j == SIZE_MAX:
- * the reference's) over the rounds into out (NAN where none). */
-static void entry_us(const struct decide_view *v, const struct decide_rounds *R, size_t j,
-                     size_t bytes, double *out)
-{
-	for (size_t r = 0; r < R->n; r++) {
-		size_t i = R->run[j == SIZE_MAX ? 0 : j + 1][r];
-
-		out[r] = i == SIZE_MAX || v->log.runs[i].o.cls != OUTCOME_OK ? NAN
-		       : bytes ? run_size_us(v, i, bytes) : v->log.runs[i].o.objective_us;
-	}
-}
-
-/* Judge removal j (struct removal). A removal is harmless (drop) only when its objective
- * is SAFE and every guard size is SAFE against the baseline. */
+/* Judge removal j of the rounds (j < ne: one variable; j == ne: all of them) against
+ * the reference (decide_removal_harmless). */
 static bool removal_harmless(const struct decide_view *v, const struct final_state *f,
-                             const struct decide_rounds *R, size_t j, struct removal *out)
+                             const struct decide_rounds *R, size_t j,
+                             struct decide_removal *out)
 {
-	double a[DECIDE_ABLATE_ROUNDS_MAX], b[DECIDE_ABLATE_ROUNDS_MAX], base[64];
+	struct point q;
+	uint32_t qu;
 
-	memset(out, 0, sizeof *out);
-	entry_us(v, R, j, 0, a);
-	entry_us(v, R, SIZE_MAX, 0, b);
-	out->judged = decide_pair_judge(&v->log, 0, b, a, R->n, DECIDE_ABLATE_ALLOWED,
-	                                &out->obj) == 0;
-	if (!out->judged || out->obj.call != GUARDSTAT_SAFE)
-		return false;
-	for (size_t g = 0; g < v->wl->nguard; g++) {
-		size_t nb = decide_final_size_us(&v->log, NULL, v->wl->guard[g], base, 64);
-		struct point q;
-		uint32_t qu;
-
-		if (round_point(v->log.sp, f, R, j + 1, &q, &qu) &&
-		    decide_same_as_defaults_at(v->log.sp, &q, qu, v->wl->guard[g]))
-			continue;   /* NCCL's defaults there: safe by identity */
-
-		entry_us(v, R, j, v->wl->guard[g], a);
-		out->guard_judged = decide_pair_judge(&v->log, v->wl->guard[g], base, a,
-		                                      nb < R->n ? nb : R->n,
-		                                      DECIDE_GUARD_ALLOWED, &out->guard) == 0;
-		if (!out->guard_judged || out->guard.call != GUARDSTAT_SAFE) {
-			out->guard_at = v->wl->guard[g];
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Why removal m keeps a variable, into buf (returned). */
-static const char *removal_why(const struct removal *m, char *buf, size_t len)
-{
-	if (m->guard_at && m->guard_judged)
-		snprintf(buf, len, "without it the guard size %zu B is %s (%.3fx the baseline "
-		         "[95%% %.3fx .. %.3fx], allowed %.2fx)", m->guard_at,
-		         m->guard.call == GUARDSTAT_UNSAFE ? "slower" : "not shown safe",
-		         m->guard.ratio, m->guard.lo, m->guard.hi, DECIDE_GUARD_ALLOWED);
-	else if (m->guard_at)
-		snprintf(buf, len, "without it the guard size %zu B was not measured in two "
-		         "rounds", m->guard_at);
-	else if (m->obj.call == GUARDSTAT_UNSAFE)
-		snprintf(buf, len, "without it %.3fx slower [95%% %.3fx .. %.3fx] over %d rounds, "
-		         "beyond the allowed %.2fx", m->obj.ratio, m->obj.lo, m->obj.hi,
-		         m->obj.rounds, DECIDE_ABLATE_ALLOWED);
-	else
-		snprintf(buf, len, "removing it is not shown harmless: %.3fx [95%% %.3fx .. "
-		         "%.3fx] over %d rounds, allowed %.2fx", m->obj.ratio, m->obj.lo,
-		         m->obj.hi, m->obj.rounds, DECIDE_ABLATE_ALLOWED);
-	return buf;
+	round_point(v->log.sp, f, R, j + 1, &q, &qu);
+	return decide_removal_harmless(v, &q, qu, R->run[j + 1], R->run[0], R->n, out);
 }
 
 /* Two or more variables dropped one at a time: dropping them together is what deploys.
@@ -596,7 +527,7 @@ static void judge_together(const struct decide_view *v, struct final_state *f,
                            const struct decide_rounds *R)
 {
 	size_t nd = 0, keep = SIZE_MAX;
-	struct removal m;
+	struct decide_removal m;
 	bool measured = false;
 	char vt[256], k[256], why[256];
 
@@ -635,7 +566,7 @@ static void judge_together(const struct decide_view *v, struct final_state *f,
 		else
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
 			         "the others: %s; %s goes)", vt, a->ratio,
-			         removal_why(&m, why, sizeof why), k);
+			         decide_removal_why(&m, why, sizeof why), k);
 	}
 }
 
@@ -651,7 +582,7 @@ static void judge_rounds(const struct decide_view *v, struct final_state *f, con
 	for (size_t j = 0; j < R->ne; j++) {
 		struct ablation *a = &f->ab[R->e[j]];
 		size_t fails;
-		struct removal m;
+		struct decide_removal m;
 
 		var_text(v, f->win, a->dim, vt, sizeof vt);
 		a->measured = true;
@@ -669,7 +600,7 @@ static void judge_rounds(const struct decide_view *v, struct final_state *f, con
 		} else if (!m.judged) {
 			set_why(a, "%s: kept (no noise estimate to judge its removal by)", vt);
 		} else {
-			set_why(a, "%s: kept (%s)", vt, removal_why(&m, why, sizeof why));
+			set_why(a, "%s: kept (%s)", vt, decide_removal_why(&m, why, sizeof why));
 		}
 	}
 	judge_together(v, f, R);

@@ -1,7 +1,7 @@
 /* decide_impl.h - what the files of decide/ call of each other, bottom up: final.c (the
  * notes, the reserves, the ranking and the final rounds), sizes.c (the noise, the
  * rules, the guard sizes), more.c (more rounds for an undecided guard, the fall-back to the
- * next candidate), ablate.c (the winner and its variables), decide.c (the
+ * next candidate), removal.c (the verdict on a removal), ablate.c (the winner and its variables), decide.c (the
  * stage's ask and tell over them). Not part of the public API. */
 #ifndef NCCLTUNE_DECIDE_IMPL_H
 #define NCCLTUNE_DECIDE_IMPL_H
@@ -59,6 +59,28 @@ int decide_more_next(struct final_state *f, const struct decide_view *v,
                      struct decide_request *req);
 /* The outcome of the extra round's run asked for. Can't fail. */
 void decide_more_tell(struct final_state *f, const struct outcome *o);
+
+/* ---- removal.c ---- */
+/* What the ablation's rounds show of removing variables from the reference, with the
+ * session's pooled noise model (result/guardstat.h): its objective against the
+ * reference's (paired by round) against DECIDE_ABLATE_ALLOWED, and at each guard size
+ * against the baseline's final rounds against DECIDE_GUARD_ALLOWED (a configuration
+ * that sets nothing acting there is NCCL's defaults: safe by identity). */
+struct decide_removal {
+	bool judged;                 /* two pairs or more and a noise model */
+	struct guardstat_verdict obj;
+	size_t guard_at;             /* the first guard size not shown safe (0: none) */
+	struct guardstat_verdict guard;
+	bool guard_judged;
+};
+/* Removal (q less `qu`), run in runs[r] (log index, SIZE_MAX: none) paired with the
+ * reference's ref[r] over n rounds: harmless (true) when its objective is SAFE and
+ * every guard size SAFE; *out says why not. Can't fail. */
+bool decide_removal_harmless(const struct decide_view *v, const struct point *q, uint32_t qu,
+                             const size_t *runs, const size_t *ref, size_t n,
+                             struct decide_removal *out);
+/* Why removal m keeps a variable ("without it 1.300x slower ..."), into buf (returned). */
+const char *decide_removal_why(const struct decide_removal *m, char *buf, size_t len);
 
 /* ---- ablate.c ---- */
 /* Score the final rounds, take out the finalists that slow a guard size, pick the
