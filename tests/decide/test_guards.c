@@ -331,6 +331,22 @@ static void test_fallback(void)
 	CHECK(is(&fx, f.win, pt_b(fx.sp, 0, 0, 2)));
 	decide_free(&f);
 	space_destroy(fx.sp);
+
+	/* a candidate that sets only a rule (NCCL's defaults at the guard) is promoted
+	 * before a better-ranked one that sets a process variable */
+	fixture_init(&fx, 60, 0.004);
+	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
+	cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.45);
+	cand(&fx, pt(fx.sp, 1, 1), 50.5, 1.45);
+	cand(&fx, pt(fx.sp, 2, 0), 51.0, 1.45);
+	cand(&fx, pt(fx.sp, 0, 0), 60.0, 1.00);
+	cand(&fx, pt(fx.sp, 3, 1), 65.0, 1.00);
+	memset(&f, 0, sizeof f);
+	CHECK(drive(&fx, &f, asked, 64) > 0);
+	CHECK_INT(f.promoted, 1);
+	CHECK(is(&fx, f.win, pt(fx.sp, 3, 1)));
+	decide_free(&f);
+	space_destroy(fx.sp);
 }
 
 /* One final round and the baseline's second run (a time limit): the guard, paired once,

@@ -88,21 +88,40 @@ static bool diverse(const struct decide_view *v, const struct final_state *f,
 	return true;
 }
 
-/* The first candidate after the finalists that its sweeps do not show slow at a guard
- * and that is diverse from them, moved to place f->k (a finalist now, its rounds NAN so
- * far). NULL: none (or out of memory: f->err). */
+/* Does p set nothing that acts at any guard size (NCCL's defaults at every one)? */
+static bool defaults_at_guards(const struct decide_view *v, const struct point *p)
+{
+	for (size_t g = 0; g < v->wl->nguard; g++)
+		if (!decide_same_as_defaults_at(v->log.sp, p, 0, v->wl->guard[g]))
+			return false;
+	return true;
+}
+
+/* The candidate after the finalists to promote: the first, in rank order, that is
+ * diverse from them, its sweeps not showing it slow at a guard, and that runs NCCL's
+ * defaults at every guard size (safe there by identity); else the first of the others
+ * that are diverse and not shown slow. Moved to place f->k (a finalist now, its rounds
+ * NAN so far). NULL: none (or out of memory: f->err). */
 static struct finalist *promote(const struct decide_view *v, struct final_state *f)
 {
-	for (size_t m = f->k; m < f->nc; m++) {
-		struct finalist *x = &f->c[m], tmp;
+	size_t at = f->nc;
 
-		if (!x->has_point || (isfinite(x->sweep_guard_ratio) &&
-		                      x->sweep_guard_ratio > 1 + DECIDE_GUARD_SWEEP_MARGIN) ||
-		    !diverse(v, f, x))
-			continue;
-		tmp = f->c[f->k];
-		f->c[f->k] = *x;
-		*x = tmp;
+	for (int pass = 0; pass < 2 && at == f->nc; pass++)
+		for (size_t m = f->k; m < f->nc && at == f->nc; m++) {
+			const struct finalist *x = &f->c[m];
+
+			if (x->has_point && !(isfinite(x->sweep_guard_ratio) &&
+			                      x->sweep_guard_ratio > 1 + DECIDE_GUARD_SWEEP_MARGIN) &&
+			    (pass || defaults_at_guards(v, &x->p)) && diverse(v, f, x))
+				at = m;
+		}
+	if (at == f->nc)
+		return NULL;
+	{
+		struct finalist tmp = f->c[f->k], *x;
+
+		f->c[f->k] = f->c[at];
+		f->c[at] = tmp;
 		x = &f->c[f->k];
 		x->us = malloc((f->rounds ? f->rounds : 1) * sizeof *x->us);
 		if (!x->us) {
@@ -115,7 +134,6 @@ static struct finalist *promote(const struct decide_view *v, struct final_state 
 		f->promoted++;
 		return x;
 	}
-	return NULL;
 }
 
 /* The entry that needs more rounds, or NULL: the finalists (and tries) faster than the
