@@ -246,7 +246,8 @@ static void test_guard_unsafe(void)
 
 /* A guard 1.00x the baseline's with a 2% spread is not shown within 1.02x by six rounds:
  * the best finalist gets more rounds with the baseline, then wins. Without runs for them
- * (budget 6: two rounds, nothing left) it is refused as not shown safe. */
+ * (budget 6: two rounds, nothing left), or at 1.04x (more rounds could only show it
+ * slower), it is refused as not shown safe. */
 static void test_guard_more_rounds(void)
 {
 	struct fixture fx;
@@ -282,6 +283,17 @@ static void test_guard_more_rounds(void)
 		decide_free(&f);
 		space_destroy(fx.sp);
 	}
+	/* at 1.04x more rounds could only show it slower: none asked, refused */
+	fixture_init(&fx, 40, 0.02);
+	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
+	cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.04);
+	memset(&f, 0, sizeof f);
+	CHECK(drive(&fx, &f, asked, 64) > 0);
+	CHECK_INT(f.extra, 0);
+	CHECK(f.win == NULL);
+	CHECK_INT(f.c[0].guard_call, GUARDSTAT_UNDECIDED);
+	decide_free(&f);
+	space_destroy(fx.sp);
 }
 
 /* Every finalist refused at the guard (NCCL_NTHREADS=256 twice, 512 once): the next

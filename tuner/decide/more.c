@@ -139,7 +139,8 @@ static struct finalist *promote(const struct decide_view *v, struct final_state 
 /* The entry that needs more rounds, or NULL: the finalists (and tries) faster than the
  * baseline, best gain first; the first whose guards are safe ends the search (NULL), one
  * not yet paired twice or undecided with rounds that fit is the one; shown slower, or
- * undecided beyond the runs left, it is passed over. */
+ * undecided with its ratio at or above the allowed (more rounds could only show it
+ * slower) or beyond the runs left, it is passed over. */
 static struct finalist *needs_more(const struct decide_view *v, struct final_state *f,
                                    bool *refused_all)
 {
@@ -182,8 +183,9 @@ static struct finalist *needs_more(const struct decide_view *v, struct final_sta
 			refused = 0;   /* a winner: nothing to fall back from */
 			break;
 		}
+		/* more rounds only where they could show it safe: its ratio below the allowed */
 		if (g.call == GUARDSTAT_UNDECIDED && g.judged && g.more > 0 &&
-		    2 * (size_t)g.more <= left) {
+		    g.ratio < DECIDE_GUARD_ALLOWED && 2 * (size_t)g.more <= left) {
 			if (best != f->more_x)
 				decide_note_live(v, "guard %zu B: %s not shown safe yet (%.3fx the "
 				                 "baseline, up to %.3fx within the noise; allowed %.2fx): "
