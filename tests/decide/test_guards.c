@@ -512,8 +512,35 @@ static void test_identity(void)
 	space_destroy(fx.sp);
 }
 
+/* A candidate that sets only a rule (NCCL's defaults at the guard) within 5% of the
+ * fastest is the first finalist; 8% slower, it keeps its place. */
+static void test_identity_first(void)
+{
+	double us[2] = {52.0, 54.0};
+
+	for (int c = 0; c < 2; c++) {
+		struct fixture fx;
+		struct final_state f;
+		struct decide_request q;
+
+		fixture_init(&fx, 40, 0.004);
+		log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
+		cand(&fx, pt(fx.sp, 1, 0), 50.0, 1.00);
+		cand(&fx, pt(fx.sp, 3, 1), us[c], 1.00);
+		memset(&f, 0, sizeof f);
+		CHECK_INT(decide_next(&f, view(&fx), &q), 1);
+		CHECK_INT(f.nc, 2);
+		CHECK(is(&fx, &f.c[0], c ? pt(fx.sp, 1, 0) : pt(fx.sp, 3, 1)));
+		CHECK_INT(noted(&fx, "runs NCCL's defaults at every guard size and is within 5% of "
+		                "the fastest: first finalist"), c == 0);
+		decide_free(&f);
+		space_destroy(fx.sp);
+	}
+}
+
 int main(void)
 {
+	test_identity_first();
 	test_identity();
 	test_sweep_guard_baseline();
 	test_ablation_guard();

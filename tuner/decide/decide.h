@@ -36,6 +36,10 @@
 /* Candidates within 1% of the fastest at the tuned sizes (one measurement each) count as
  * tied: among them the closest to NCCL's defaults is finalist first */
 #define DECIDE_TIE_MARGIN 0.01
+/* A candidate that runs NCCL's defaults at every guard size (no process-level variable,
+ * no rule of a guard size: safe there by identity) within 5% of the fastest that passes
+ * the guards in its sweeps is the first finalist (rankguard.c) */
+#define DECIDE_IDENTITY_MARGIN 0.05
 #define DECIDE_FINAL_RESERVE_MAX 12       /* runs kept for the final re-measurement */
 #define DECIDE_FINAL_RESERVE_DIV 5        /* ... at most budget / 5 */
 #define DECIDE_ABLATE_RESERVE_MAX 10      /* runs kept for the ablation (ablate.c) */
@@ -231,7 +235,7 @@ bool decide_point_sets_nothing(const struct runlog *l, const struct point *p, ui
  * UNSAFE or UNDECIDED against DECIDE_GUARD_ALLOWED, (glo, ghi) its interval, more the
  * further rounds guardstat estimates would decide it (0: decided; -1: none would).
  * Slower: UNSAFE; with one round (not judged) a ratio above 1 + 3 run sd. When no
- * variable of x acts at `bytes` (decide_same_as_defaults_at) the size is SAFE by
+ * variable of x acts at `bytes` (runlog_defaults_at) the size is SAFE by
  * identity (identical, judged), however few rounds ran. */
 struct decide_size {
 	double base, best, ratio, lo, hi;
@@ -245,11 +249,6 @@ struct decide_size {
 };
 void decide_size_compare(const struct runlog *l, const struct finalist *x, size_t bytes,
                          struct decide_size *c);
-/* Does the configuration (p less the dimensions in `unset`) set nothing that acts at
- * `bytes`: no process-level variable, and no per-size rule of that size? Then NCCL runs
- * its defaults there. Can't fail. */
-bool decide_same_as_defaults_at(const space *sp, const struct point *p, uint32_t unset,
-                                 size_t bytes);
 /* The pooled noise model (result/guardstat.h) at `bytes` (0: the objective, per step):
  * every configuration run more than once in the final and ablation rounds (the
  * baseline, finalists, tries, the winner less a variable), and at a size other than the

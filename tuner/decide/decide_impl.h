@@ -1,14 +1,15 @@
-/* decide_impl.h - what the files of decide/ call of each other, bottom up: final.c (the
- * notes, the reserves, the ranking and the final rounds), sizes.c (the noise, the
- * rules, the guard sizes), more.c (more rounds for an undecided guard, the fall-back to the
- * next candidate), removal.c (the verdict on a removal), ablate.c (the winner and its variables), decide.c (the
- * stage's ask and tell over them). Not part of the public API. */
+/* decide_impl.h - what the files of decide/ call of each other, bottom up: notes.c (the
+ * notes), rankguard.c (the guard-aware order), final.c (the reserves, the ranking and
+ * the final rounds), sizes.c (the noise, the rules, the guard sizes), more.c (more
+ * rounds for an undecided guard, the fall-back to the next candidate), removal.c (the
+ * verdict on a removal), ablate.c (the winner and its variables), decide.c (the stage's
+ * ask and tell over them). Not part of the public API. */
 #ifndef NCCLTUNE_DECIDE_IMPL_H
 #define NCCLTUNE_DECIDE_IMPL_H
 
 #include "decide/decide.h"
 
-/* ---- final.c ---- */
+/* ---- notes.c ---- */
 /* A note for the user through v->note, printf-style; _live: not while replaying. */
 void decide_note(const struct decide_view *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -17,7 +18,14 @@ void decide_note_live(const struct decide_view *v, const char *fmt, ...)
 /* f->err, printf-style; returns -1. */
 int decide_fail(struct final_state *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Live, has the session no run or no time left for another run? */
+
+/* ---- rankguard.c ---- */
+/* Reorder the candidates f->c for the guards (rankguard.c says how); each one's
+ * sweep_guard_ratio and sweep_guard_bytes set. Returns 0, or -1 when out of memory
+ * (f->err). */
+int decide_rank_by_guards(const struct decide_view *v, struct final_state *f);
+
+/* ---- final.c ---- *//* Live, has the session no run or no time left for another run? */
 bool decide_out_of_runs(const struct decide_view *v);
 /* The candidates ranked, the final rounds planned (f->step: DECIDE_FINAL, or
  * DECIDE_PICK when nothing is re-measured). Returns 0 or -1 (f->err). */

@@ -92,7 +92,7 @@ static bool diverse(const struct decide_view *v, const struct final_state *f,
 static bool defaults_at_guards(const struct decide_view *v, const struct point *p)
 {
 	for (size_t g = 0; g < v->wl->nguard; g++)
-		if (!decide_same_as_defaults_at(v->log.sp, p, 0, v->wl->guard[g]))
+		if (!runlog_defaults_at(v->log.sp, p, 0, v->wl->guard[g]))
 			return false;
 	return true;
 }

@@ -42,7 +42,7 @@ bool decide_removal_harmless(const struct decide_view *v, const struct point *q,
 		size_t bytes = v->wl->guard[g];
 		size_t nb = decide_final_size_us(&v->log, NULL, bytes, base, 64);
 
-		if (decide_same_as_defaults_at(v->log.sp, q, qu, bytes))
+		if (runlog_defaults_at(v->log.sp, q, qu, bytes))
 			continue;   /* NCCL's defaults there: safe by identity */
 		runs_us(&v->log, runs, n, bytes, a);
 		out->guard_judged = decide_pair_judge(&v->log, bytes, base, a, nb < n ? nb : n,

@@ -275,21 +275,6 @@ static void size_judge(const struct runlog *l, size_t bytes, const double *a, co
 	c->more = gv.more_rounds;
 }
 
-bool decide_same_as_defaults_at(const space *sp, const struct point *p, uint32_t unset,
-                                 size_t bytes)
-{
-	for (size_t d = 0; d < space_dims(sp); d++) {
-		uint64_t at = 0;
-		enum space_rule_kind k = space_rule_of(sp, d, &at);
-
-		if (!space_level_text(sp, d, p->lv[d]) || (unset >> d & 1u))
-			continue;
-		if (k == SPACE_RULE_NONE || at == bytes)
-			return false;
-	}
-	return true;
-}
-
 void decide_size_compare(const struct runlog *l, const struct finalist *x, size_t bytes,
                          struct decide_size *c)
 {
@@ -304,7 +289,7 @@ void decide_size_compare(const struct runlog *l, const struct finalist *x, size_
 	decide_finite_stats(b, nb, &c->base, &lo, &hi);
 	decide_finite_stats(a, na, &c->best, &lo, &hi);
 	c->pairs = decide_paired_ratio(a, b, n, &c->ratio, &c->lo, &c->hi);
-	if (x && x->has_point && decide_same_as_defaults_at(l->sp, &x->p, 0, bytes)) {
+	if (x && x->has_point && runlog_defaults_at(l->sp, &x->p, 0, bytes)) {
 		/* no variable of x acts at this size: NCCL runs its defaults there, whatever
 		 * the rounds measured (their spread is the processes') */
 		c->judged = c->identical = true;
