@@ -311,7 +311,8 @@ bool summary_unmeasured(const struct summary *s);
  * would do) into buf; returns buf. Can't fail. */
 char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len);
 /* The same sentence from the budget that would do (budget_needed <= 0: none would, the
- * final rounds did not run twice). Returns buf. Can't fail. */
+ * final rounds did not run twice or could not show a guard safe). Returns buf. Can't
+ * fail. */
 char *summary_unmeasured_text(long budget_needed, char *buf, size_t len);
 bool summary_gain_unproven(const struct summary *s);
 /* Is the result's best shown to be faster than NCCL's defaults: it sets something (a

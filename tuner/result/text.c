@@ -214,7 +214,8 @@ char *summary_unmeasured_text(long budget_needed, char *buf, size_t len)
 		         budget_needed);
 	else
 		snprintf(buf, len, SUMMARY_UNMEASURED "; the final rounds did not run twice (a time "
-		         "limit, or failed repeats): run it again");
+		         "limit, or failed repeats), or could not show a guard size within 2%% of "
+		         "NCCL's defaults: run it again, with a larger --budget");
 	return buf;
 }
 
