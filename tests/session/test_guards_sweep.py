@@ -17,7 +17,7 @@ of the tuner. Checks, on the invocation log, the journal, results.json and the o
   * the progress line of a two-level session: the ETA from the sweeps' measured inner rate,
     "ETA Xs (K sweeps at R choices/s)", K the sweeps the search has left.
 Usage: test_guards_sweep.py NCCLTUNE WRAPPER MODEL_PROBE PLUGIN [CASE...], CASE one of
-finalists, eta, time-limit (default: all). Meson runs finalists and eta as two tests;
+finalists, eta, time-limit, once, untold (default: all). Meson runs finalists and eta as two tests;
 time-limit waits on real time (two 12 s sessions) and runs in scripts/ci-extra.sh."""
 import json
 import os
@@ -30,7 +30,7 @@ import tempfile
 import time
 
 NT, WRAP, PROBE, PLUGIN = sys.argv[1:5]
-CASES = sys.argv[5:] or ["finalists", "eta", "time-limit"]
+CASES = sys.argv[5:] or ["finalists", "eta", "time-limit", "once", "untold"]
 GUARDS = [1048576, 16777216, 134217728]
 LIMIT = 1.05            # SESSION_GUARD_SWEEP_MARGIN
 SPACE = {"schema": "nccltune-space/1",
@@ -339,13 +339,58 @@ def check_time_limit_resume(tmp):
              (after[len(before)]["t_s"], before[-1]["t_s"]))
 
 
+def check_once(tmp):
+    """A guard paired with the baseline in one final round only (budget 15: a final
+    reserve of 3) is not judged: results.json's guards verdict is measured_once and show
+    says "not judged (measured once)", never "ok" (the bug of a real session on
+    2026-12-06: a 1.77x guard, then "guards: ok")."""
+    d = os.path.join(tmp, "once")
+    rc, out = nt([NT, "run", "--probe", "%s --model pcie-gen5-8gpu --seed 1" % PROBE,
+                  "--budget", "15", "--seed", "1", "--guard", "117440512", "--out", d,
+                  "--quiet"], env_for(os.path.join(tmp, "once.log")))
+    if rc != 0:
+        fail("once: exit %d: %s" % (rc, out[-600:]))
+        return
+    with open(os.path.join(d, "results.json")) as f:
+        res = json.load(f)
+    verdict = res.get("guards", {}).get("verdict")
+    if verdict != "measured_once":
+        fail("once: guards verdict %r (expected measured_once)" % verdict)
+    rc, shown = nt([NT, "show", d], env_for(os.path.join(tmp, "once.log")))
+    if "guards: not judged (measured once)" not in shown or "guards: ok" in shown:
+        fail("once: show says: %s" % shown[-600:])
+
+
+def check_untold(tmp):
+    """A finalist the final rounds could not show within 1.02x at the guard (pcie-gen5-8gpu,
+    budget 20, seed 2: 0.98x, up to 1.17x within the noise) is refused as not shown safe,
+    and the session says "not measured enough", not NCCL's defaults as a measured
+    recommendation."""
+    d = os.path.join(tmp, "untold")
+    rc, out = nt([NT, "run", "--probe", "%s --model pcie-gen5-8gpu --seed 2" % PROBE,
+                  "--budget", "20", "--seed", "2", "--guard", "117440512", "--out", d],
+                 env_for(os.path.join(tmp, "untold.log")))
+    if rc != 0:
+        fail("untold: exit %d: %s" % (rc, out[-600:]))
+        return
+    with open(os.path.join(d, "results.json")) as f:
+        res = json.load(f)
+    if "is not shown safe at the guard size 117440512 B" not in out:
+        fail("untold: no finalist refused as not shown safe: %s" % out[-1500:])
+    if res.get("verdict") != "not measured enough to recommend":
+        fail("untold: verdict %r" % res.get("verdict"))
+    if "could not show a guard size within 2% of NCCL's defaults" not in out:
+        fail("untold: the summary does not say why: %s" % out[-800:])
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="nccltune-guards-")
     try:
         with open(os.path.join(tmp, "space.json"), "w") as f:
             json.dump(SPACE, f)
         checks = {"finalists": check_guard_finalists, "eta": check_eta,
-                  "time-limit": check_time_limit}
+                  "time-limit": check_time_limit, "once": check_once,
+                  "untold": check_untold}
         for case in CASES:
             if case not in checks:
                 fail("no case %r (one of %s)" % (case, ", ".join(checks)))

@@ -50,10 +50,15 @@ def journal_runs(d):
     return runs
 
 
-def session(tmp, model, strategy, budget, seed=1, name=None):
-    """Run a session; returns (dir, results) or (None, None) after a failure."""
+def session(tmp, model, strategy, budget, seed=1, name=None, noise=None):
+    """Run a session (noise: the model probe's noise scale, else the model's); returns
+    (dir, results) or (None, None) after a failure."""
     d = os.path.join(tmp, name or "%s-%s" % (model, strategy))
-    rc, out = nt("run", "--model", model, "--strategy", strategy, "--budget", str(budget),
+    how = ("--model", model)
+    if noise is not None:
+        probe = os.path.join(os.environ["NCCLTUNE_BUILD_ROOT"], "models", "nccltune-model-probe")
+        how = ("--probe", "%s --model %s --noise %g --seed %d" % (probe, model, noise, seed))
+    rc, out = nt("run", *how, "--strategy", strategy, "--budget", str(budget),
                  "--seed", str(seed), "--out", d)
     if rc != 0:
         fail("%s: exit %d: %s" % (model, rc, out[-600:]))
@@ -292,10 +297,11 @@ def run_all(tmp):
     if not cautioned:
         fail("pcie-2x4-islands seeds 2-6: no unproven gain to caution")
 
-    # Regression: on pcie-4gpu-switch (seed 1) the ablation drops both variables of the
-    # winner and its rule forces what NCCL already runs; the result said 1.03x for the
-    # defaults it recommends.
-    d, res = session(tmp, "pcie-4gpu-switch", "bo", 60, name="switch-60")
+    # Regression: on pcie-4gpu-switch (seed 1, a tenth of the model's noise) the ablation
+    # drops both variables of the winner and its rule forces what NCCL already runs; the
+    # result said 1.03x for the defaults it recommends. (At the model's full 2% spread
+    # three rounds cannot show a removal within 1.01x: the variables would be kept.)
+    d, res = session(tmp, "pcie-4gpu-switch", "bo", 60, seed=1, name="switch-60", noise=0.1)
     if d and not check_sets_nothing("pcie-4gpu-switch seed 1", res):
         fail("pcie-4gpu-switch seed 1: the best sets %r: the regression case is gone"
              % res.get("best"))

@@ -54,6 +54,16 @@ else:
             w["bytes"], w["role"], 1 / w["ratio"], lo, hi), show, re.M)
         if not m:
             fail("show lacks the row of %d B" % w["bytes"])
+    # the verdict in words, as show and the report say it (result/text.c)
+    words = {"ok": "ok (each shown within 2% of NCCL's defaults)",
+             "slower": "slower (shown more than 2% slower than NCCL's defaults)",
+             "not_shown_safe": "not shown safe (the rounds could not show them within 2% "
+                               "of NCCL's defaults)",
+             "measured_once": "not judged (measured once)", "unmeasured": "unmeasured"}
+    said = words.get(res["guards"]["verdict"], "?")
+    esc = html.escape(said, quote=True).replace("&#x27;", "&#39;").replace(":", "&#58;")
+    if "guards: <b>%s</b>" % esc not in sec[1] or "guards: %s" % said not in show:
+        fail("the guards' verdict %r is not in the section or show" % res["guards"]["verdict"])
 # the headline states baseline / best too: a faster tuned size reads above 1.00x in both
 g = res["gain"]["ratio"] if isinstance(res.get("gain"), dict) else None
 tuned = [w for w in res.get("per_size", []) if w["role"] == "tuned" and w["ratio"]]

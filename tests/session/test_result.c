@@ -151,7 +151,7 @@ static void fill_tail(struct summary *s)
 	s->per_size[0] = (struct summary_size_cmp){43008, false, 200.5, 40.25, 0.2, true, 0.1, 0.3};
 	s->per_size[1] = (struct summary_size_cmp){117440512, true, 34888.2, NAN, NAN, false, NAN,
 	                                            NAN};
-	s->guards_verdict = "unmeasured";
+	s->guards_verdict = "measured_once";
 	s->guard_sizes[0] = 117440512;
 	env(s, "{\"NCCL_PROTO\": \"LL\"}", &s->attribution[0].env);
 	s->attribution[0].var = "NCCL_PROTO";
@@ -196,7 +196,9 @@ static void check_rich(const struct summary *r)
 	CHECK_NEAR(r->ablation[1].removed.ratio, 1.2346, 1e-12);
 	CHECK(r->nper_size == 2 && isnan(r->per_size[1].best_us) && !r->per_size[1].has_ci);
 	CHECK(r->nattribution == 1 && !r->attribution[0].cost.has_ci);
-	CHECK_STR(r->guards_verdict, "unmeasured");
+	CHECK_STR(r->guards_verdict, "measured_once");
+	/* a guard paired once is never called ok, in words either (show, report) */
+	CHECK_STR(summary_guards_text(r->guards_verdict), "not judged (measured once)");
 	CHECK(r->ntries == 2 && r->tries[0].has_tuned && !r->tries[1].m.present);
 	CHECK_NEAR(r->tries[0].tuned_hi, 1.09, 1e-12);
 }

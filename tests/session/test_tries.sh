@@ -28,7 +28,10 @@ if [ -x "$probe" ]; then
 	hand="NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS NCCL_MAX_NCHANNELS=2 NCCL_BUFFSIZE=131072 NCCL_NTHREADS=64"
 	printf '# a second, from a file\nNCCL_PROTO=Simple NCCL_ALGO=Ring  # the safe one\n' >"$tmp/tries.txt"
 	dir="$tmp/model"
-	out=$("$NT" run --model pcie-gen5-8gpu --budget 30 --seed 1 --out "$dir" --try "$hand" \
+	# budget 60: at 30 the model's 3-4% run-to-run spread leaves every finalist "not shown
+	# safe" at a guard size (1.02x allowed) and the session ends at NCCL's defaults (the
+	# hand configuration is 1.2x slower at the 1 MiB guard: never recommended)
+	out=$("$NT" run --model pcie-gen5-8gpu --budget 60 --seed 1 --out "$dir" --try "$hand" \
 		--try-file "$tmp/tries.txt" 2>&1)
 	rc=$?
 	[ $rc -eq 0 ] || fail "model session: exit $rc: $out"
@@ -43,7 +46,7 @@ assert head["tries"][0]["NCCL_P2P_LEVEL"] == "SYS"
 assert [r["phase"] for r in runs[:3]] == ["baseline", "try", "try"], [r["phase"] for r in runs[:3]]
 assert runs[1]["try"] == 1 and runs[1]["point"] is None  # P2P_LEVEL: not searched
 assert runs[1]["env"]["NCCL_P2P_LEVEL"] == "SYS"
-assert len(runs) <= 30
+assert len(runs) <= 60
 for no in (1, 2):
     assert sum(1 for r in runs if r["phase"] == "final" and r.get("try") == no) >= 2, no
 res = json.load(open(d + "/results.json"))

@@ -21,7 +21,6 @@
 #include "decide/decide.h"
 #include "decide/decide_impl.h"
 
-#define ABLATE_Z 2.0            /* a removal is slower beyond noise past z paired sds */
 
 /* a->why, printf-style (cut to its size). */
 static void set_why(struct ablation *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -429,8 +428,8 @@ static void plan_rounds(const struct decide_view *v, struct final_state *f, stru
 			continue;
 		}
 		a = &f->ab[R->e[--R->ne]];
-		set_why(a, "%s: kept (not ablated: the budget left too few "
-		         "runs for two rounds of it)", var_text(v, f->win, a->dim, vt, sizeof vt));
+		set_why(a, "%s: kept (not ablated: no runs left for two "
+		         "rounds)", var_text(v, f->win, a->dim, vt, sizeof vt));
 	}
 	R->n = R->ne ? left / round_entries(R) : 0;
 	if (R->n > DECIDE_ABLATE_ROUNDS_MAX)
@@ -507,37 +506,30 @@ static size_t pair_ratio(const struct decide_view *v, const struct decide_rounds
 	return decide_paired_ratio(a, b, R->n, ratio, lo, hi);
 }
 
-/* Is removal j of the rounds (j < ne: one variable; j == ne: all of them) slower than
- * the reference beyond the threshold, in the objective or at a guard size? *slow_at
- * gets the guard size (0: the objective) and *gr its ratio there. */
-static bool removal_slower(const struct decide_view *v, const struct decide_rounds *R, size_t j,
-                           double ratio, double thr, size_t *slow_at, double *gr)
+/* Judge removal j of the rounds (j < ne: one variable; j == ne: all of them) against
+ * the reference (decide_removal_harmless). */
+static bool removal_harmless(const struct decide_view *v, const struct final_state *f,
+                             const struct decide_rounds *R, size_t j,
+                             struct decide_removal *out)
 {
-	double glo, ghi;
-	size_t fails;
+	struct point q;
+	uint32_t qu;
 
-	*slow_at = 0;
-	if (ratio > thr)
-		return true;
-	for (size_t g = 0; g < v->wl->nguard; g++)
-		if (pair_ratio(v, R, j, v->wl->guard[g], gr, &glo, &ghi, &fails) >= 2 &&
-		    *gr > thr) {
-			*slow_at = v->wl->guard[g];
-			return true;
-		}
-	return false;
+	round_point(v->log.sp, f, R, j + 1, &q, &qu);
+	return decide_removal_harmless(v, &q, qu, R->run[j + 1], R->run[0], R->n, out);
 }
 
 /* Two or more variables dropped one at a time: dropping them together is what deploys.
- * Measured (the rounds' last entry, when all of them were dropped) and not slower, they
+ * Measured (the rounds' last entry, when all of them were dropped) and harmless, they
  * all go; otherwise only the one whose own removal measured fastest goes, and the others
  * stay with the reason. Can't fail. */
-static void judge_together(const struct decide_view *v, struct final_state *f, const struct decide_rounds *R,
-                           double sd)
+static void judge_together(const struct decide_view *v, struct final_state *f,
+                           const struct decide_rounds *R)
 {
-	size_t nd = 0, keep = SIZE_MAX, fails, slow_at = 0, pairs = 0;
-	double ratio = NAN, lo, hi, gr = NAN;
-	char vt[256], k[256];
+	size_t nd = 0, keep = SIZE_MAX;
+	struct decide_removal m;
+	bool measured = false;
+	char vt[256], k[256], why[256];
 
 	for (size_t j = 0; j < R->ne; j++) {
 		const struct ablation *a = &f->ab[R->e[j]];
@@ -550,15 +542,13 @@ static void judge_together(const struct decide_view *v, struct final_state *f, c
 	}
 	if (nd < 2)
 		return;
+	memset(&m, 0, sizeof m);
 	if (R->all && nd == R->ne) {
-		pairs = pair_ratio(v, R, R->ne, 0, &ratio, &lo, &hi, &fails);
-		if (!fails && pairs >= 2 &&
-		    !removal_slower(v, R, R->ne, ratio,
-		                    exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)pairs)), &slow_at,
-		                    &gr)) {
-			decide_note(v, "ablation: all %zu dropped together is not slower "
-			             "either (%.3fx over %zu rounds, within the noise)", nd, ratio,
-			             pairs);
+		measured = true;
+		if (removal_harmless(v, f, R, R->ne, &m)) {
+			decide_note(v, "ablation: all %zu dropped together is harmless too "
+			            "(%.3fx [95%% %.3fx .. %.3fx] over %d rounds)", nd, m.obj.ratio,
+			            m.obj.lo, m.obj.hi, m.obj.rounds);
 			return;
 		}
 	}
@@ -570,60 +560,50 @@ static void judge_together(const struct decide_view *v, struct final_state *f, c
 			continue;
 		a->dropped = false;
 		var_text(v, f->win, a->dim, vt, sizeof vt);
-		if (pairs < 2 || fails)
+		if (!measured || !m.judged)
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
 			         "the others not measured in two rounds; %s goes)", vt, a->ratio, k);
-		else if (slow_at)
-			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
-			         "the others, the guard size %zu B is %.2fx slower; %s goes)", vt,
-			         a->ratio, slow_at, gr, k);
 		else
 			set_why(a, "%s: kept (harmless removed alone, %.3fx; removed together with "
-			         "the others %.3fx slower over %zu rounds, beyond the noise; %s "
-			         "goes)", vt, a->ratio, ratio, pairs, k);
+			         "the others: %s; %s goes)", vt, a->ratio,
+			         decide_removal_why(&m, why, sizeof why), k);
 	}
 }
 
-/* Judge each process-level variable of the rounds: dropped when removing it is slower
- * neither in the objective nor at a guard size beyond z paired standard deviations of
- * one run's noise, and when dropping it with the others is not either (judge_together). */
+/* Judge each process-level variable of the rounds with the pooled noise model: dropped
+ * when removing it is shown to cost at most DECIDE_ABLATE_ALLOWED in the objective and
+ * leaves every guard size shown within DECIDE_GUARD_ALLOWED of the baseline, and when
+ * dropping it with the others is harmless too (judge_together); kept when its removal is
+ * shown slower, or not shown harmless. */
 static void judge_rounds(const struct decide_view *v, struct final_state *f, const struct decide_rounds *R)
 {
-	double sd = NAN, thr = NAN, gr = NAN;
-	int cfg, dof;
-	char vt[256];
-	bool noise = decide_noise(&v->log, &sd, &cfg, &dof);
+	char vt[256], why[256];
 
 	for (size_t j = 0; j < R->ne; j++) {
 		struct ablation *a = &f->ab[R->e[j]];
-		size_t fails, slow_at = 0;
+		size_t fails;
+		struct decide_removal m;
 
 		var_text(v, f->win, a->dim, vt, sizeof vt);
 		a->measured = true;
 		a->pairs = pair_ratio(v, R, j, 0, &a->ratio, &a->lo, &a->hi, &fails);
-		if (fails || a->pairs < 2 || !noise) {
-			set_why(a, "%s: kept (%s)", vt, fails ? "without it a run "
-			         "failed" : !noise ? "no noise estimate to judge its removal by"
+		if (fails || a->pairs < 2) {
+			set_why(a, "%s: kept (%s)", vt, fails ? "without it a run failed"
 			         : "its removal was not measured in two rounds");
 			continue;
 		}
-		thr = exp(ABLATE_Z * sqrt(2.0) * sd / sqrt((double)a->pairs));
-		if (!removal_slower(v, R, j, a->ratio, thr, &slow_at, &gr)) {
+		if (removal_harmless(v, f, R, j, &m)) {
 			a->dropped = true;
-			/* one statistic per message: the paired ratio against the noise's
-			 * threshold, the test that decided (the interval lives in results.json) */
-			set_why(a, "%s: dropped (without it %.3fx over %zu rounds, within the "
-			         "%.3fx the noise explains)", vt, a->ratio, a->pairs, thr);
-		} else if (slow_at) {
-			set_why(a, "%s: kept (without it the guard size %zu B is "
-			         "%.2fx slower)", vt, slow_at, gr);
+			set_why(a, "%s: dropped, removing it is shown harmless (%.3fx [95%% %.3fx .. "
+			         "%.3fx] over %zu rounds, allowed %.2fx)", vt, m.obj.ratio, m.obj.lo,
+			         m.obj.hi, a->pairs, DECIDE_ABLATE_ALLOWED);
+		} else if (!m.judged) {
+			set_why(a, "%s: kept (no noise estimate to judge its removal by)", vt);
 		} else {
-			set_why(a, "%s: kept (without it %.3fx slower over %zu rounds, more "
-			         "than the %.3fx the noise explains)", vt, a->ratio, a->pairs, thr);
+			set_why(a, "%s: kept (%s)", vt, decide_removal_why(&m, why, sizeof why));
 		}
 	}
-	if (noise)
-		judge_together(v, f, R, sd);
+	judge_together(v, f, R);
 	for (size_t j = 0; j < R->ne; j++)
 		if (f->ab[R->e[j]].dropped)
 			leave_out(v->log.sp, f->ab[R->e[j]].dim, &f->rec, &f->rec_unset);

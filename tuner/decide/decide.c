@@ -1,5 +1,5 @@
 /* decide.c - the final phase's ask and tell (decide.h): the steps in order - the
- * ranking and the final rounds (final.c), the winner and its ablation or the guard
+ * ranking and the final rounds (final.c), more rounds for the guards (more.c), the winner and its ablation or the guard
  * attribution (ablate.c) - and the top list of the result. */
 #include <math.h>
 #include <string.h>
@@ -18,7 +18,17 @@ int decide_next(struct final_state *f, const struct decide_view *v, struct decid
 		case DECIDE_FINAL:
 			if (decide_final_next(f, v, req))
 				return 1;
-			f->step = DECIDE_PICK;
+			f->step = DECIDE_MORE;
+			break;
+		case DECIDE_MORE:
+			switch (decide_more_next(f, v, req)) {
+			case 1:
+				return 1;
+			case -1:
+				return -1;
+			default:
+				f->step = DECIDE_PICK;
+			}
 			break;
 		case DECIDE_PICK:
 			decide_pick(f, v);
@@ -39,6 +49,8 @@ void decide_tell(struct final_state *f, const struct decide_view *v, const struc
 {
 	if (f->step == DECIDE_FINAL)
 		decide_final_tell(f, o);
+	else if (f->step == DECIDE_MORE)
+		decide_more_tell(f, o);
 	else if (f->step == DECIDE_DECISIONS || f->step == DECIDE_ROUNDS)
 		decide_ablate_tell(f, v, o);
 }

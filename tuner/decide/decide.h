@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "decide/runlog.h"
+#include "result/guardstat.h"
 #include "run/outcome.h"
 #include "run/tryconf.h"
 #include "run/workload.h"
@@ -35,6 +36,10 @@
 /* Candidates within 1% of the fastest at the tuned sizes (one measurement each) count as
  * tied: among them the closest to NCCL's defaults is finalist first */
 #define DECIDE_TIE_MARGIN 0.01
+/* A candidate that runs NCCL's defaults at every guard size (no process-level variable,
+ * no rule of a guard size: safe there by identity) within 5% of the fastest that passes
+ * the guards in its sweeps is the first finalist (rankguard.c) */
+#define DECIDE_IDENTITY_MARGIN 0.05
 #define DECIDE_FINAL_RESERVE_MAX 12       /* runs kept for the final re-measurement */
 #define DECIDE_FINAL_RESERVE_DIV 5        /* ... at most budget / 5 */
 #define DECIDE_ABLATE_RESERVE_MAX 10      /* runs kept for the ablation (ablate.c) */
@@ -45,6 +50,12 @@
 /* inner results read per guard size of a candidate: the session's sweep processes per
  * outer point (8) times 4 */
 #define DECIDE_SWEEP_GUARD_MAX 32
+/* A guard size may be at most this much slower than NCCL's defaults (true time), shown
+ * with the session's pooled noise model (result/guardstat.h) at DECIDE_GUARD_LEVEL */
+#define DECIDE_GUARD_ALLOWED 1.02
+#define DECIDE_GUARD_LEVEL 0.95
+/* The ablation drops a variable only when removing it is shown to cost at most 1% */
+#define DECIDE_ABLATE_ALLOWED 1.01
 
 /* What the stage sees, refreshed by the session before each call. */
 struct decide_view {
@@ -88,6 +99,8 @@ struct finalist {
 	bool qualified;
 	size_t guard_bytes;      /* the guard size that disqualified it (0: none) */
 	double guard_ratio;      /* its latency there over the baseline's */
+	enum guardstat_call guard_call;   /* why: UNSAFE (shown slower than allowed) or
+	                                     UNDECIDED (not shown safe) */
 	/* its worst guard size in its outer point's sweeps (two-level sessions): the sweeps'
 	 * median latency there over the baseline's; NAN (bytes 0) when none was measured */
 	double sweep_guard_ratio;
@@ -125,7 +138,7 @@ struct decide_rounds {
 };
 
 /* Where the stage is (decide_next / decide_tell). */
-enum decide_step { DECIDE_RANK, DECIDE_FINAL, DECIDE_PICK, DECIDE_DECISIONS,
+enum decide_step { DECIDE_RANK, DECIDE_FINAL, DECIDE_MORE, DECIDE_PICK, DECIDE_DECISIONS,
                    DECIDE_ROUNDS, DECIDE_DONE };
 
 /* The stage's state, and once done its typed result. Zero it before the first call. */
@@ -166,6 +179,10 @@ struct final_state {
 	struct decide_rounds R;  /* the ablation's or attribution's rounds */
 	struct finalist *asked_entry;   /* the final-round entry asked for (NULL: baseline) */
 	struct finalist *kept_win;      /* the winner, while the attribution's rounds run */
+	/* more rounds (more.c): the entry paired with the baseline in extra rounds, the
+	 * position in the pair, the extra rounds run, the candidates promoted */
+	struct finalist *more_x;
+	size_t more_j, extra, promoted;
 	char err[256];           /* why decide_next failed */
 };
 
@@ -212,11 +229,42 @@ bool decide_rule_is_baseline(const struct runlog *l, const cJSON *r);
  * baseline at its size? Out of memory says false. */
 bool decide_point_sets_nothing(const struct runlog *l, const struct point *p, uint32_t unset);
 
-/* x (NULL: the baseline) against the baseline at `bytes`, paired by final round. Slower:
- * the ratio's 95% interval entirely above 1, or with one round above 1 + 3 run sd. */
-struct decide_size { double base, best, ratio, lo, hi; size_t pairs; bool slower; };
+/* x (NULL: the baseline) against the baseline at `bytes`, paired by final run order
+ * (ratio, lo, hi: the pair's own t-interval). With two or more pairs the size is judged
+ * with the session's pooled noise model at that size (decide_size_pool): call SAFE,
+ * UNSAFE or UNDECIDED against DECIDE_GUARD_ALLOWED, (glo, ghi) its interval, more the
+ * further rounds guardstat estimates would decide it (0: decided; -1: none would).
+ * Slower: UNSAFE; with one round (not judged) a ratio above 1 + 3 run sd. When no
+ * variable of x acts at `bytes` (runlog_defaults_at) the size is SAFE by
+ * identity (identical, judged), however few rounds ran. */
+struct decide_size {
+	double base, best, ratio, lo, hi;
+	size_t pairs;
+	bool slower;
+	bool identical;              /* x deploys NCCL's defaults at this size */
+	bool judged;                 /* pairs >= 2 and a noise model: call is the verdict */
+	enum guardstat_call call;
+	double glo, ghi;
+	int more;
+};
 void decide_size_compare(const struct runlog *l, const struct finalist *x, size_t bytes,
                          struct decide_size *c);
+/* The pooled noise model (result/guardstat.h) at `bytes` (0: the objective, per step):
+ * every configuration run more than once in the final and ablation rounds (the
+ * baseline, finalists, tries, the winner less a variable), and at a size other than the
+ * objective every outer point whose sweeps measured NCCL's own choice there more than
+ * once. Can't fail (a latency that is not a positive number is left out). */
+void decide_size_pool(const struct runlog *l, size_t bytes, struct guardstat_pool *pool);
+/* Judge cand[i] against base[i] (paired, i < n; pairs with a NAN left out) at `bytes`
+ * (0: the objective) with decide_size_pool's model against the allowed ratio. Returns 0
+ * with *gv, or -1 when fewer than two pairs are left or there is no noise model. */
+int decide_pair_judge(const struct runlog *l, size_t bytes, const double *base,
+                      const double *cand, size_t n, double allowed,
+                      struct guardstat_verdict *gv);
+/* The medians at `bytes` of x's final runs (NULL: the baseline's), in run order, NAN
+ * where a run failed. Returns how many runs (at most max). */
+size_t decide_final_size_us(const struct runlog *l, const struct finalist *x,
+                            size_t bytes, double *out, size_t max);
 /* results.json's top list into out (room for DECIDE_TOP_MAX + DECIDE_FINALISTS): the
  * clean finalists first, fastest mean first (ties keep their rank), *nfinal of them,
  * then the rest of the search's best candidates (measured once) in ranked order, up to

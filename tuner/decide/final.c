@@ -2,7 +2,6 @@
  * strategy's ranking first), the finalists and the tries re-measured in rounds
  * interleaved with the baseline, and each one's mean, interval and paired gain. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,20 +10,6 @@
 #include "decide/decide.h"
 #include "decide/decide_impl.h"
 #include "decide/keyindex.h"
-
-/* A note for the user, printf-style, through v->note. */
-void decide_note(const struct decide_view *v, const char *fmt, ...)
-{
-	char text[2048];
-	va_list ap;
-
-	if (!v->note)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
-	v->note(v->note_ctx, text);
-}
 
 /* Runs reserved for the final re-measurement: min(12, budget / 5), plus three rounds'
  * worth for each try, but never so many that the baseline and the tries cannot run. */
@@ -81,30 +66,6 @@ void decide_free(struct final_state *f)
 	free(f->of_try);
 	free(f->base_us);
 	memset(f, 0, sizeof *f);
-}
-
-void decide_note_live(const struct decide_view *v, const char *fmt, ...)
-{
-	char text[2048];
-	va_list ap;
-
-	if (!v->note || v->replaying)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
-	v->note(v->note_ctx, text);
-}
-
-/* f->err, printf-style; returns -1. */
-int decide_fail(struct final_state *f, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(f->err, sizeof f->err, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /* By what the search measured, then by run order: a total order, so the ranking does
@@ -301,145 +262,6 @@ out:
 	return rc;
 }
 
-/* ---- the guard-aware finalist choice (issue 17) ---- */
-
-/* The baseline's median at `bytes` in its first ok run; NAN when none says. */
-static double baseline_size_us(const struct decide_view *v, uint64_t bytes)
-{
-	const struct session_run *b = runlog_baseline_ok_run(&v->log);
-	const struct proto_size_result *x = b ? proto_report_size(&b->o.report, bytes) : NULL;
-
-	return x ? x->us.median : NAN;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The median over the sweeps of p's outer point of the guard size `bytes` under NCCL's
- * own choice (their inner results: own cases at a guard size); NAN when none. */
-static double sweep_guard_us(const struct decide_view *v, const struct point *p, uint64_t bytes)
-{
-	double x[DECIDE_SWEEP_GUARD_MAX];
-	size_t n = 0;
-
-	for (size_t i = 0; i < v->log.ninner && n < sizeof x / sizeof x[0]; i++) {
-		const struct twolevel_inner *in = &v->log.inner[i];
-
-		if (in->index == TWOLEVEL_OWN && in->bytes == bytes && in->cls == OUTCOME_OK &&
-		    in->run < v->log.nruns && twolevel_same_outer(v->log.tl, &in->p, p))
-			x[n++] = in->us;
-	}
-	if (n == 0)
-		return NAN;
-	qsort(x, n, sizeof x[0], cmp_double);
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-}
-
-/* x's worst guard size in its sweeps against the baseline, into x->sweep_guard_ratio
- * and x->sweep_guard_bytes (NAN and 0: no sweep measured one). Can't fail. */
-static void sweep_guard_of(const struct decide_view *v, struct finalist *x)
-{
-	x->sweep_guard_ratio = NAN;
-	x->sweep_guard_bytes = 0;
-	for (size_t g = 0; v->log.tl && x->has_point && g < v->wl->nguard; g++) {
-		double b = baseline_size_us(v, v->wl->guard[g]);
-		double r = sweep_guard_us(v, &x->p, v->wl->guard[g]) / b;
-
-		if (b > 0 && isfinite(r) && !(r <= x->sweep_guard_ratio)) {
-			x->sweep_guard_ratio = r;
-			x->sweep_guard_bytes = v->wl->guard[g];
-		}
-	}
-}
-
-/* Did x's sweeps measure a guard size beyond what the final rounds let pass? */
-static bool guard_risky(const struct finalist *x)
-{
-	return isfinite(x->sweep_guard_ratio) && x->sweep_guard_ratio > 1 + DECIDE_GUARD_SWEEP_MARGIN;
-}
-
-/* How many process-level variables p sets (a level other than unset). */
-static size_t vars_set(const struct decide_view *v, const struct point *p)
-{
-	size_t n = 0;
-
-	for (size_t d = 0; d < space_dims(v->log.sp); d++)
-		n += space_rule_of(v->log.sp, d, NULL) == SPACE_RULE_NONE &&
-		     space_level_text(v->log.sp, d, p->lv[d]) != NULL;
-	return n;
-}
-
-/* Is a closer to NCCL's defaults than b: a lower guard ratio in the sweeps when both
- * were measured there, else fewer process-level variables set? */
-static bool closer_to_defaults(const struct decide_view *v, const struct finalist *a,
-                               const struct finalist *b)
-{
-	if (isfinite(a->sweep_guard_ratio) && isfinite(b->sweep_guard_ratio))
-		return a->sweep_guard_ratio < b->sweep_guard_ratio;
-	return a->has_point && b->has_point && vars_set(v, &a->p) < vars_set(v, &b->p);
-}
-
-/* Note a candidate the guards moved out of the finalists' places. */
-static void note_risky(const struct decide_view *v, const struct finalist *x)
-{
-	char d[512];
-
-	if (!v->replaying)
-		decide_note(v, "final: %s measured the guard size %zu B at %.2fx the "
-		             "baseline in its sweep (limit %.2fx): ranked after the candidates "
-		             "that pass the guards", space_point_describe(v->log.sp, &x->p, d,
-		             sizeof d), x->sweep_guard_bytes, x->sweep_guard_ratio,
-		             1 + DECIDE_GUARD_SWEEP_MARGIN);
-}
-
-/* Reorder f->c for the guards: first the candidates within DECIDE_TIE_MARGIN of the
- * fastest that passes the guards in its sweeps (closest to NCCL's defaults first), then
- * the other passing ones, then those a guard size would refuse (each in the order it
- * had). A session without sweep guard figures (one level) keeps its order but for the
- * ties. Returns an nccltune_status. */
-static int rank_by_guards(const struct decide_view *v, struct final_state *f)
-{
-	struct finalist *sorted = calloc(f->nc ? f->nc : 1, sizeof *sorted);
-	double best = INFINITY;
-	size_t n = 0;
-
-	if (!sorted)
-		return decide_fail(f, "out of memory ranking the finalists");
-	for (size_t j = 0; j < f->nc; j++) {
-		sweep_guard_of(v, &f->c[j]);
-		if (!guard_risky(&f->c[j]) && f->c[j].search_us < best)
-			best = f->c[j].search_us;
-	}
-	for (size_t j = 0; j < f->nc; j++) {
-		size_t at = n;
-
-		if (guard_risky(&f->c[j]) || !(f->c[j].search_us <= best * (1 + DECIDE_TIE_MARGIN)))
-			continue;
-		while (at > 0 && closer_to_defaults(v, &f->c[j], &sorted[at - 1]))
-			at--;   /* stable insertion: ties keep their order */
-		memmove(&sorted[at + 1], &sorted[at], (n - at) * sizeof *sorted);
-		sorted[at] = f->c[j];
-		n++;
-	}
-	for (size_t j = 0; j < f->nc; j++)
-		if (!guard_risky(&f->c[j]) && !(f->c[j].search_us <= best * (1 + DECIDE_TIE_MARGIN)))
-			sorted[n++] = f->c[j];
-	for (size_t j = 0; j < f->nc; j++) {
-		if (!guard_risky(&f->c[j]))
-			continue;
-		if (j < DECIDE_FINALISTS)
-			note_risky(v, &f->c[j]);
-		sorted[n++] = f->c[j];
-	}
-	memcpy(f->c, sorted, f->nc * sizeof *f->c);
-	free(sorted);
-	return 0;
-}
-
 /* The configurations that may be recommended, best measured first, then in the
  * strategy's order (order_by_strategy), one per point (drop_same_points). */
 static int final_rank(const struct decide_view *v, struct final_state *f)
@@ -481,7 +303,7 @@ static int final_rank(const struct decide_view *v, struct final_state *f)
 	if (rc == 0 && drop_same_points(v, f, &lp) != 0)
 		rc = -1;
 	if (rc == 0)
-		rc = rank_by_guards(v, f);
+		rc = decide_rank_by_guards(v, f);
 	else if (!f->err[0])
 		decide_fail(f, "out of memory ranking the finalists");
 out:

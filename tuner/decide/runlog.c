@@ -123,3 +123,17 @@ double runlog_plain_wall(const struct runlog *l)
 	}
 	return n ? sum / (double)n : 0;
 }
+
+bool runlog_defaults_at(const space *sp, const struct point *p, uint32_t unset, size_t bytes)
+{
+	for (size_t d = 0; d < space_dims(sp); d++) {
+		uint64_t at = 0;
+		enum space_rule_kind k = space_rule_of(sp, d, &at);
+
+		if (!space_level_text(sp, d, p->lv[d]) || (unset >> d & 1u))
+			continue;
+		if (k == SPACE_RULE_NONE || at == bytes)
+			return false;
+	}
+	return true;
+}

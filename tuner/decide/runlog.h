@@ -66,6 +66,10 @@ bool runlog_baseline_point(const space *sp, struct point *p);
 const struct session_run *runlog_baseline_ok_run(const struct runlog *l);
 /* The baseline's last outcome (its run or its retry), or NULL when it never ran. */
 const struct outcome *runlog_baseline_outcome(const struct runlog *l);
+/* Does the configuration (p less the dimensions in `unset`) set nothing that acts at
+ * `bytes`: no process-level variable, and no per-size rule of that size? Then NCCL runs
+ * its defaults there. Can't fail. */
+bool runlog_defaults_at(const space *sp, const struct point *p, uint32_t unset, size_t bytes);
 /* The mean wall time of the plain (not sweep) runs that worked, 0 when none: what one
  * final round's run takes. Can't fail. */
 double runlog_plain_wall(const struct runlog *l);

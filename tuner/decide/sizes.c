@@ -131,9 +131,7 @@ static bool final_run_of(const struct session_run *r, const struct finalist *x, 
 	return r->try_no == x->try_no;
 }
 
-/* The medians at `bytes` of x's final runs (NULL: the baseline's), in round order, NAN
- * where a run failed. Returns how many runs (at most max). */
-static size_t final_size_us(const struct runlog *l, const struct finalist *x,
+size_t decide_final_size_us(const struct runlog *l, const struct finalist *x,
                             size_t bytes, double *out, size_t max)
 {
 	size_t n = 0;
@@ -150,20 +148,158 @@ static size_t final_size_us(const struct runlog *l, const struct finalist *x,
 	return n;
 }
 
+/* Is run r a final or ablation run that worked (its latencies repeat a configuration)? */
+static bool repeat_run(const struct session_run *r)
+{
+	return (r->phase == PHASE_FINAL || r->phase == PHASE_ABLATE) && r->o.cls == OUTCOME_OK;
+}
+
+/* Are a and b repeats of one configuration in one phase: the same phase, point (or
+ * none), try and unset mask? (Phases apart: a drift between the final rounds and the
+ * ablation's is not run-to-run noise.) */
+static bool same_repeat(const struct session_run *a, const struct session_run *b, size_t dims)
+{
+	return a->phase == b->phase && a->has_point == b->has_point && a->try_no == b->try_no && a->unset == b->unset &&
+	       (!a->has_point || point_equal(&a->p, &b->p, dims));
+}
+
+/* Run r's latency at `bytes` (0: its objective); NAN when its report does not say. */
+static double repeat_us(const struct session_run *r, size_t bytes)
+{
+	const struct proto_size_result *x = bytes ? proto_report_size(&r->o.report, bytes) : NULL;
+
+	return !bytes ? r->o.objective_us : x ? x->us.median : NAN;
+}
+
+/* Add the group vals[0..n) to the pool, its non-positive or NAN entries left out. */
+static void pool_group(struct guardstat_pool *pool, double *vals, size_t n)
+{
+	size_t m = 0;
+	char err[128];
+
+	for (size_t i = 0; i < n; i++)
+		if (vals[i] > 0 && isfinite(vals[i]))
+			vals[m++] = vals[i];
+	(void)guardstat_pool_add(pool, vals, m, err, sizeof err);   /* can't fail: checked */
+}
+
+/* The sweeps' repeats of NCCL's own choice at `bytes`, one group per outer point. */
+static void pool_sweeps(const struct runlog *l, size_t bytes, struct guardstat_pool *pool)
+{
+	size_t *own = malloc((l->ninner ? l->ninner : 1) * sizeof *own), n = 0;
+	double *vals = malloc((l->ninner ? l->ninner : 1) * sizeof *vals);
+	bool *done = calloc(l->ninner ? l->ninner : 1, sizeof *done);
+
+	for (size_t i = 0; own && vals && done && l->tl && i < l->ninner; i++)
+		if (l->inner[i].index == TWOLEVEL_OWN && l->inner[i].bytes == bytes &&
+		    l->inner[i].cls == OUTCOME_OK)
+			own[n++] = i;
+	for (size_t i = 0; vals && done && i < n; i++) {
+		size_t m = 0;
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && twolevel_same_outer(l->tl, &l->inner[own[i]].p,
+			                                    &l->inner[own[j]].p)) {
+				done[j] = true;
+				vals[m++] = l->inner[own[j]].us;
+			}
+		pool_group(pool, vals, m);
+	}
+	free(own);
+	free(vals);
+	free(done);
+}
+
+void decide_size_pool(const struct runlog *l, size_t bytes, struct guardstat_pool *pool)
+{
+	size_t dims = space_dims(l->sp);
+	double *vals = malloc((l->nruns ? l->nruns : 1) * sizeof *vals);
+
+	guardstat_pool_init(pool);
+	for (size_t i = 0; vals && i < l->nruns; i++) {
+		const struct session_run *r = &l->runs[i];
+		bool seen = false;
+		size_t n = 0;
+
+		if (!repeat_run(r))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = repeat_run(&l->runs[j]) && same_repeat(&l->runs[j], r, dims);
+		if (seen)
+			continue;   /* pooled with the first run of its configuration */
+		for (size_t j = i; j < l->nruns; j++)
+			if (repeat_run(&l->runs[j]) && same_repeat(&l->runs[j], r, dims))
+				vals[n++] = repeat_us(&l->runs[j], bytes);
+		pool_group(pool, vals, n);
+	}
+	free(vals);
+	if (bytes)
+		pool_sweeps(l, bytes, pool);
+}
+
+int decide_pair_judge(const struct runlog *l, size_t bytes, const double *base,
+                      const double *cand, size_t n, double allowed,
+                      struct guardstat_verdict *gv)
+{
+	double x[64], y[64];
+	size_t m = 0;
+	struct guardstat_pool pool;
+	char err[256];
+
+	for (size_t i = 0; i < n && m < 64; i++)
+		if (cand[i] > 0 && base[i] > 0 && isfinite(cand[i]) && isfinite(base[i])) {
+			x[m] = cand[i];
+			y[m++] = base[i];
+		}
+	if (m < 2)
+		return -1;
+	decide_size_pool(l, bytes, &pool);
+	return guardstat_compare(&pool, y, x, m, allowed, DECIDE_GUARD_LEVEL, gv, err,
+	                         sizeof err);
+}
+
+/* Judge the pairs a[i] / b[i] (i < n) at `bytes` against DECIDE_GUARD_ALLOWED into c. */
+static void size_judge(const struct runlog *l, size_t bytes, const double *a, const double *b,
+                       size_t n, struct decide_size *c)
+{
+	struct guardstat_verdict gv;
+
+	if (decide_pair_judge(l, bytes, b, a, n, DECIDE_GUARD_ALLOWED, &gv) != 0)
+		return;   /* fewer than two pairs, or no noise model: not judged */
+	c->judged = true;
+	c->call = gv.call;
+	c->glo = gv.lo;
+	c->ghi = gv.hi;
+	c->more = gv.more_rounds;
+}
+
 void decide_size_compare(const struct runlog *l, const struct finalist *x, size_t bytes,
                          struct decide_size *c)
 {
 	double a[64], b[64], sd, lo, hi;
-	size_t na = final_size_us(l, x, bytes, a, 64), nb = final_size_us(l, NULL, bytes, b, 64);
+	size_t na = decide_final_size_us(l, x, bytes, a, 64), nb = decide_final_size_us(l, NULL, bytes, b, 64);
 	size_t n = na < nb ? na : nb;
 	int cfg, dof;
 
 	memset(c, 0, sizeof *c);
+	c->call = GUARDSTAT_UNDECIDED;
+	c->glo = c->ghi = NAN;
 	decide_finite_stats(b, nb, &c->base, &lo, &hi);
 	decide_finite_stats(a, na, &c->best, &lo, &hi);
 	c->pairs = decide_paired_ratio(a, b, n, &c->ratio, &c->lo, &c->hi);
+	if (x && x->has_point && runlog_defaults_at(l->sp, &x->p, 0, bytes)) {
+		/* no variable of x acts at this size: NCCL runs its defaults there, whatever
+		 * the rounds measured (their spread is the processes') */
+		c->judged = c->identical = true;
+		c->call = GUARDSTAT_SAFE;
+		return;
+	}
 	if (c->pairs >= 2)
-		c->slower = c->lo > 1.0;
+		size_judge(l, bytes, a, b, n, c);
+	if (c->judged)
+		c->slower = c->call == GUARDSTAT_UNSAFE;
 	/* one round: only beyond a known noise (without an estimate nothing is concluded);
 	 * the noise, a scan of every final run, is computed only then */
 	else if (c->pairs == 1 && c->ratio > 1.0 && decide_noise(l, &sd, &cfg, &dof))
@@ -231,30 +367,65 @@ static const char *guard_why(const struct runlog *l, const struct finalist *x,
 	return buf;
 }
 
-/* A finalist that makes a guard size slower than the baseline is not recommended: it
- * loses its qualification, with a note naming the size and the ratio. */
-void decide_guards_disqualify(const struct decide_view *v, struct final_state *f)
+void decide_guards_of(const struct decide_view *v, const struct finalist *x,
+                      struct decide_guard_worst *g)
 {
 	const struct workload *w = v->wl;
+	int worst = 0;   /* 0 safe, 1 measured once, 2 undecided, 3 slower */
+
+	memset(g, 0, sizeof *g);
+	g->ratio = g->hi = NAN;
+	for (size_t i = 0; i < w->nguard; i++) {
+		struct decide_size c;
+		int rank;
+
+		decide_size_compare(&v->log, x, w->guard[i], &c);
+		rank = c.slower ? 3 : !c.judged ? 1 : c.call == GUARDSTAT_UNDECIDED ? 2 : 0;
+		if (rank == 2)
+			g->more = g->more < 0 || c.more < 0 ? -1 : c.more > g->more ? c.more : g->more;
+		if (rank <= worst)
+			continue;
+		worst = rank;
+		g->bytes = w->guard[i];
+		g->ratio = c.ratio;
+		g->hi = c.judged ? c.ghi : NAN;
+	}
+	g->call = worst == 3 ? GUARDSTAT_UNSAFE : worst ? GUARDSTAT_UNDECIDED : GUARDSTAT_SAFE;
+	g->judged = worst != 1;
+}
+
+/* A finalist that a guard size is shown to slow beyond DECIDE_GUARD_ALLOWED, or that the
+ * rounds could not show safe there (pooled noise, result/guardstat.h), is not
+ * recommended: it loses its qualification, with a note naming the size and the ratio.
+ * A guard measured in one round only is not judged here (the verdict says so). */
+void decide_guards_disqualify(const struct decide_view *v, struct final_state *f)
+{
 	char desc[512], why[768];
 
 	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
 		struct finalist *x = decide_entry(f, j);
-		struct decide_size c;
+		struct decide_guard_worst g;
 
-		for (size_t g = 0; x->qualified && g < w->nguard; g++) {
-			decide_size_compare(&v->log, x, w->guard[g], &c);
-			if (!c.slower)
-				continue;
-			x->qualified = false;
-			x->guard_bytes = w->guard[g];
-			x->guard_ratio = c.ratio;
+		if (!x->qualified || v->wl->nguard == 0)
+			continue;
+		decide_guards_of(v, x, &g);
+		if (g.call == GUARDSTAT_SAFE || (g.call == GUARDSTAT_UNDECIDED && !g.judged))
+			continue;
+		x->qualified = false;
+		x->guard_bytes = g.bytes;
+		x->guard_ratio = g.ratio;
+		x->guard_call = g.call;
+		space_point_describe(v->log.sp, &x->p, desc, sizeof desc);
+		if (g.call == GUARDSTAT_UNSAFE)
 			decide_note(v, "not recommended: %s makes the guard size %zu B slower "
-			            "than NCCL's defaults (%.2fx the baseline's latency)%s",
-			            x->has_point ? space_point_describe(v->log.sp, &x->p, desc,
-			                                                sizeof desc) : "a try",
-			            w->guard[g], c.ratio, guard_why(&v->log, x, w->guard[g], why,
+			            "than NCCL's defaults (%.2fx the baseline's latency, allowed "
+			            "%.2fx)%s", x->has_point ? desc : "a try", g.bytes, g.ratio,
+			            DECIDE_GUARD_ALLOWED, guard_why(&v->log, x, g.bytes, why,
 			                                            sizeof why));
-		}
+		else
+			decide_note(v, "not recommended: %s is not shown safe at the guard size "
+			            "%zu B (%.2fx the baseline's latency, up to %.3fx within the "
+			            "noise; allowed %.2fx)", x->has_point ? desc : "a try", g.bytes,
+			            g.ratio, g.hi, DECIDE_GUARD_ALLOWED);
 	}
 }

@@ -18,7 +18,8 @@
 #define WHY_MAX 1024
 
 static const char *const roles[] = {"tuned", "guard", NULL};
-static const char *const guard_verdicts[] = {"ok", "slower", "unmeasured", NULL};
+static const char *const guard_verdicts[] = {"ok", "slower", "not_shown_safe",
+                                             "measured_once", "unmeasured", NULL};
 static const char *const kinds[] = {"decision", "process", NULL};
 
 /* An array of exactly two ratios, or empty ([] when there is no interval). */

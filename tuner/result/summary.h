@@ -201,7 +201,8 @@ struct summary {
 	 * guards_verdict NULL, nablation 0 when absent */
 	size_t nper_size;
 	struct summary_size_cmp *per_size;
-	const char *guards_verdict;       /* "ok", "slower", "unmeasured" */
+	const char *guards_verdict;       /* "ok", "slower", "not_shown_safe", "measured_once",
+	                                     "unmeasured" */
 	size_t nguard_sizes;
 	uint64_t *guard_sizes;
 	size_t nattribution;
@@ -282,6 +283,9 @@ char *summary_format_us(double us, char *buf, size_t len);            /* "2.85 m
 char *summary_describe_machine(const struct summary_fingerprint *fp, char *buf, size_t len);
 char *summary_describe_workload(const struct summary_workload *w, char *buf, size_t len);
 char *summary_describe_gain(const struct summary *s, char *buf, size_t len);
+/* What a guards verdict ("ok", "slower", ...) means, in words ("not judged (measured
+ * once)"); an unknown word is returned as it is. Can't fail. */
+const char *summary_guards_text(const char *verdict);
 
 /* What to turn on in the server for a configuration with symmetric memory (the space's
  * server.symmetric; never an NCCL variable): one line per server, from the built-in
@@ -316,7 +320,8 @@ bool summary_unmeasured(const struct summary *s);
  * would do) into buf; returns buf. Can't fail. */
 char *summary_describe_unmeasured(const struct summary *s, char *buf, size_t len);
 /* The same sentence from the budget that would do (budget_needed <= 0: none would, the
- * final rounds did not run twice). Returns buf. Can't fail. */
+ * final rounds did not run twice or could not show a guard safe). Returns buf. Can't
+ * fail. */
 char *summary_unmeasured_text(long budget_needed, char *buf, size_t len);
 bool summary_gain_unproven(const struct summary *s);
 /* Is the result's best shown to be faster than NCCL's defaults: it sets something (a

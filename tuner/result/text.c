@@ -35,6 +35,23 @@ char *summary_sanitize(const char *in, char *buf, size_t len)
 	return buf;
 }
 
+const char *summary_guards_text(const char *verdict)
+{
+	static const char *const words[][2] = {
+		{"ok", "ok (each shown within 2% of NCCL's defaults)"},
+		{"slower", "slower (shown more than 2% slower than NCCL's defaults)"},
+		{"not_shown_safe", "not shown safe (the rounds could not show them within 2% "
+		 "of NCCL's defaults)"},
+		{"measured_once", "not judged (measured once)"},
+		{"unmeasured", "unmeasured"},
+	};
+
+	for (size_t i = 0; verdict && i < sizeof words / sizeof words[0]; i++)
+		if (strcmp(verdict, words[i][0]) == 0)
+			return words[i][1];
+	return verdict;
+}
+
 char *summary_format_us(double us, char *buf, size_t len)
 {
 	if (!isfinite(us))
@@ -197,7 +214,8 @@ char *summary_unmeasured_text(long budget_needed, char *buf, size_t len)
 		         budget_needed);
 	else
 		snprintf(buf, len, SUMMARY_UNMEASURED "; the final rounds did not run twice (a time "
-		         "limit, or failed repeats): run it again");
+		         "limit, or failed repeats), or could not show a guard size within 2%% of "
+		         "NCCL's defaults: run it again, with a larger --budget");
 	return buf;
 }
 

@@ -316,17 +316,23 @@ static bool ablation_fill(const nccltune_session *s, const struct final_state *f
 	return true;
 }
 
-/* Did the guard sizes disqualify every finalist that would have won, leaving NCCL's
- * defaults, themselves re-measured in two or more final rounds? Then the defaults are a
- * measured recommendation, not a session too small to tell. */
+/* Did the guard sizes disqualify every finalist that would have won, each shown slower
+ * there, leaving NCCL's defaults, themselves re-measured in two or more final rounds?
+ * Then the defaults are a measured recommendation, not a session too small to tell. A
+ * finalist refused as not shown safe at a guard (the rounds could not tell) makes it
+ * one too small to tell: "not measured enough". */
 static bool guards_left_baseline(const struct final_state *f)
 {
 	double m, lo, hi;
-	bool guarded = false;
+	bool guarded = false, untold = false;
 
-	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++)
-		guarded |= f->c && j < f->k ? f->c[j].guard_bytes != 0 : f->t[j - f->k].guard_bytes != 0;
-	return !f->win && guarded && f->base_ok &&
+	for (size_t j = 0; j < f->k + f->nt && f->rounds; j++) {
+		const struct finalist *x = f->c && j < f->k ? &f->c[j] : &f->t[j - f->k];
+
+		guarded |= x->guard_bytes != 0;
+		untold |= x->guard_bytes != 0 && x->guard_call != GUARDSTAT_UNSAFE;
+	}
+	return !f->win && guarded && !untold && f->base_ok &&
 	       decide_finite_stats(f->base_us, f->rounds, &m, &lo, &hi) >= 2;
 }
 

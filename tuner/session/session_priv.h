@@ -348,7 +348,9 @@ struct final_state;
 bool session_rules_fill(nccltune_session *s, struct summary *r, const struct point *p);
 /* The per_size table of results.json (tuned then guard sizes, baseline against `win`;
  * NULL: the baseline is the best) into out (room for 2 * WORKLOAD_MAX_ENTRIES), *n of
- * them. Returns the guards' verdict: "ok", "slower" or "unmeasured". Can't fail. */
+ * them. Returns the guards' verdict: "ok" (each guard shown safe), "slower", "not_shown_safe",
+ * "measured_once" (a guard paired in one round only: not judged) or "unmeasured". Can't
+ * fail. */
 const char *session_per_size_fill(const nccltune_session *s, const struct finalist *win,
                                   struct summary_size_cmp *out, size_t *n);
 

@@ -79,7 +79,7 @@ const char *session_per_size_fill(const nccltune_session *s, const struct finali
 {
 	const struct workload *w = &s->cfg.wl;
 	struct runlog l = session_runlog(s);
-	bool measured = true, slower = false;
+	bool measured = true, slower = false, undecided = false, once = false;
 
 	*n = 0;
 	for (size_t i = 0; i < w->n + w->nguard; i++) {
@@ -105,7 +105,12 @@ const char *session_per_size_fill(const nccltune_session *s, const struct finali
 		if (i >= w->n) {
 			measured &= !isnan(c.base);
 			slower |= c.slower;
+			/* a guard is "ok" only when shown safe with the pooled noise model: one
+			 * round (a time limit) judges nothing */
+			undecided |= win && c.judged && c.call != GUARDSTAT_SAFE;
+			once |= win && !c.judged && !isnan(c.base);
 		}
 	}
-	return slower ? "slower" : measured ? "ok" : "unmeasured";
+	return slower ? "slower" : undecided ? "not_shown_safe" : once ? "measured_once"
+	     : measured ? "ok" : "unmeasured";
 }

@@ -134,7 +134,7 @@ void report_section_sizes(FILE *o, const struct summary *s)
 		fputs("</table>", o);
 		if (s->guards_verdict) {
 			fputs("<p>guards: <b>", o);
-			report_esc(o, s->guards_verdict);
+			report_esc(o, summary_guards_text(s->guards_verdict));
 			fputs("</b></p>", o);
 		}
 	}

@@ -329,9 +329,9 @@ static void guards(FILE *o, const struct summary *s)
 		        : (snprintf(v, sizeof v, "%.2fx", 1.0 / c->ratio), v), iv);
 	}
 	if (s->guards_verdict) {
-		char b[80];
+		char b[160];
 
-		fprintf(o, "  guards: %s\n", CLEAN(s->guards_verdict, b));
+		fprintf(o, "  guards: %s\n", CLEAN(summary_guards_text(s->guards_verdict), b));
 	}
 }
 
