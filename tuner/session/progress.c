@@ -602,9 +602,12 @@ static void print_summary(FILE *f, const struct session_ending *end,
 	for (size_t i = 0; i < res->ntop; i++) {
 		const struct summary_measure *t = &res->top[i];
 
+		/* a row lists its variables only: one without any may still carry per-size
+		 * rules (results.json's top has no rules), so it is not "NCCL's defaults" */
 		fprintf(f, "  %zu. %-10s%-27s  %s%s%s\n", i + 1,
 		        summary_format_us(t->objective_us, a, sizeof a), measure_ci(t, ci, sizeof ci),
-		        env_text(&t->env, env, sizeof env), symmetric_tag(t),
+		        t->env.n ? env_text(&t->env, env, sizeof env) : "(no variables)",
+		        symmetric_tag(t),
 		        t->repeats > 1 ? "" : "  (measured once)");
 	}
 	print_noise(f, res);
