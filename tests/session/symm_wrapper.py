@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """symm_wrapper.py - a --probe for test_symmetric.sh: logs every invocation (its
-arguments and the NCCL_CUMEM_ENABLE it got), runs nccltune-model-probe with the same
+arguments and the NCCL_CUMEM_ENABLE and NCCL_NVLS_ENABLE it got), runs nccltune-model-probe with the same
 arguments and passes its report on, optionally changed. Knobs, from the environment:
   WRAP_PROBE=PATH        the model probe (required)
-  WRAP_LOG=FILE          append {"args": [...], "cumem": value or null, "odd": [names
+  WRAP_LOG=FILE          append {"args": [...], "cumem": value or null, "nvls": value
+                         or null, "odd": [names
                          with a '.' or 'symm' in the environment]} per invocation
   WRAP_KERNEL_US=US      report the kernel alone as measured at US (compute.us), each
                          result's allreduce_us as its us.median less US: a probe whose
@@ -21,7 +22,7 @@ if log:
         # "odd": names no NCCL or CUDA variable has (a server option leaked as a variable)
         odd = sorted(k for k in os.environ if "." in k or "symm" in k.lower())
         f.write(json.dumps({"args": args, "cumem": os.environ.get("NCCL_CUMEM_ENABLE"),
-                            "odd": odd}) + "\n")
+                            "nvls": os.environ.get("NCCL_NVLS_ENABLE"), "odd": odd}) + "\n")
 p = subprocess.run([os.environ["WRAP_PROBE"]] + args, stdout=subprocess.PIPE)
 out = p.stdout.decode()
 k, nodec = os.environ.get("WRAP_KERNEL_US"), os.environ.get("WRAP_NO_DECISIONS")

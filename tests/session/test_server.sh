@@ -117,7 +117,7 @@ out=$("$NT" run --model h200-nvlink-2gpu --nccl "$lib" --budget 6 --out "$tmp/m1
 out=$(FAKEPROBE_LOG="$tmp/log2" "$NT" run --probe "$FAKE" --like sglang --budget 6 \
 	--out "$tmp/l1" 2>&1)
 [ $? -eq 0 ] || fail "--like sglang: $out"
-case "$out" in *"server:   sglang sets NCCL_CUMEM_ENABLE=0 CUDA_DEVICE_MAX_CONNECTIONS=8 before"*) ;;
+case "$out" in *"server:   sglang sets NCCL_CUMEM_ENABLE=0 NCCL_NVLS_ENABLE=0 CUDA_DEVICE_MAX_CONNECTIONS=8 before"*) ;;
 	*) fail "--like: the summary does not say what the server sets: $out" ;; esac
 case "$out" in *"set by the server (sglang) for every run: NCCL_CUMEM_ENABLE=0"*) ;;
 	*) fail "--like sglang: no note: $out" ;; esac
@@ -126,7 +126,10 @@ case "$out" in *"--like sglang: settings as read from sglang main at commit"*) ;
 runs=$(grep -c . "$tmp/log2" 2>/dev/null || echo 0)
 with=$(grep -c "NCCL_CUMEM_ENABLE=0" "$tmp/log2" 2>/dev/null || echo 0)
 [ "$runs" -gt 0 ] && [ "$runs" -eq "$with" ] || fail "--like: $with of $runs runs had NCCL_CUMEM_ENABLE=0"
-head -1 "$tmp/l1/journal.jsonl" | grep -q '"server":{"like":"sglang","env":{"NCCL_CUMEM_ENABLE":"0","CUDA_DEVICE_MAX_CONNECTIONS":"8"}}' ||
+# SGLang's _set_envs_and_config sets NCCL_NVLS_ENABLE=0 too (without --enable-nccl-nvls)
+with=$(grep -c "NCCL_NVLS_ENABLE=0" "$tmp/log2" 2>/dev/null || echo 0)
+[ "$runs" -eq "$with" ] || fail "--like: $with of $runs runs had NCCL_NVLS_ENABLE=0"
+head -1 "$tmp/l1/journal.jsonl" | grep -q '"server":{"like":"sglang","env":{"NCCL_CUMEM_ENABLE":"0","NCCL_NVLS_ENABLE":"0","CUDA_DEVICE_MAX_CONNECTIONS":"8"}}' ||
 	fail "--like: the journal header does not record the server's variables"
 grep -q '"like":[[:space:]]*"sglang"' "$tmp/l1/results.json" || fail "--like: results.json has no server"
 "$NT" export "$tmp/l1" --format shell > "$tmp/l1.sh" 2>&1 || fail "--like: export failed"
@@ -145,15 +148,43 @@ with=$(grep -c "NCCL_CUMEM_ENABLE=0" "$tmp/log2r" 2>/dev/null || echo 0)
 	fail "--like, resumed: $with of $runs runs had NCCL_CUMEM_ENABLE=0"
 grep -q '"like":[[:space:]]*"sglang"' "$tmp/l1r/results.json" ||
 	fail "--like, resumed: results.json has no server"
+# with symmetric memory on (--window symmetric), SGLang leaves cuMem and NVLS on: the
+# session sets neither to 0, and says so (the fake probe registers no symmetric window,
+# so its runs fail: what they were given is what counts here)
+out=$(FAKEPROBE_LOG="$tmp/log2s" "$NT" run --probe "$FAKE" --like sglang --window symmetric \
+	--budget 6 --out "$tmp/l1s" 2>&1)
+grep -q -- "--window symmetric" "$tmp/log2s" || fail "--like sglang --window symmetric: no run: $out"
+case "$out" in *"not set: NCCL_NVLS_ENABLE=0 (sglang leaves it unset when symmetric"*) ;;
+	*) fail "--like sglang, symmetric: no note on NCCL_NVLS_ENABLE: $out" ;; esac
+grep -q "NCCL_NVLS_ENABLE=" "$tmp/log2s" && fail "--like sglang, symmetric: NCCL_NVLS_ENABLE was set"
+grep -q "NCCL_CUMEM_ENABLE=0" "$tmp/log2s" && fail "--like sglang, symmetric: NCCL_CUMEM_ENABLE=0 was set"
+case "$out" in *"set by the server (sglang) for every run: CUDA_DEVICE_MAX_CONNECTIONS=8"*) ;;
+	*) fail "--like sglang, symmetric: CUDA_DEVICE_MAX_CONNECTIONS=8 is not set: $out" ;; esac
+# a profile must mark NCCL_NVLS_ENABLE "unless": "symmetric" (a symmetric run leaves it
+# unset), and may mark no variable but it and NCCL_CUMEM_ENABLE
+printf '{"schema":"nccltune-profile/1","name":"x","checked_against":"t","env":[{"name":"NCCL_NVLS_ENABLE","value":"0","source":"s"}]}' > "$tmp/nvls.json"
+out=$("$NT" run --probe "$FAKE" --like "$tmp/nvls.json" --out "$tmp/l4n" 2>&1)
+[ $? -eq 2 ] || fail "--like NVLS without unless: want exit 2: $out"
+case "$out" in *"NCCL_NVLS_ENABLE: needs \"unless\": \"symmetric\""*) ;; *) fail "--like NVLS without unless: $out" ;; esac
+printf '{"schema":"nccltune-profile/1","name":"x","checked_against":"t","env":[{"name":"NCCL_PROTO","value":"Simple","unless":"symmetric","source":"s"}]}' > "$tmp/unl.json"
+out=$("$NT" run --probe "$FAKE" --like "$tmp/unl.json" --out "$tmp/l4u" 2>&1)
+[ $? -eq 2 ] || fail "--like unless on NCCL_PROTO: want exit 2: $out"
+case "$out" in *"unless: only NCCL_CUMEM_ENABLE and NCCL_NVLS_ENABLE"*"not NCCL_PROTO"*) ;;
+	*) fail "--like unless on NCCL_PROTO: $out" ;; esac
+# vllm (since its pull request 24141) sets no NCCL variable: every run has NCCL's defaults
+out=$(FAKEPROBE_LOG="$tmp/log3v" "$NT" run --probe "$FAKE" --like vllm --budget 6 \
+	--out "$tmp/l2v" 2>&1)
+[ $? -eq 0 ] || fail "--like vllm: $out"
+grep -q "NCCL_CUMEM_ENABLE=\|NCCL_NVLS_ENABLE=" "$tmp/log3v" && fail "--like vllm: a run got an NCCL variable"
 # the user's own value wins, and is said to
-out=$(NCCL_CUMEM_ENABLE=1 FAKEPROBE_LOG="$tmp/log3" "$NT" run --probe "$FAKE" --like vllm \
+out=$(NCCL_CUMEM_ENABLE=1 FAKEPROBE_LOG="$tmp/log3" "$NT" run --probe "$FAKE" --like sglang \
 	--budget 6 --out "$tmp/l2" 2>&1)
 case "$out" in *"your environment's NCCL_CUMEM_ENABLE=1 is used"*) ;; *) fail "--like, user value: $out" ;; esac
 grep -q "NCCL_CUMEM_ENABLE=0" "$tmp/log3" && fail "--like: the profile overrode the user's value"
 # a --try that sets a server variable otherwise is warned about (the server's value wins)
-out=$("$NT" run --probe "$FAKE" --like vllm --try NCCL_CUMEM_ENABLE=1 --budget 6 \
+out=$("$NT" run --probe "$FAKE" --like sglang --try NCCL_CUMEM_ENABLE=1 --budget 6 \
 	--out "$tmp/l7" 2>&1)
-case "$out" in *"try 1 sets NCCL_CUMEM_ENABLE=1, but vllm sets NCCL_CUMEM_ENABLE=0"*) ;;
+case "$out" in *"try 1 sets NCCL_CUMEM_ENABLE=1, but sglang sets NCCL_CUMEM_ENABLE=0"*) ;;
 	*) fail "--like with a contrary --try: no warning: $out" ;; esac
 # unknown names and hostile files are usage errors
 out=$("$NT" run --probe "$FAKE" --like tgi --out "$tmp/l3" 2>&1)
@@ -164,7 +195,7 @@ out=$("$NT" run --probe "$FAKE" --like "$tmp/bad.json" --out "$tmp/l4" 2>&1)
 [ $? -eq 2 ] || fail "--like LD_PRELOAD profile: want exit 2: $out"
 case "$out" in *"LD_PRELOAD"*) ;; *) fail "--like bad file: not named: $out" ;; esac
 # a profile must name the framework version it was read from (checked_against)
-printf '{"schema":"nccltune-profile/1","name":"x","env":[{"name":"NCCL_CUMEM_ENABLE","value":"0","source":"s"}]}' > "$tmp/nover.json"
+printf '{"schema":"nccltune-profile/1","name":"x","env":[{"name":"NCCL_CUMEM_ENABLE","value":"0","unless":"symmetric","source":"s"}]}' > "$tmp/nover.json"
 out=$("$NT" run --probe "$FAKE" --like "$tmp/nover.json" --out "$tmp/l4v" 2>&1)
 [ $? -eq 2 ] || fail "--like profile without checked_against: want exit 2: $out"
 case "$out" in *"nover.json"*"checked_against"*) ;; *) fail "--like without checked_against: $out" ;; esac

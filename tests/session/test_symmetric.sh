@@ -2,8 +2,8 @@
 # test_symmetric.sh - the server option as a search dimension (issue 18 item 4) and the
 # step's figures (item 3), through the CLI with the model probe behind symm_wrapper.py:
 # "server": {"symmetric": [false, true]} is validated strictly; a symmetric candidate runs
-# the probe with --window symmetric and NCCL_CUMEM_ENABLE=1 (over --like's 0), the others
-# without and with the profile's 0; a failing symmetric run is learned (pruned); the
+# the probe with --window symmetric and NCCL_CUMEM_ENABLE=1 (over --like's 0) and no
+# NCCL_NVLS_ENABLE (over sglang's 0), the others without and with the profile's 0s; a failing symmetric run is learned (pruned); the
 # winner's server option is in results.json, the summary, show, report.html and every
 # export in words, per profile, with whether NCCL ran a symmetric kernel ("unknown"
 # without a TUNING line), and never as a variable (sh sources env.sh, python imports the
@@ -66,12 +66,15 @@ out=$(WRAP_LOG="$tmp/log1" "$NT" run --probe "$WRAP" --space "$tmp/space.json" -
 	--budget 20 --seed 1 --out "$tmp/s1" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "sglang session: exit $rc: $out"
-python3 - "$tmp/log1" <<'PY' || fail "runs: window and cuMem do not go together (log $tmp/log1)"
+python3 - "$tmp/log1" <<'PY' || fail "runs: window, cuMem and NVLS do not go together (log $tmp/log1)"
 import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if '"--bytes"' in l]
 sym = [r for r in runs if "--window" in r["args"]]
 plain = [r for r in runs if "--window" not in r["args"]]
 ok = sym and plain and all(r["cumem"] == "1" for r in sym) and all(r["cumem"] == "0" for r in plain)
+# SGLang's NCCL_NVLS_ENABLE=0, left to NCCL's default (NVLS where the hardware has it) when
+# symmetric memory is on, as SGLang's --enable-symm-mem turns NVLS on
+ok = ok and all(r["nvls"] is None for r in sym) and all(r["nvls"] == "0" for r in plain)
 ok = ok and not any(r["odd"] for r in runs)   # the option never reaches the environment
 sys.exit(0 if ok else 1)
 PY

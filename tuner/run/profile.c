@@ -27,6 +27,11 @@ static const struct jr_field var_fields[] = {
 	JR_END,
 };
 
+bool profile_symmetric_var(const char *name)
+{
+	return strcmp(name, PROFILE_SYMM_CUMEM) == 0 || strcmp(name, PROFILE_SYMM_NVLS) == 0;
+}
+
 int profile_var_check(const char *name, const char *value, char *why, size_t whylen)
 {
 	const struct ncclvar *var;
@@ -70,10 +75,14 @@ static int take_var(struct jr *r, const cJSON *elem, size_t i, void *ctx)
 	snprintf(v->name, sizeof v->name, "%s", in.name);
 	snprintf(v->value, sizeof v->value, "%s", in.value);
 	snprintf(v->source, sizeof v->source, "%s", in.source);
-	/* the session leaves exactly this one out of a symmetric run (session/server.c) */
-	if (in.unless && strcmp(in.name, "NCCL_CUMEM_ENABLE") != 0)
-		return jr_fail(r, "unless: only NCCL_CUMEM_ENABLE may be left unset when symmetric "
-		               "memory is on (symmetric windows need cuMem), not %s", in.name);
+	/* the session leaves exactly these out of a symmetric run (session/server.c), so a
+	 * profile says so where it sets them, and says it of no other */
+	if (in.unless && !profile_symmetric_var(in.name))
+		return jr_fail(r, "unless: only %s and %s may be left unset when symmetric memory "
+		               "is on, not %s", PROFILE_SYMM_CUMEM, PROFILE_SYMM_NVLS, in.name);
+	if (!in.unless && profile_symmetric_var(in.name))
+		return jr_fail(r, "%s: needs \"unless\": \"symmetric\" (a symmetric run always "
+		               "leaves it unset)", in.name);
 	v->unless_symmetric = in.unless != NULL;
 	p->n = i + 1;
 	return 0;

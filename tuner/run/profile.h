@@ -16,7 +16,7 @@
 struct profile_var {
 	char name[64];               /* [A-Z][A-Z0-9_]*: NCCL_* or CUDA_DEVICE_MAX_CONNECTIONS */
 	char value[64];
-	bool unless_symmetric;       /* "unless": "symmetric": the server leaves it unset then */
+	bool unless_symmetric;       /* "unless": "symmetric": left unset in a symmetric run */
 	char source[PROFILE_TEXT_MAX];
 };
 
@@ -55,6 +55,18 @@ int profile_load(const char *like, struct profile *p, char *err, size_t errlen);
  * loader (a library or file NCCL opens) or logging variable, never an unknown name.
  * Returns 0, or -1 with the reason in why. */
 int profile_var_check(const char *name, const char *value, char *why, size_t whylen);
+
+/* The variables a symmetric run (--window symmetric, or a candidate with the space's
+ * server.symmetric on) leaves unset whatever the profile sets: cuMem, because symmetric
+ * windows are cuMem mappings (the session sets it to 1), and NVLS, which the servers turn
+ * on with symmetric memory (SGLang forces 1; unset, NCCL's default 2 turns it on where
+ * the hardware has NVLink SHARP). A profile that sets one must mark it "unless":
+ * "symmetric", and may mark no other. */
+#define PROFILE_SYMM_CUMEM "NCCL_CUMEM_ENABLE"
+#define PROFILE_SYMM_NVLS "NCCL_NVLS_ENABLE"
+
+/* Is `name` one of the two above? */
+bool profile_symmetric_var(const char *name);
 
 /* The value p sets for `name`, or NULL. */
 const char *profile_get(const struct profile *p, const char *name);

@@ -22,8 +22,6 @@
 
 /* Where a PyTorch wheel keeps its NCCL, under the interpreter's site-packages. */
 #define SERVER_WHEEL_NCCL "nvidia/nccl/lib/libnccl.so.2"
-/* Symmetric windows are cuMem mappings: what a symmetric candidate needs on. */
-#define SERVER_CUMEM "NCCL_CUMEM_ENABLE"
 
 int nccltune_session_set_nccl(nccltune_session *s, const char *path)
 {
@@ -323,15 +321,16 @@ static bool env_has(char *const *env, const char *name)
 int session_server_env(const nccltune_session *s, char ***env, bool symmetric)
 {
 	for (size_t i = 0; i < s->run.server.n; i++) {
-		/* a symmetric candidate runs with cuMem on whatever the profile sets: symmetric
-		 * windows are cuMem mappings (the built-in profiles mark their
-		 * NCCL_CUMEM_ENABLE=0 "unless": "symmetric", the frameworks' own rule) */
-		if (symmetric && strcmp(s->run.server.v[i].name, SERVER_CUMEM) == 0)
+		/* a symmetric candidate runs with cuMem on and NVLS at NCCL's default whatever
+		 * the profile sets (profile_symmetric_var: a profile marks them "unless":
+		 * "symmetric", the frameworks' own rule; a journal's record is read by name) */
+		if (symmetric && profile_symmetric_var(s->run.server.v[i].name))
 			continue;
 		if (env_set(env, s->run.server.v[i].name, s->run.server.v[i].value) != 0)
 			return -1;
 	}
-	if (symmetric && !env_has(*env, SERVER_CUMEM) && env_set(env, SERVER_CUMEM, "1") != 0)
+	if (symmetric && !env_has(*env, PROFILE_SYMM_CUMEM) &&
+	    env_set(env, PROFILE_SYMM_CUMEM, "1") != 0)
 		return -1;
 	return 0;
 }
