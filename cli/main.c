@@ -35,7 +35,8 @@ static const struct opt run_opts[] = {
 	 "in the baseline and final rounds only (default with per-size rules: 1M,16M,128M; "
 	 "'none': no guard sizes)"},
 	{"budget", required_argument, "N", O_BUDGET, "probe runs in all, baseline, retries and "
-	 "final re-measurement included (default 60)"},
+	 "final re-measurement included (default 60); with --resume, a larger N extends the "
+	 "session"},
 	{"time-limit", required_argument, "DURATION", O_TIME_LIMIT, "stop searching in time to "
 	 "finish within DURATION (90s, 30m, 2h, 1h30m)"},
 	{"seed", required_argument, "N", O_SEED, "random seed (default 1); same seed, same session"},
@@ -69,8 +70,9 @@ static const struct opt run_opts[] = {
 	 "tuned best (repeatable; counts against the budget)"},
 	{"try-file", required_argument, "FILE", O_TRY_FILE, "configurations to --try, one per "
 	 "line ('#' starts a comment)"},
-	{"resume", required_argument, "DIR", O_RESUME, "continue an interrupted session; nothing "
-	 "measured is run again (takes no other option but --quiet and --json)"},
+	{"resume", required_argument, "DIR", O_RESUME, "continue an interrupted session, or with "
+	 "a larger --budget extend one (a finished one too); nothing measured is run again "
+	 "(takes no other option but --budget, --quiet and --json)"},
 	{"quiet", no_argument, NULL, O_QUIET, "no progress lines"},
 	{"json", no_argument, NULL, O_JSON, "at the end, print one JSON object on stdout: status, "
 	 "verdict, source, baseline, best env, gain with its interval, session folder (progress "
@@ -359,13 +361,9 @@ static int run_combination(const struct command *cmd, int argc, char **argv, str
 		return parsed_error(cmd, p, "--nccl and --python are exclusive (--python finds --nccl)");
 	if (GIVEN(p, O_WORKLOAD) && (GIVEN(p, O_BYTES) || GIVEN(p, O_OPS) || GIVEN(p, O_DTYPE)))
 		return parsed_error(cmd, p, "--workload and --bytes/--ops/--dtype are exclusive");
-	if (GIVEN(p, O_RESUME) && GIVEN(p, O_BUDGET))
-		return parsed_error(cmd, p, "--resume continues a session within the budget its "
-		                    "journal records; to measure more, start a new session from it: "
-		                    "nccltune run --warm-start %s --budget %s (its best configurations "
-		                    "are re-measured first)", VAL(p, O_RESUME), VAL(p, O_BUDGET));
+	/* --resume DIR --budget N extends the session (nccltune_session_extend) */
 	for (size_t i = 0; GIVEN(p, O_RESUME) && i < sizeof settings / sizeof settings[0]; i++)
-		if (GIVEN(p, settings[i]))
+		if (GIVEN(p, settings[i]) && settings[i] != O_BUDGET)
 			return parsed_error(cmd, p, "--resume takes no --%s: the journal holds the "
 			                    "session's settings", opt_name(cmd->opts, settings[i]));
 	return NCCLTUNE_OK;
@@ -380,8 +378,16 @@ static int run_setup(const struct command *cmd, struct parsed *p, nccltune_sessi
 
 	if (GIVEN(p, O_QUIET))
 		nccltune_session_set_progress(s, NULL);
-	if (GIVEN(p, O_RESUME))
-		return nccltune_session_resume(s, VAL(p, O_RESUME));
+	if (GIVEN(p, O_RESUME)) {
+		long n = 0;
+
+		if (GIVEN(p, O_BUDGET) && parse_long(VAL(p, O_BUDGET), INT_MIN, INT_MAX, &n) != 0)
+			return parsed_error(cmd, p, "--budget: '%s' is not an integer", VAL(p, O_BUDGET));
+		rc = nccltune_session_resume(s, VAL(p, O_RESUME));
+		if (rc == NCCLTUNE_OK && GIVEN(p, O_BUDGET))
+			rc = nccltune_session_extend(s, (int)n);
+		return rc;
+	}
 	for (size_t i = 0; i < sizeof run_string_setters / sizeof run_string_setters[0]; i++)
 		if (rc == NCCLTUNE_OK && GIVEN(p, run_string_setters[i].id))
 			rc = run_string_setters[i].set(s, VAL(p, run_string_setters[i].id));

@@ -106,6 +106,16 @@ int nccltune_session_run(nccltune_session *s);
  * it runs. */
 int nccltune_session_resume(nccltune_session *s, const char *dir);
 
+/* After nccltune_session_resume, before nccltune_session_run: raise the session's
+ * budget to `budget` runs (`nccltune run --resume DIR --budget N`). The journal
+ * records it at once (a "budget" record, docs/formats.md), so a later plain resume
+ * continues with it; the recorded runs are replayed under the budget they were made
+ * with, then the search goes on and the final phase runs anew (a concluded session's
+ * too: its results.json is rewritten). NCCLTUNE_USAGE unless `budget` is larger than
+ * the budget in effect and than the runs recorded (at most 100000); NCCLTUNE_ERROR when
+ * the journal cannot be written. */
+int nccltune_session_extend(nccltune_session *s, int budget);
+
 /* After nccltune_session_run returned `status`: one line of JSON on `out` with what a
  * script needs (docs/formats.md, "Run summary"): {"schema": "nccltune-run/1", "status",
  * "error" (null or the message), "session" (the folder or null), "results" (its

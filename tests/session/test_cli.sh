@@ -47,7 +47,7 @@ expect 2 "--bytes: 'lots' is not a byte count" run --bytes lots
 expect 2 "--dtype: 'int8'" run --dtype int8
 expect 2 "unknown strategy 'magic'" run --strategy magic
 expect 2 "--seed: '-1'" run --seed -1
-expect 2 "--resume continues a session within the budget its journal records; to measure more, start a new session from it: nccltune run --warm-start $tmp/x --budget 5" run --resume "$tmp/x" --budget 5
+expect 2 "--budget: 'lots' is not an integer" run --resume "$tmp/x" --budget lots
 expect 2 "--resume takes no --seed" run --resume "$tmp/x" --seed 5
 expect 2 "/nonexistent/space.json" run --space /nonexistent/space.json
 expect 2 "unexpected argument 'extra'" run extra

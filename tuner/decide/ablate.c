@@ -145,7 +145,7 @@ static bool run_decision(const struct session_run *r, size_t bytes, struct proto
 /* The first ok final-round run of x (NULL: the baseline), or NULL. */
 static const struct session_run *final_ok_run(const struct decide_view *v, const struct finalist *x)
 {
-	for (size_t i = 0; i < v->log.nruns; i++) {
+	for (size_t i = v->log.final_from; i < v->log.nruns; i++) {
 		const struct session_run *r = &v->log.runs[i];
 
 		if (r->phase != PHASE_FINAL || r->o.cls != OUTCOME_OK)

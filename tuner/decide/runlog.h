@@ -39,6 +39,10 @@ struct runlog {
 	size_t nruns;
 	const struct twolevel_inner *inner; /* every inner result of the sweeps, in run order */
 	size_t ninner;
+	/* The final phase's own runs start here: a final or ablate run before it belongs to
+	 * a final phase that an extension of the budget ended (`--resume DIR --budget N`);
+	 * its points' search outcomes still count, its repeats are not this phase's. */
+	size_t final_from;
 };
 
 /* Is r a run of the configuration (p, try_no)? p NULL: the baseline (try_no 0) or the

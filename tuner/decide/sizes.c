@@ -28,7 +28,7 @@ bool decide_noise(const struct runlog *l, double *sd, int *configs, int *dof)
 	size_t groups = 0, df = 0;
 	double ss = 0;
 
-	for (size_t i = 0; i < l->nruns; i++) {
+	for (size_t i = l->final_from; i < l->nruns; i++) {
 		const struct session_run *r = &l->runs[i];
 		double sum = 0, mean;
 		size_t n = 0;
@@ -36,7 +36,7 @@ bool decide_noise(const struct runlog *l, double *sd, int *configs, int *dof)
 
 		if (r->phase != PHASE_FINAL || r->o.cls != OUTCOME_OK)
 			continue;
-		for (size_t j = 0; j < i && !seen; j++)
+		for (size_t j = l->final_from; j < i && !seen; j++)
 			seen = same_final_ok(l, &l->runs[j], r);
 		if (seen)
 			continue;   /* counted with the first run of its configuration */
@@ -136,7 +136,7 @@ size_t decide_final_size_us(const struct runlog *l, const struct finalist *x,
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < l->nruns && n < max; i++) {
+	for (size_t i = l->final_from; i < l->nruns && n < max; i++) {
 		const struct session_run *r = &l->runs[i];
 		const struct proto_size_result *res;
 
@@ -218,14 +218,14 @@ void decide_size_pool(const struct runlog *l, size_t bytes, struct guardstat_poo
 	double *vals = malloc((l->nruns ? l->nruns : 1) * sizeof *vals);
 
 	guardstat_pool_init(pool);
-	for (size_t i = 0; vals && i < l->nruns; i++) {
+	for (size_t i = l->final_from; vals && i < l->nruns; i++) {
 		const struct session_run *r = &l->runs[i];
 		bool seen = false;
 		size_t n = 0;
 
 		if (!repeat_run(r))
 			continue;
-		for (size_t j = 0; j < i && !seen; j++)
+		for (size_t j = l->final_from; j < i && !seen; j++)
 			seen = repeat_run(&l->runs[j]) && same_repeat(&l->runs[j], r, dims);
 		if (seen)
 			continue;   /* pooled with the first run of its configuration */
@@ -310,7 +310,7 @@ void decide_size_compare(const struct runlog *l, const struct finalist *x, size_
 static bool final_decision(const struct runlog *l, const struct finalist *x, size_t bytes,
                            struct proto_decision *d)
 {
-	for (size_t i = 0; i < l->nruns; i++) {
+	for (size_t i = l->final_from; i < l->nruns; i++) {
 		const struct session_run *r = &l->runs[i];
 		const struct proto_size_result *res;
 

@@ -171,6 +171,8 @@ struct reader {
 	void *ctx;
 	bool have_header, two_level;
 	size_t ntries;
+	int budget;                        /* in effect: the header's or the last extension's */
+	long nruns;                        /* run records read */
 };
 
 /* A run record as jr_dispatch fills it: the run and what ties its keys together. */
@@ -417,6 +419,7 @@ static int visit_header(struct visit_ctx *c, struct jr *r, const cJSON *rec)
 		return -1;
 	c->rd.two_level = h.two_level;
 	c->rd.ntries = h.ntries;
+	c->rd.budget = h.budget;
 	return c->rd.v->header ? c->rd.v->header(c->rd.ctx, r, &h) : 0;
 }
 
@@ -428,7 +431,38 @@ static int visit_run(struct visit_ctx *c, struct jr *r, const cJSON *rec)
 	if (rc == 0 && c->rd.v->run)
 		rc = c->rd.v->run(c->rd.ctx, r, &d.run);
 	free(d.run.inner);
+	c->rd.nruns++;
 	return rc;
+}
+
+#define B(f) offsetof(struct record_budget, f)
+
+/* Open: a later version may add keys. */
+static const struct jr_field budget_fields[] = {
+	{"type", JR_STRING, JR_REQUIRED, 0, 32, NULL, JR_KEEP, 0, 0, NULL},
+	{"budget", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, 1e6, NULL, JR_INT, B(budget), 0, NULL},
+	{"runs", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 0, 1e9, NULL, JR_LONG, B(runs), 0, NULL},
+	{"t_s", JR_NUMBER, 0, 0, 1e12, NULL, JR_DOUBLE, B(t_s), 0, NULL},
+	JR_END,
+};
+
+/* A budget record: the extension as it was allowed (a larger budget than the one in
+ * effect and than the runs recorded; its run count the journal's). */
+static int visit_budget(struct visit_ctx *c, struct jr *r, const cJSON *rec)
+{
+	struct record_budget b;
+
+	memset(&b, 0, sizeof b);
+	if (jr_dispatch(r, rec, budget_fields, true, &b, NULL) < 0)
+		return -1;
+	if (b.runs != c->rd.nruns)
+		return keyed_fail(r, "runs", "%ld, but %ld run record(s) come before it",
+		                  b.runs, c->rd.nruns);
+	if (b.budget <= c->rd.budget || b.budget <= b.runs)
+		return keyed_fail(r, "budget", "%d does not extend the session (its budget was %d, "
+		                  "%ld run(s) recorded)", b.budget, c->rd.budget, b.runs);
+	c->rd.budget = b.budget;
+	return c->rd.v->budget ? c->rd.v->budget(c->rd.ctx, r, &b) : 0;
 }
 
 static int visit(void *ctx, const cJSON *rec, size_t line)
@@ -450,6 +484,8 @@ static int visit(void *ctx, const cJSON *rec, size_t line)
 		return visit_header(c, &r, rec);
 	if (strcmp(type, "run") == 0)
 		return visit_run(c, &r, rec);
+	if (strcmp(type, "budget") == 0)
+		return visit_budget(c, &r, rec);
 	return 0;   /* a record type added later: nothing to read */
 }
 

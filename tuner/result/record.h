@@ -95,12 +95,23 @@ struct record_run {
 	struct record_inner *inner;
 };
 
+/* A budget record ("budget"): `nccltune run --resume DIR --budget N` raised the session's
+ * budget to `budget` when `runs` run records were in the journal. The reader holds it to
+ * the journal: larger than the budget in effect (the header's or the last budget
+ * record's) and than the runs recorded, and `runs` the run records before it. */
+struct record_budget {
+	int budget;
+	long runs;
+	double t_s;                        /* 0 when absent */
+};
+
 /* What a user of the reader does with each valid record, in the journal's order. Each
  * is called with the reader `r` (origin "FILE:LINE") for its own policy's messages
  * (jr_fail), and returns 0 or -1 after writing one. */
 struct record_visitor {
 	int (*header)(void *ctx, struct jr *r, const struct record_header *h);
 	int (*run)(void *ctx, struct jr *r, const struct record_run *run);
+	int (*budget)(void *ctx, struct jr *r, const struct record_budget *b);   /* or NULL */
 };
 
 /* Read journal `path` (journal_replay: a regular file, a torn last line skipped and

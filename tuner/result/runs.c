@@ -149,7 +149,7 @@ static int show_run(void *ctx, struct jr *jr, const struct record_run *rec)
 
 int summary_read_journal(struct summary *s, const char *path, char *err, size_t errlen)
 {
-	static const struct record_visitor show = {show_header, show_run};
+	static const struct record_visitor show = {show_header, show_run, NULL};
 	struct jvisit v;
 
 	memset(&v, 0, sizeof(v));

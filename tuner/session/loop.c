@@ -104,6 +104,7 @@ static int run_tries(nccltune_session *s, struct outcome *o)
 		const struct tryconf *t = &s->cfg.tries[i];
 		int rc;
 
+		session_budget_step(s);
 		if (s->run.nruns >= (size_t)s->cfg.budget) {
 			session_warn(&s->out, "the budget is spent: %zu configuration(s) of --try "
 			             "not run", s->cfg.ntries - i);
@@ -233,8 +234,10 @@ static int out_of_time(nccltune_session *s)
 /* The final phase (decide/decide.h): ask it for the next run, run it, tell it the
  * outcome, until it is done; *f is then its result (a run the time limit ended is not
  * told: the phase, asked again, is out of time). A wrong sum in a final round also
- * teaches the pruner, as every run of a point does. Returns 0, NCCLTUNE_INTERRUPTED, or
- * NCCLTUNE_ERROR with a message in s->err. */
+ * teaches the pruner, as every run of a point does. Returns 0, NCCLTUNE_INTERRUPTED,
+ * SESSION_EXTENDED when the session reached the run its budget was extended at (the
+ * runs so far are then history: final_from), or NCCLTUNE_ERROR with a message in
+ * s->err. */
 static int run_final(nccltune_session *s, struct final_state *f, struct outcome *o)
 {
 	struct decide_view v;
@@ -244,6 +247,10 @@ static int run_final(nccltune_session *s, struct final_state *f, struct outcome 
 	for (;;) {
 		int next;
 
+		if (session_budget_step(s)) {
+			s->run.final_from = s->run.nruns;
+			return SESSION_EXTENDED;
+		}
 		session_decide_view(s, &v);
 		next = decide_next(f, &v, &req);
 		if (f->out_of_time && s->run.stop == STOP_NONE)
@@ -327,12 +334,21 @@ int session_loop(nccltune_session *s)
 		rc = run_tries(s, o);
 	if (rc == 0)
 		rc = run_warm(s, o);
-	if (rc == 0)
-		rc = run_search(s, o);
-	if (rc == SESSION_OUT_OF_TIME)
-		rc = out_of_time(s);
-	if (rc == 0)
-		rc = run_final(s, &f, o);
+	for (;;) {
+		if (rc == 0)
+			rc = run_search(s, o);
+		if (rc == SESSION_OUT_OF_TIME)
+			rc = out_of_time(s);
+		if (rc == 0)
+			rc = run_final(s, &f, o);
+		if (rc != SESSION_EXTENDED)
+			break;
+		/* an extended budget: the search goes on, the final phase plans anew */
+		decide_free(&f);
+		s->run.stop = STOP_NONE;
+		s->run.duplicates = 0;
+		rc = 0;
+	}
 	if (rc == 0 && session_replaying(s) && session_diverge(s) != NCCLTUNE_OK)
 		rc = NCCLTUNE_ERROR;
 	if (rc == 0)

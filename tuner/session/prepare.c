@@ -333,7 +333,7 @@ static int dead_run(void *ctx, struct jr *r, const struct record_run *run)
  * message then stands). */
 static bool journal_dead(const char *path)
 {
-	const struct record_visitor v = {NULL, dead_run};
+	const struct record_visitor v = {NULL, dead_run, NULL};
 	struct dead_count c = {0, false};
 	char e[512];
 
@@ -747,7 +747,8 @@ int nccltune_session_resume(nccltune_session *s, const char *dir)
 	if (!s->run.jr)
 		return session_fail(s, NCCLTUNE_ERROR, "%s", e);
 	session_note(&s->out, "resuming %s: %zu run(s) of %d recorded; they are not run again",
-	             dir, s->run.nqueue, s->cfg.budget);
+	             dir, s->run.nqueue, s->run.nexts ? s->run.ext[s->run.nexts - 1].budget
+	                                              : s->cfg.budget);
 	return NCCLTUNE_OK;
 }
 

@@ -301,8 +301,8 @@ static void print_noise(FILE *f, const struct summary *res)
 	if (t0 && t0->has_ci && t1 && t1->repeats > 1 && t1->objective_us >= t0->ci_lo &&
 	    t1->objective_us <= t0->ci_hi)
 		fprintf(f, "          the next finalist's time is inside the best's 95%% interval: this "
-		        "session does not\n          tell the two apart (they may be as fast; a new "
-		        "session with a larger\n          --budget re-measures them more)\n");
+		        "session does not\n          tell the two apart (they may be as fast; --resume "
+		        "of this session\n          with a larger --budget re-measures them more)\n");
 }
 
 /* The rules learned, how many runs of the budget, why the search ended, and the

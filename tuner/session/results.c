@@ -19,8 +19,9 @@
 #include "run/ruletable.h"
 #include "session/session_priv.h"
 
-/* Median over the runs of the configuration (p, try_no) in the final phase, or else in
- * any phase, of each workload size's median latency. */
+/* Median over the runs of the configuration (p, try_no) in the final phase (from
+ * final_from: an ended final phase's runs are history, runlog.h), or else in any phase,
+ * of each workload size's median latency. */
 static size_t per_size(const nccltune_session *s, const struct point *p, size_t try_no,
                        struct summary_size *out)
 {
@@ -30,7 +31,8 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 	for (size_t i = 0; i < s->run.nruns && !use_final; i++) {
 		const struct session_run *r = &s->run.runs[i];
 
-		use_final = r->phase == PHASE_FINAL && r->o.cls == OUTCOME_OK &&
+		use_final = r->phase == PHASE_FINAL && i >= s->run.final_from &&
+		            r->o.cls == OUTCOME_OK &&
 		            runlog_same_config(r, p, try_no, space_dims(s->run.sp));
 	}
 	for (size_t w = 0; w < s->cfg.wl.n; w++) {
@@ -42,7 +44,7 @@ static size_t per_size(const nccltune_session *s, const struct point *p, size_t 
 
 			if (r->o.cls != OUTCOME_OK ||
 			    !runlog_same_config(r, p, try_no, space_dims(s->run.sp)) ||
-			    (use_final && r->phase != PHASE_FINAL))
+			    (use_final && (r->phase != PHASE_FINAL || i < s->run.final_from)))
 				continue;
 			for (size_t j = 0; j < r->o.report.nresults; j++)
 				if (r->o.report.results[j].bytes == s->cfg.wl.e[w].bytes)

@@ -100,7 +100,7 @@ int session_point_best(const nccltune_session *s, double *best_us, struct point 
 struct runlog session_runlog(const nccltune_session *s)
 {
 	struct runlog l = {s->run.sp, s->run.tl, s->run.pr, s->run.runs, s->run.nruns,
-	                   s->run.inner, s->run.ninner};
+	                   s->run.inner, s->run.ninner, s->run.final_from};
 
 	return l;
 }
@@ -108,6 +108,19 @@ struct runlog session_runlog(const nccltune_session *s)
 size_t session_search_limit(const nccltune_session *s)
 {
 	return decide_search_limit(s->cfg.budget, s->cfg.ntries);
+}
+
+bool session_budget_step(nccltune_session *s)
+{
+	bool applied = false;
+
+	while (s->run.ext_pos < s->run.nexts && s->run.ext[s->run.ext_pos].at <= s->run.nruns) {
+		s->cfg.budget = s->run.ext[s->run.ext_pos++].budget;
+		applied = true;
+	}
+	if (applied)
+		s->run.search_limit = session_search_limit(s);
+	return applied;
 }
 
 double session_plain_wall(const nccltune_session *s)

@@ -28,6 +28,11 @@ const char *session_phase_name(enum session_phase ph);
 
 /* Runs the baseline, warm start and search may use (decide_search_limit). */
 size_t session_search_limit(const nccltune_session *s);
+/* Apply the extensions of the budget (s->run.ext) whose run the session has reached:
+ * a resumed session replays its journal under the budget each run was made with, and
+ * goes on with the larger one from the run the extension was made at. True when one was
+ * applied now. Can't fail. */
+bool session_budget_step(nccltune_session *s);
 /* The mean wall time of the plain runs that worked (runlog_plain_wall); 0: none. */
 double session_plain_wall(const nccltune_session *s);
 /* The runs a time limit keeps time for after the search (decide_final_time_runs). */

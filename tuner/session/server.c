@@ -394,10 +394,13 @@ int session_server_from_json(nccltune_session *s, const cJSON *obj, char *err, s
  * kernel alone (compute.us.median), where the reports give them. */
 struct server_figures { size_t n, nk; double allreduce_us, kernel_us; };
 
-static bool figures_run(const nccltune_session *s, const struct session_run *r,
-                        const struct point *p, bool final)
+static bool figures_run(const nccltune_session *s, size_t i, const struct point *p, bool final)
 {
-	return r->o.cls == OUTCOME_OK && !r->try_no && (!final || r->phase == PHASE_FINAL) &&
+	const struct session_run *r = &s->run.runs[i];
+
+	/* a final run before final_from is an ended final phase's: history (runlog.h) */
+	return r->o.cls == OUTCOME_OK && !r->try_no &&
+	       (!final || (r->phase == PHASE_FINAL && i >= s->run.final_from)) &&
 	       r->phase != PHASE_SWEEP && !r->unset &&
 	       runlog_same_config(r, p, 0, space_dims(s->run.sp));
 }
@@ -409,12 +412,12 @@ static void config_figures(const nccltune_session *s, const struct point *p,
 
 	memset(f, 0, sizeof *f);
 	for (size_t i = 0; i < s->run.nruns && !final; i++)
-		final = figures_run(s, &s->run.runs[i], p, true);
+		final = figures_run(s, i, p, true);
 	for (size_t i = 0; i < s->run.nruns; i++) {
 		const struct session_run *r = &s->run.runs[i];
 		double ar;
 
-		if (!figures_run(s, r, p, final) || !r->o.report.compute.known ||
+		if (!figures_run(s, i, p, final) || !r->o.report.compute.known ||
 		    workload_allreduce_time(&s->cfg.wl, &r->o.report, &ar) != 0)
 			continue;
 		f->allreduce_us += ar;
@@ -438,7 +441,7 @@ static const char *kernel_word(const nccltune_session *s, const struct point *p)
 	for (size_t i = 0; i < s->run.nruns; i++) {
 		const struct session_run *r = &s->run.runs[i];
 
-		if (!figures_run(s, r, p, false))
+		if (!figures_run(s, i, p, false))
 			continue;
 		for (size_t j = 0; j < r->o.report.nresults; j++) {
 			const struct proto_decision *d = &r->o.report.results[j].nccl;

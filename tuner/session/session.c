@@ -116,6 +116,7 @@ void nccltune_session_destroy(nccltune_session *s)
 	free(s->cfg.tries);
 	free(s->run.runs);
 	free(s->run.queue);
+	free(s->run.ext);
 	free(s->cfg.probe_cmd);
 	free(s->cfg.nccl);
 	free(s->cfg.profile);

@@ -53,6 +53,9 @@
  * never recorded (the configuration did not hang: the session's clock ran out); the
  * loop ends the search and the final phase there. Never returned by session_loop. */
 #define SESSION_OUT_OF_TIME 1000
+/* Not an nccltune_status: the final phase gave way to an extension of the budget
+ * (session_budget_step); the loop searches on and starts the final phase anew. */
+#define SESSION_EXTENDED 1001
 /* A probe that no longer starts (probe_lost.c): NCCL's defaults and this many other
  * configurations in a row fail word for word alike, silently (no start, no report) or
  * in the probe's own words (the same init error, its command line refused); a check of
@@ -107,6 +110,13 @@ struct session_state {
 	/* Resume: records read back, consumed in order as the loop asks for the same runs. */
 	struct session_run *queue;
 	size_t nqueue, qpos;
+	/* The budget's extensions (journal "budget" records, nccltune_session_extend): from
+	 * run `at` on, the budget is `budget`; applied in order by session_budget_step. */
+	struct session_extension { size_t at; int budget; } *ext;
+	size_t nexts, exts_cap, ext_pos;   /* ext_pos: the next one to apply */
+	/* The first run the final phase reads as its own rounds: the runs of a final phase
+	 * an extension ended (before it) are the search's history (runlog.h). */
+	size_t final_from;
 
 	double t_offset;             /* session time spent before this process */
 	double t_start;              /* monotonic clock when this process started running */

@@ -243,6 +243,7 @@ fail:
 struct loader {
 	nccltune_session *s;
 	size_t cap;
+	int budget;       /* in effect at the run being read: the header's, or extended */
 	int status;       /* NCCLTUNE_ERROR: out of memory; else a refused journal */
 };
 
@@ -250,7 +251,29 @@ static int load_header(void *ctx, struct jr *r, const struct record_header *h)
 {
 	struct loader *L = ctx;
 
+	L->budget = h->budget;
 	return session_header_apply(L->s, r, h);
+}
+
+/* An extension of the budget (the reader checked that it extends): kept in order, for
+ * the loop to apply at its run (session_budget_step). */
+static int load_budget(void *ctx, struct jr *jr, const struct record_budget *b)
+{
+	struct loader *L = ctx;
+	nccltune_session *s = L->s;
+	struct session_extension *e;
+
+	e = session_array_grow(s->run.ext, &s->run.exts_cap, s->run.nexts, sizeof *e, 4);
+	if (!e) {
+		L->status = NCCLTUNE_ERROR;
+		return jr_fail(jr, "out of memory");
+	}
+	s->run.ext = e;
+	s->run.ext[s->run.nexts].at = (size_t)b->runs;
+	s->run.ext[s->run.nexts].budget = b->budget;
+	s->run.nexts++;
+	L->budget = b->budget;
+	return 0;
 }
 
 /* An ablation run's "unset" (names the reader checked) into r->unset: dimensions of the
@@ -348,10 +371,10 @@ static int load_run(void *ctx, struct jr *jr, const struct record_run *rec)
 
 	/* A session never runs past its budget, so a journal that holds more runs was
 	 * edited: which of its runs count is anyone's guess. */
-	if (s->run.nqueue >= (size_t)s->cfg.budget)
-		return jr_fail(jr, "run %zu: more runs than the header's budget of %d (a session "
+	if (s->run.nqueue >= (size_t)L->budget)
+		return jr_fail(jr, "run %zu: more runs than the %s budget of %d (a session "
 		               "never records more; the journal was edited)", s->run.nqueue + 1,
-		               s->cfg.budget);
+		               s->run.nexts ? "extended" : "header's", L->budget);
 	r = session_array_grow(s->run.queue, &L->cap, s->run.nqueue, sizeof *r, 64);
 	if (!r) {
 		L->status = NCCLTUNE_ERROR;
@@ -374,7 +397,7 @@ static int load_run(void *ctx, struct jr *jr, const struct record_run *rec)
 
 int session_load_journal(nccltune_session *s, const char *dir)
 {
-	static const struct record_visitor resume = {load_header, load_run};
+	static const struct record_visitor resume = {load_header, load_run, load_budget};
 	char path[PATH_MAX + 32], warn[1024];
 	struct loader L;
 	int torn = 0;
@@ -397,6 +420,54 @@ int session_load_journal(nccltune_session *s, const char *dir)
 	if (torn)
 		session_warn(&s->out, "%s", warn);
 	return NCCLTUNE_OK;
+}
+
+/* ---- --resume DIR --budget N: the budget extended ---- */
+
+int nccltune_session_extend(nccltune_session *s, int budget)
+{
+	int now = s->run.nexts ? s->run.ext[s->run.nexts - 1].budget : s->cfg.budget;
+	struct session_extension *e;
+	cJSON *rec = NULL;
+	char err[1024];
+	int rc = NCCLTUNE_OK;
+
+	if (!s->resumed || s->started)
+		return session_fail(s, NCCLTUNE_USAGE, "--budget: extends a resumed session only, "
+		                    "before it runs");
+	if (budget > 100000)
+		return session_fail(s, NCCLTUNE_USAGE, "--budget: %d is not in 2..100000", budget);
+	if (budget <= now || (size_t)budget <= s->run.nqueue)
+		return session_fail(s, NCCLTUNE_USAGE, "--budget %d does not extend %s: its budget "
+		                    "is %d runs and %zu are recorded; give a larger --budget, or "
+		                    "none to continue within %d", budget, s->run.dir, now,
+		                    s->run.nqueue, now);
+	e = session_array_grow(s->run.ext, &s->run.exts_cap, s->run.nexts, sizeof *e, 4);
+	if (!e)
+		return session_fail(s, NCCLTUNE_ERROR, "out of memory");
+	s->run.ext = e;
+	/* journalled first: a later plain --resume continues with the larger budget */
+	rec = cJSON_CreateObject();
+	if (!rec || !cJSON_AddStringToObject(rec, "type", "budget") ||
+	    !cJSON_AddNumberToObject(rec, "budget", budget) ||
+	    !cJSON_AddNumberToObject(rec, "runs", (double)s->run.nqueue) ||
+	    !cJSON_AddNumberToObject(rec, "t_s", s->run.t_offset)) {
+		rc = session_fail(s, NCCLTUNE_ERROR, "out of memory");
+		goto out;
+	}
+	if (journal_append(s->run.jr, rec, err, sizeof err) != 0) {
+		rc = session_fail(s, NCCLTUNE_ERROR, "%s", err);
+		goto out;
+	}
+	s->run.ext[s->run.nexts].at = s->run.nqueue;
+	s->run.ext[s->run.nexts].budget = budget;
+	s->run.nexts++;
+	session_note(&s->out, "the budget extended from %d to %d runs: the search goes on "
+	             "after the %zu recorded, then the final phase again", now, budget,
+	             s->run.nqueue);
+out:
+	cJSON_Delete(rec);
+	return rc;
 }
 
 /* ---- --warm-start: what an old session found ---- */
@@ -564,7 +635,7 @@ static int cmp_old(const void *a, const void *b)
 
 int session_warm_prepare(nccltune_session *s)
 {
-	static const struct record_visitor warm_visitor = {warm_header, warm_run};
+	static const struct record_visitor warm_visitor = {warm_header, warm_run, NULL};
 	struct warm_loader W;
 	char jerr[1024];
 	cJSON *warm = NULL, *configs, *fails;

@@ -16,6 +16,7 @@
 
 bool session_search_done(nccltune_session *s)
 {
+	session_budget_step(s);
 	if (session_replaying(s)) {
 		if (s->run.queue[s->run.qpos].phase != PHASE_FINAL &&
 		    s->run.queue[s->run.qpos].phase != PHASE_ABLATE)

@@ -48,7 +48,7 @@ static int ranks_visit(void *ctx, struct jr *r, const struct record_run *run)
  * is damaged after that run still names it; one that cannot be read names none. */
 static int rule_nranks(const struct summary *s)
 {
-	const struct record_visitor v = { NULL, ranks_visit };
+	const struct record_visitor v = { NULL, ranks_visit, NULL };
 	char path[sizeof s->dir + 16], err[512];
 	int nranks = 0;
 

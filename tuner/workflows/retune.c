@@ -170,7 +170,7 @@ static int keep_header(void *ctx, struct jr *r, const struct record_header *h)
  * probe, space and workload. */
 static cJSON *read_header(int fd, const char *path, char *err, size_t errlen)
 {
-	static const struct record_visitor keep = {keep_header, NULL};
+	static const struct record_visitor keep = {keep_header, NULL, NULL};
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
