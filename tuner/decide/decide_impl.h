@@ -27,6 +27,11 @@ int decide_rank_by_guards(const struct decide_view *v, struct final_state *f);
 
 /* ---- final.c ---- *//* Live, has the session no run or no time left for another run? */
 bool decide_out_of_runs(const struct decide_view *v);
+/* Note what round r's run of entry c (NULL: the baseline) gave: the final rounds' and the
+ * extra rounds' (more.c) one record of an outcome. (A wrong sum also teaches the pruner:
+ * the session tells it, as it does of every run.) Can't fail. */
+void decide_final_take(struct final_state *f, struct finalist *c, size_t r,
+                       const struct outcome *o);
 /* The candidates ranked, the final rounds planned (f->step: DECIDE_FINAL, or
  * DECIDE_PICK when nothing is re-measured). Returns 0 or -1 (f->err). */
 int decide_final_start(struct final_state *f, const struct decide_view *v);

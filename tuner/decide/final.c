@@ -465,9 +465,7 @@ bool decide_out_of_runs(const struct decide_view *v)
 	       (v->time_limit_s > 0 && v->elapsed_s >= v->time_limit_s));
 }
 
-/* Note what round r's run of entry c (NULL: the baseline) gave. (A wrong sum also
- * teaches the pruner: the session tells it, as it does of every run.) */
-static void take_final(struct final_state *f, struct finalist *c, size_t r,
+void decide_final_take(struct final_state *f, struct finalist *c, size_t r,
                        const struct outcome *o)
 {
 	if (!c) {
@@ -535,7 +533,7 @@ int decide_final_next(struct final_state *f, const struct decide_view *v,
 
 void decide_final_tell(struct final_state *f, const struct outcome *o)
 {
-	take_final(f, f->asked_entry, f->r, o);
+	decide_final_take(f, f->asked_entry, f->r, o);
 	if (++f->j == f->per) {
 		f->j = 0;
 		f->r++;

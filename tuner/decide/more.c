@@ -266,19 +266,7 @@ int decide_more_next(struct final_state *f, const struct decide_view *v,
 
 void decide_more_tell(struct final_state *f, const struct outcome *o)
 {
-	struct finalist *c = f->asked_entry;
-	size_t r = f->rounds - 1;
-
-	if (!c) {
-		f->base_us[r] = o->cls == OUTCOME_OK ? o->objective_us : NAN;
-	} else if (o->cls == OUTCOME_OK) {
-		c->us[r] = o->objective_us;
-		c->ok++;
-	} else {
-		if (c->failed == 0)
-			c->fail_cls = o->cls;
-		c->failed++;
-	}
+	decide_final_take(f, f->asked_entry, f->rounds - 1, o);
 	if (++f->more_j == 2) {
 		f->more_j = 0;
 		f->extra++;
