@@ -408,6 +408,20 @@ struct visit_ctx {
 	size_t errlen;
 };
 
+/* A reader of `path` for visitor v (with ctx), its message into err (emptied). */
+static void visit_ctx_init(struct visit_ctx *c, const char *path,
+                           const struct record_visitor *v, void *ctx, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof *c);
+	c->rd.v = v;
+	c->rd.ctx = ctx;
+	c->path = path;
+	c->err = err;
+	c->errlen = errlen;
+	if (err && errlen)
+		err[0] = '\0';
+}
+
 static int visit_header(struct visit_ctx *c, struct jr *r, const cJSON *rec)
 {
 	struct record_header h;
@@ -496,14 +510,7 @@ int record_journal_read(const char *path, const struct record_visitor *v, void *
 	char jerr[1024] = "";
 	int rc;
 
-	memset(&c, 0, sizeof c);
-	c.rd.v = v;
-	c.rd.ctx = ctx;
-	c.path = path;
-	c.err = err;
-	c.errlen = errlen;
-	if (err && errlen)
-		err[0] = '\0';
+	visit_ctx_init(&c, path, v, ctx, err, errlen);
 	rc = journal_replay(path, visit, &c, torn, warn, warnlen, jerr, sizeof jerr);
 	if (rc != 0) {
 		/* a record's message is in err already; the line reader's is in jerr */
@@ -525,14 +532,7 @@ int record_header_parse(const char *path, const char *line, size_t len,
 	cJSON *rec = NULL;
 	int rc;
 
-	memset(&c, 0, sizeof c);
-	c.rd.v = v;
-	c.rd.ctx = ctx;
-	c.path = path;
-	c.err = err;
-	c.errlen = errlen;
-	if (err && errlen)
-		err[0] = '\0';
+	visit_ctx_init(&c, path, v, ctx, err, errlen);
 	if (len > 0 && line[len - 1] == '\n') {
 		const char *end = NULL;
 
