@@ -19,6 +19,18 @@
 #include "run/ruletable.h"
 #include "session/session_priv.h"
 
+/* m measured: `us` per step, its 95% interval [lo, hi] (none where either is NAN), over
+ * `repeats` runs. Can't fail. */
+static void measure_set(struct summary_measure *m, double us, double lo, double hi, int repeats)
+{
+	m->present = true;
+	m->objective_us = us;
+	m->has_ci = !isnan(lo) && !isnan(hi);
+	m->ci_lo = lo;
+	m->ci_hi = hi;
+	m->repeats = repeats;
+}
+
 /* Median over the runs of the configuration (p, try_no) in the final phase (from
  * final_from: an ended final phase's runs are history, runlog.h), or else in any phase,
  * of each workload size's median latency. */
@@ -229,12 +241,7 @@ static bool try_fill(const nccltune_session *s, const struct final_state *f, siz
 	else if (session_config_ever_wrong(s, tc->in_space ? &tc->p : NULL, i + 1))
 		t->outcome = outcome_class_name(OUTCOME_VERIFY);
 	if (x && f->rounds && x->ok > 0) {
-		t->m.present = true;
-		t->m.objective_us = x->mean;
-		t->m.has_ci = !isnan(x->lo) && !isnan(x->hi);
-		t->m.ci_lo = x->lo;
-		t->m.ci_hi = x->hi;
-		t->m.repeats = x->ok;
+		measure_set(&t->m, x->mean, x->lo, x->hi, x->ok);
 		t->ratio = x->gain;
 		t->ratio_lo = x->gain_lo;
 		t->ratio_hi = x->gain_hi;
@@ -469,12 +476,7 @@ static int fill_basics(nccltune_session *s, struct summary *r)
 static bool baseline_fill(struct summary *r, const struct final_state *f,
                           struct summary_measure *m)
 {
-	m->present = true;
-	m->objective_us = f->bmean;
-	m->has_ci = !isnan(f->blo) && !isnan(f->bhi);
-	m->ci_lo = f->blo;
-	m->ci_hi = f->bhi;
-	m->repeats = (int)f->nb;
+	measure_set(m, f->bmean, f->blo, f->bhi, (int)f->nb);
 	return result_keep_env(r, cJSON_CreateObject(), &m->env);
 }
 
@@ -505,12 +507,7 @@ static int fill_best(nccltune_session *s, const struct final_state *f, struct su
 		                                       : tryconf_env_json(&s->cfg.tries[w->try_no - 1],
 		                                                          s->run.sp),
 		                     &r->best.env);
-		r->best.present = true;
-		r->best.objective_us = w->mean;
-		r->best.has_ci = !isnan(w->lo) && !isnan(w->hi);
-		r->best.ci_lo = w->lo;
-		r->best.ci_hi = w->hi;
-		r->best.repeats = w->ok;
+		measure_set(&r->best, w->mean, w->lo, w->hi, w->ok);
 		r->nsizes = per_size(s, w->has_point ? &w->p : NULL, w->try_no, r->sizes);
 		if (!isnan(w->gain)) {
 			r->has_gain = true;
