@@ -291,6 +291,7 @@ def build_landscape(args, cls, seed, tmp):
         rows, dec0, guard0 = truth(args, path, tmp, layer)
     top = best(rows, guard0, flaky)
     fastest = best(rows, guard0, flaky, safe=False)
+    rules_top = best([r for r in rows if not r["env"]], guard0, flaky)
     per_nt = {}
     for r in rows:
         if r["ok"] and r["choice"]:
@@ -304,6 +305,7 @@ def build_landscape(args, cls, seed, tmp):
         "best_safe_us": top["decode_us"] if top else dec0,
         "best_safe": {"env": top["env"], "choice": top["choice"]} if top else None,
         "best_gain": dec0 / top["decode_us"] if top else 1.0,
+        "rules_gain": dec0 / rules_top["decode_us"] if rules_top else 1.0,
         "trap": bool(fastest and fastest["guard_us"] > GUARD_ALLOWED * guard0),
         "interaction": len(picks) > 1}
 
@@ -376,11 +378,11 @@ def report(args, lands, rows, budgets, strategies):
     print("**MODEL numbers, not measurements.** Held-out landscapes: %d (%s x %d seeds from %d)."
           % (len(lands), ", ".join(args.classes), args.seeds, SEED0))
     print("")
-    print("| class | seed | base model | defaults us/step | best safe gain | trap | interaction |")
-    print("| --- | --- | --- | ---: | ---: | --- | --- |")
+    print("| class | seed | base model | defaults us/step | best safe gain | per-size rules alone | trap | interaction |")
+    print("| --- | --- | --- | ---: | ---: | ---: | --- | --- |")
     for _, _, f in lands:
-        print("| %s | %d | %s | %.1f | %.3fx | %s | %s |" % (
-            f["class"], f["seed"], f["base"], f["defaults_us"], f["best_gain"],
+        print("| %s | %d | %s | %.1f | %.3fx | %.3fx | %s | %s |" % (
+            f["class"], f["seed"], f["base"], f["defaults_us"], f["best_gain"], f["rules_gain"],
             "yes" if f["trap"] else "no", "yes" if f["interaction"] else "no"))
     print("")
     print("| budget | strategy | sessions | processes (median, max) | guard > 2% shipped | "
@@ -492,7 +494,10 @@ def main():
         print("unattended.py: %s" % e, file=sys.stderr)
         return 1
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if args.keep:
+            print("unattended: the session folders are kept in %s" % tmp, file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

@@ -52,10 +52,18 @@ static size_t baseline_figures(const struct decide_view *v, const struct final_s
 	return nb;
 }
 
-/* The winner: a clean finalist or try with the best paired gain (or mean without a
- * baseline); without a final phase, the best candidate of the search or a try, its
- * figures from its single run. An off-space try that wins is the best like any other:
- * its variables are best.env. NULL: none. */
+/* Is x shown faster than the baseline (its gain's interval above 1)? */
+static bool shown_faster(const struct finalist *x)
+{
+	return !isnan(x->gain_lo) && x->gain_lo > 1.0;
+}
+
+/* The winner: a clean finalist or try shown faster than the baseline before one that is
+ * not (issue 30: a 1.13x whose interval reaches 1.00x does not push out a 1.10x shown
+ * faster), then the best paired gain (or mean without a baseline); without a final
+ * phase, the best candidate of the search or a try, its figures from its single run. An
+ * off-space try that wins is the best like any other: its variables are best.env.
+ * NULL: none. */
 static struct finalist *pick_winner(struct final_state *f, size_t nb, double bmean)
 {
 	struct finalist *win = NULL;
@@ -65,8 +73,9 @@ static struct finalist *pick_winner(struct final_state *f, size_t nb, double bme
 
 		if (!x->qualified)
 			continue;
-		if (!win || (!isnan(x->gain) && !isnan(win->gain) ? x->gain > win->gain
-		                                                   : x->mean < win->mean))
+		if (!win || (shown_faster(x) != shown_faster(win) ? shown_faster(x)
+		             : !isnan(x->gain) && !isnan(win->gain) ? x->gain > win->gain
+		             : x->mean < win->mean))
 			win = x;
 	}
 	if (!f->rounds && f->k + f->nt > 0) {

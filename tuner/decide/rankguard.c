@@ -144,28 +144,35 @@ static bool defaults_at_guards(const struct decide_view *v, const struct point *
 	return v->wl->nguard > 0;
 }
 
-/* Move the first candidate that runs NCCL's defaults at every guard size, within
- * DECIDE_IDENTITY_MARGIN of the fastest that passes the guards in its sweeps (`best`),
- * to the front, with a note: its guards need no proof (rounds that cannot show a guard
- * within DECIDE_GUARD_ALLOWED on a noisy machine would refuse the others). */
+/* Move the first candidate that runs NCCL's defaults at every guard size to the front,
+ * with a note, when it is within DECIDE_IDENTITY_MARGIN of the fastest that passes the
+ * guards in its sweeps (`best`) or faster than the baseline's run: its guards need no
+ * proof (rounds that cannot show a guard within DECIDE_GUARD_ALLOWED on a noisy machine
+ * would refuse the others), and the fastest single sweep among dozens is measured low
+ * by the winner's curse, so a margin alone left it out of the finalists (issue 30). */
 static void identity_first(const struct decide_view *v, struct final_state *f, double best)
 {
+	const struct outcome *b = runlog_baseline_outcome(&v->log);
+	double base = b && b->cls == OUTCOME_OK ? b->objective_us : NAN;
 	char d[512];
 
 	for (size_t j = 0; j < f->nc; j++) {
 		struct finalist x = f->c[j];
 
 		if (!x.has_point || !defaults_at_guards(v, &x.p) || guard_risky(&x) ||
-		    !(x.search_us <= best * (1 + DECIDE_IDENTITY_MARGIN)))
+		    !(x.search_us <= best * (1 + DECIDE_IDENTITY_MARGIN) || x.search_us < base))
 			continue;
 		if (j == 0)
 			return;
 		memmove(&f->c[1], &f->c[0], j * sizeof *f->c);
 		f->c[0] = x;
 		if (!v->replaying)
-			decide_note(v, "final: %s runs NCCL's defaults at every guard size and is "
-			            "within %.0f%% of the fastest: first finalist",
+			decide_note(v, "final: %s runs NCCL's defaults at every guard size and %s "
+			            "(%.0f%% margin): first finalist",
 			            space_point_describe(v->log.sp, &x.p, d, sizeof d),
+			            x.search_us <= best * (1 + DECIDE_IDENTITY_MARGIN)
+			            ? "is within the margin of the fastest" : "was faster than the "
+			            "baseline, though not within the margin of the fastest",
 			            100 * DECIDE_IDENTITY_MARGIN);
 		return;
 	}

@@ -126,6 +126,7 @@ struct session_state {
 	enum session_stop stop;
 	size_t search_limit;         /* session_search_limit, set by the loop (progress ETA) */
 	int duplicates;
+	bool unset_swept;            /* two-level: the outer point that sets nothing was asked for */
 	bool interrupted;
 	bool probe_checked;          /* a resume checked its probe can start (execute.c) */
 	const volatile sig_atomic_t *cancel;   /* set by nccltune_session_run */

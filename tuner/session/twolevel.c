@@ -5,8 +5,12 @@
  * process, and the best per-size combination is the outer observation. A sweep that a
  * choice ends (a hang, a capture NCCL fails at: the choice in flight) is run again
  * without that choice's algorithm and protocol for its size, at most
- * SESSION_SWEEP_ATTEMPTS processes per outer point. With --time-limit the sweep is
- * sized to the time left, from the seconds per choice the earlier sweeps took. */
+ * SESSION_SWEEP_ATTEMPTS processes per outer point. The outer point that sets nothing
+ * is swept first, before the strategy's first point (issue 30): its per-size rules are
+ * the one kind of candidate that runs NCCL's defaults at every guard size, safe there by
+ * identity, and the best of them is the fall-back when no process-level variable can
+ * be shown safe at the guards. With --time-limit the sweep is sized to the time left,
+ * from the seconds per choice the earlier sweeps took. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +172,29 @@ static int sweep_outer(nccltune_session *s, const struct point *full,
 	return 0;
 }
 
+/* The outer point that sets nothing (every outer variable at its unset level) into *q:
+ * false when some outer variable has no unset level, when the space's constraints or
+ * the failure rules rule it out, or when it was swept already. */
+static bool outer_unset_due(const nccltune_session *s, const space *osp, struct point *q)
+{
+	struct point full;
+
+	memset(q, 0, sizeof *q);
+	for (size_t d = 0; d < space_dims(osp); d++) {
+		size_t l = 0;
+
+		while (l < space_levels(osp, d) && space_level_text(osp, d, l) != NULL)
+			l++;
+		if (l == space_levels(osp, d))
+			return false;
+		q->lv[d] = (uint32_t)l;
+	}
+	if (!space_allows(osp, q) || prune_rejects(s->run.pr_outer, q))
+		return false;
+	twolevel_full_of(s->run.tl, q, &full);
+	return outer_known(s, &full) == NULL;
+}
+
 int session_twolevel_search(nccltune_session *s, struct outcome *o)
 {
 	const space *osp = twolevel_outer_space(s->run.tl);
@@ -182,6 +209,14 @@ int session_twolevel_search(nccltune_session *s, struct outcome *o)
 		const struct outcome *k;
 
 		memset(&q, 0, sizeof q);
+		if (osp && !s->run.unset_swept) {
+			s->run.unset_swept = true;   /* asked once: a failed sweep is not retried */
+			if (outer_unset_due(s, osp, &q)) {
+				twolevel_full_of(s->run.tl, &q, &full);
+				rc = sweep_outer(s, &full, choices, o);
+				continue;
+			}
+		}
 		if (osp) {
 			rc = strategy_suggest(s->run.st, &q, e, sizeof e);
 			if (rc == 1) {
