@@ -1,11 +1,13 @@
-/* more.c - after the final rounds, before the winner is picked: the guards decided with
- * more measurement (issue 30). The best finalist whose guard sizes the pooled noise
+/* more.c - after the final rounds, before the winner is picked: the guards and the gain
+ * decided with more measurement (issue 30). The best finalist whose guard sizes the pooled noise
  * model (result/guardstat.h) cannot yet show within DECIDE_GUARD_ALLOWED of the baseline
  * gets more rounds paired with the baseline, as many as guardstat estimates would decide
  * it, when the runs left hold them; when every finalist is refused (shown slower, or not
  * shown safe with no runs to show it), the next candidate that differs from the refused
  * ones in a process-level variable (what acts at a guard size: a per-size rule acts at
- * its own size only) is promoted and measured in rounds of its own: the fall-back.
+ * its own size only) is promoted and measured in rounds of its own: the fall-back. The
+ * best finalist safe at the guards whose gain the pooled model of the step cannot yet
+ * show gets more rounds too, when they fit.
  * Each extra round is the baseline and the entry, in alternating order, appended to the
  * final rounds' arrays (the other entries NAN there). Decided from the log alone, so a
  * resumed session asks for the same runs. */
@@ -136,8 +138,31 @@ static struct finalist *promote(const struct decide_view *v, struct final_state 
 	}
 }
 
+/* Is x, safe at the guards, not yet shown faster than the baseline (its gain's interval
+ * under the pooled noise model of the step reaches 1.00x) with a gain that the rounds
+ * that fit in `left` runs could show? Then it gets them (a note says so once): a 1.10x
+ * on a machine whose runs vary by 5% is not shown in three rounds, and ending at NCCL's
+ * defaults with runs left over leaves a real gain untaken (issue 30). */
+static bool gain_needs_more(const struct decide_view *v, struct final_state *f,
+                            const struct finalist *x, size_t left, char *desc, size_t len)
+{
+	struct guardstat_verdict gv;
+
+	if (decide_pair_judge(&v->log, 0, f->base_us, x->us, f->rounds, 1.0, &gv) != 0 ||
+	    gv.call != GUARDSTAT_UNDECIDED || !(gv.ratio < 1.0) || gv.more_rounds <= 0 ||
+	    2 * (size_t)gv.more_rounds > left)
+		return false;
+	if (x != f->more_x)
+		decide_note_live(v, "final: %s not shown faster yet (%.3fx the baseline's step, "
+		                 "up to %.3fx within the noise): %d more round(s) with the baseline",
+		                 x->has_point ? space_point_describe(v->log.sp, &x->p, desc, len)
+		                              : "a try", gv.ratio, gv.hi, gv.more_rounds);
+	return true;
+}
+
 /* The entry that needs more rounds, or NULL: the finalists (and tries) faster than the
- * baseline, best gain first; the first whose guards are safe ends the search (NULL), one
+ * baseline, best gain first; the first whose guards are safe ends the search (NULL, or
+ * that one when its gain is not shown yet and the rounds to show it fit), one
  * not yet paired twice or undecided with rounds that fit is the one; shown slower, or
  * undecided with its ratio at or above the allowed (more rounds could only show it
  * slower) or beyond the runs left, it is passed over. */
@@ -181,6 +206,8 @@ static struct finalist *needs_more(const struct decide_view *v, struct final_sta
 		decide_guards_of(v, best, &g);
 		if (g.call == GUARDSTAT_SAFE) {
 			refused = 0;   /* a winner: nothing to fall back from */
+			if (gain_needs_more(v, f, best, left, desc, sizeof desc))
+				pick = best;
 			break;
 		}
 		/* more rounds only where they could show it safe: its ratio below the allowed */
@@ -249,7 +276,7 @@ int decide_more_next(struct final_state *f, const struct decide_view *v,
 		ask(f, req);
 		return 1;
 	}
-	if (!f->rounds || !f->base_ok || v->wl->nguard == 0 || decide_out_of_runs(v) ||
+	if (!f->rounds || !f->base_ok || decide_out_of_runs(v) ||
 	    (!v->replaying && runs_left(v) < 2)) {
 		f->more_x = NULL;
 		return 0;
