@@ -42,6 +42,11 @@ SPACE = {"schema": "nccltune-space/1",
                     "NCCL_BUFFSIZE": {"pow2": [65536, 16777216]},
                     "NCCL_NTHREADS": {"values": [64, 128, 256, 512, None]}},
          "constraints": ["NCCL_MIN_NCHANNELS <= NCCL_MAX_NCHANNELS"]}
+# Process-level variables only: every candidate acts at the guard size (no per-size rule
+# alone, safe there by identity, can win), for the cases on how a guard is judged.
+PROCESS_SPACE = {"schema": "nccltune-space/1",
+                 "params": {"NCCL_BUFFSIZE": {"pow2": [65536, 16777216]},
+                            "NCCL_NTHREADS": {"values": [64, 128, 256, 512, None]}}}
 failures = []
 
 
@@ -341,11 +346,12 @@ def check_time_limit_resume(tmp):
 
 def check_once(tmp):
     """A guard paired with the baseline in one final round only (budget 15: a final
-    reserve of 3) is not judged: results.json's guards verdict is measured_once and show
+    reserve of 3; process-level variables only, so the finalist acts at the guard) is not judged: results.json's guards verdict is measured_once and show
     says "not judged (measured once)", never "ok" (the bug of a real session on
     2026-12-06: a 1.77x guard, then "guards: ok")."""
     d = os.path.join(tmp, "once")
     rc, out = nt([NT, "run", "--probe", "%s --model pcie-gen5-8gpu --seed 1" % PROBE,
+                  "--space", os.path.join(tmp, "process-space.json"),
                   "--budget", "15", "--seed", "1", "--guard", "117440512", "--out", d,
                   "--quiet"], env_for(os.path.join(tmp, "once.log")))
     if rc != 0:
@@ -363,11 +369,12 @@ def check_once(tmp):
 
 def check_untold(tmp):
     """A finalist the final rounds could not show within 1.02x at the guard (pcie-gen5-8gpu,
-    budget 20, seed 2: 0.98x, up to 1.17x within the noise) is refused as not shown safe,
+    budget 20, seed 2, process-level variables only) is refused as not shown safe,
     and the session says "not measured enough", not NCCL's defaults as a measured
     recommendation."""
     d = os.path.join(tmp, "untold")
     rc, out = nt([NT, "run", "--probe", "%s --model pcie-gen5-8gpu --seed 2" % PROBE,
+                  "--space", os.path.join(tmp, "process-space.json"),
                   "--budget", "20", "--seed", "2", "--guard", "117440512", "--out", d],
                  env_for(os.path.join(tmp, "untold.log")))
     if rc != 0:
@@ -388,6 +395,8 @@ def main():
     try:
         with open(os.path.join(tmp, "space.json"), "w") as f:
             json.dump(SPACE, f)
+        with open(os.path.join(tmp, "process-space.json"), "w") as f:
+            json.dump(PROCESS_SPACE, f)
         checks = {"finalists": check_guard_finalists, "eta": check_eta,
                   "time-limit": check_time_limit, "once": check_once,
                   "untold": check_untold}

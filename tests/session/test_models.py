@@ -283,32 +283,34 @@ def run_all(tmp):
                 if "nothing to set" in text:
                     fail("pcie-gen5-8gpu: %s says nothing to set for a rules-only best" % v)
 
-    # An unproven gain: on pcie-2x4-islands (seed 2 here) the best (per-size rules only
-    # since the guard-aware finalists) measures about 1.13x [95% 0.99x .. 1.29x] in the
-    # final rounds, so every view
-    # must say it is not shown faster. Which seed gives one depends on the build's floating
-    # point (bo's fits): every view must agree in each session, and one of five must caution.
+    # An unproven gain: on pcie-2x4-islands at budget 20 (seeds 3 and 5 here: one
+    # finalist, two rounds, too few runs left to show it) the best measures about 1.09x
+    # [95% 0.99x .. 1.19x] in the final rounds, so every view must say it is not shown
+    # faster. (At budget 60 the extra rounds of issue 30 now show such gains.) Which seed
+    # gives one depends on the build's floating point (bo's fits): every view must agree
+    # in each session, and one of five must caution.
     cautioned = False
     for seed in range(2, 7):
-        d, res = session(tmp, "pcie-2x4-islands", "bo", 60, seed=seed, name="islands-60-%d" % seed)
+        d, res = session(tmp, "pcie-2x4-islands", "bo", 20, seed=seed, name="islands-20-%d" % seed)
         cautioned = bool(d and check_unproven(d, res)) or cautioned
         if cautioned:
             break
     if not cautioned:
-        fail("pcie-2x4-islands seeds 2-6: no unproven gain to caution")
+        fail("pcie-2x4-islands budget 20 seeds 2-6: no unproven gain to caution")
 
-    # Regression: on pcie-4gpu-switch (seed 1, a tenth of the model's noise) the ablation
+    # Regression: on pcie-4gpu-switch (seed 2, a tenth of the model's noise; seed 1 before
+    # the identity finalist of issue 30 made its winner a rule alone) the ablation
     # drops both variables of the winner and its rule forces what NCCL already runs; the
     # result said 1.03x for the defaults it recommends. (At the model's full 2% spread
     # three rounds cannot show a removal within 1.01x: the variables would be kept.)
-    d, res = session(tmp, "pcie-4gpu-switch", "bo", 60, seed=1, name="switch-60", noise=0.1)
-    if d and not check_sets_nothing("pcie-4gpu-switch seed 1", res):
-        fail("pcie-4gpu-switch seed 1: the best sets %r: the regression case is gone"
+    d, res = session(tmp, "pcie-4gpu-switch", "bo", 60, seed=2, name="switch-60", noise=0.1)
+    if d and not check_sets_nothing("pcie-4gpu-switch seed 2", res):
+        fail("pcie-4gpu-switch seed 2: the best sets %r: the regression case is gone"
              % res.get("best"))
     # both variables were dropped: dropping them together was measured, in two rounds
     if d and len([r for r in journal_runs(d) if r.get("phase") == "ablate" and
                   not {"NCCL_BUFFSIZE", "NCCL_NTHREADS"} & set(r.get("env") or {})]) < 2:
-        fail("pcie-4gpu-switch seed 1: the best less both variables was not measured twice")
+        fail("pcie-4gpu-switch seed 2: the best less both variables was not measured twice")
 
     # Regression: with the old rule, the first failures of this random session pruned
     # NCCL_ALGO=Ring and unset (blamed for LL128's wrong sums and Simple's capture

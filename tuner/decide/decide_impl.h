@@ -1,7 +1,7 @@
 /* decide_impl.h - what the files of decide/ call of each other, bottom up: notes.c (the
  * notes), rankguard.c (the guard-aware order), final.c (the reserves, the ranking and
- * the final rounds), sizes.c (the noise, the rules, the guard sizes), more.c (more
- * rounds for an undecided guard, the fall-back to the next candidate), removal.c (the
+ * the final rounds), sizes.c (the noise, the scores, the rules, the guard sizes), more.c (more
+ * rounds for an undecided guard or gain, the fall-back to the next candidate), removal.c (the
  * verdict on a removal), ablate.c (the winner and its variables), decide.c (the stage's
  * ask and tell over them). Not part of the public API. */
 #ifndef NCCLTUNE_DECIDE_IMPL_H
@@ -41,9 +41,6 @@ int decide_final_next(struct final_state *f, const struct decide_view *v,
                       struct decide_request *req);
 /* The outcome of the final-round run asked for. */
 void decide_final_tell(struct final_state *f, const struct outcome *o);
-/* Each re-measured entry's mean, interval, gain over the baseline, and whether it may
- * be recommended. Can't fail. */
-void decide_score(const struct decide_view *v, struct final_state *f);
 
 /* ---- sizes.c ---- */
 /* The worst of x's guard sizes (bytes, ratio, hi: the first such, hi its upper bound):
@@ -63,6 +60,11 @@ void decide_guards_of(const struct decide_view *v, const struct finalist *x,
  * DECIDE_GUARD_ALLOWED or is not shown safe at, with a note naming the size and the
  * ratio. */
 void decide_guards_disqualify(const struct decide_view *v, struct final_state *f);
+
+/* Each re-measured entry's mean, interval, gain over the baseline (its interval from the
+ * pooled noise model of the step, decide_pair_judge), and whether it may be
+ * recommended. Can't fail. */
+void decide_score(const struct decide_view *v, struct final_state *f);
 
 /* ---- more.c ---- */
 /* The next extra round's run (an undecided guard measured more, or a candidate promoted

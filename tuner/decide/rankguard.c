@@ -74,11 +74,20 @@ static double baseline_size_us(const struct decide_view *v, uint64_t bytes)
 }
 
 /* x's worst guard size in its sweeps against the baseline, into x->sweep_guard_ratio
- * and x->sweep_guard_bytes (NAN and 0: no sweep measured one). Can't fail. */
+ * and x->sweep_guard_bytes (NAN and 0: no sweep measured one; 1 and 0: x runs NCCL's
+ * defaults at every guard size). Can't fail. */
+static bool defaults_at_guards(const struct decide_view *v, const struct point *p);
+
 static void sweep_guard_of(const struct decide_view *v, struct finalist *x)
 {
 	x->sweep_guard_ratio = NAN;
 	x->sweep_guard_bytes = 0;
+	if (x->has_point && defaults_at_guards(v, &x->p)) {
+		/* NCCL's defaults at every guard size: what its sweeps measured there is the
+		 * baseline again, whatever the process's noise made of it */
+		x->sweep_guard_ratio = 1.0;
+		return;
+	}
 	for (size_t g = 0; v->log.tl && x->has_point && g < v->wl->nguard; g++) {
 		double b = baseline_size_us(v, v->wl->guard[g]);
 		double r = sweep_guard_us(v, &x->p, v->wl->guard[g]) / b;
