@@ -29,6 +29,7 @@ struct fixture {
 	 * turn over a configuration's final runs */
 	struct point pts[8];
 	double step_us[8], guard_ratio[8];
+	bool flip[8];               /* the spread's sign the other way round for this one */
 	size_t npts;
 	double eps;
 	double abl_us, abl_guard;   /* any other configuration (the ablation's) */
@@ -171,6 +172,8 @@ static void answer(struct fixture *fx, const struct decide_request *q, double *u
 		*g = 1000.0 * fx->abl_guard * f;
 		return;
 	}
+	if (fx->flip[i])
+		f = seen % 2 ? 1 + fx->eps : 1 - fx->eps;
 	*us = fx->step_us[i] * f;
 	*g = 1000.0 * fx->guard_ratio[i] * f;
 }
@@ -545,8 +548,35 @@ static void test_identity_first(void)
 	}
 }
 
+/* A rule alone (safe at the guard by identity) 5% faster than the baseline, a 5% spread
+ * with the signs of its rounds opposite the baseline's: the six final rounds cannot show
+ * the gain (the pooled interval reaches 1.00x), so the runs left go to more rounds with
+ * the baseline until the pooled model shows it; then it wins, shown faster (its own
+ * paired interval, alternating by 10% a round, would not show it). */
+static void test_gain_more_rounds(void)
+{
+	struct fixture fx;
+	struct final_state f;
+	struct decide_request asked[64];
+
+	fixture_init(&fx, 40, 0.05);
+	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
+	cand(&fx, pt(fx.sp, 3, 0), 95.0, 1.00);
+	fx.flip[0] = true;
+	memset(&f, 0, sizeof f);
+	CHECK(drive(&fx, &f, asked, 64) > 0);
+	CHECK(f.extra >= 1);
+	CHECK(noted(&fx, "not shown faster yet"));
+	CHECK(is(&fx, f.win, pt(fx.sp, 3, 0)));
+	CHECK(f.win && f.win->gain_lo > 1.0);
+	CHECK(f.win && fabs(f.win->gain - 100.0 / 95.0) < 0.02);
+	decide_free(&f);
+	space_destroy(fx.sp);
+}
+
 int main(void)
 {
+	test_gain_more_rounds();
 	test_identity_first();
 	test_identity();
 	test_sweep_guard_baseline();
