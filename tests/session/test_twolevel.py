@@ -4,7 +4,8 @@ run through sweep_wrapper.py, which logs every probe invocation independently of
 tuner. Checks, on the journal, results.json and the invocation log:
   * a default session sweeps: header nccltune-journal/2, two_level, sweep runs;
   * --budget counts probe processes: invocations of runs = journal records <= budget,
-    while the inner results outnumber them many times;
+    while the inner results outnumber them many times; the first sweep is of the outer
+    point that sets nothing, swept once;
   * a choice that gives a wrong sum in a sweep is journalled as that point's verify
     failure and is never best nor among the finalists;
   * a choice that hangs (sweep_in_flight) is learned as that point's failure, the
@@ -113,6 +114,12 @@ def check_budget(tmp):
              (len(invocations(log, ("sweep",))), len(sweeps)))
     if inner < 5 * len(runs):
         fail("budget: only %d inner results for %d processes" % (inner, len(runs)))
+    # the outer point that sets nothing is swept first (its rules are safe at any guard
+    # by identity: the fall-back of issue 30), and once
+    envs = [json.dumps(r.get("env"), sort_keys=True) for r in sweeps if r["outcome"] == "ok"]
+    if not sweeps or sweeps[0].get("env") != {} or envs.count("{}") != 1:
+        fail("budget: the first sweep sets %r; ok sweeps that set nothing: %d" %
+             (sweeps[0].get("env") if sweeps else None, envs.count("{}")))
     return d
 
 
