@@ -27,7 +27,7 @@ extra=()
 if need_option "compute gap" "$TORCH_PY" examples/client/verify_step.py --compute-us; then
 	extra+=(--compute-us 20)
 fi
-timeout 590 "$TORCH_PY" examples/client/compare.py --python "$TORCH_PY" --nproc "$ngpu" \
+NCCLTUNE_OFF=1 timeout 590 "$TORCH_PY" examples/client/compare.py --python "$TORCH_PY" --nproc "$ngpu" \
 	--session "$sess" --try "$hand" --rounds 3 --nccl-debug --json "$res/compare.json" \
 	-- --replays 20 --rounds 3 "${extra[@]}" >"$res/compare.txt" 2>&1
 note "compare.py: exit $?"

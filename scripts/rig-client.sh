@@ -30,13 +30,16 @@ mps_start
 # the rig needs, the same in every condition
 for v in $(env | sed -n 's/^\(NCCL_[A-Z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 export NCCL_MULTI_RANK_GPU_ENABLE=1 NCCL_NVLS_ENABLE=0 LD_PRELOAD=$LIB230
-timeout 500 "$TORCH_PY" examples/client/compare.py --python "$TORCH_PY" --nproc 2 --keep-env \
+# NCCLTUNE_OFF=1: compare.py runs under the interpreter nccltune was just installed into;
+# without it the installed block sets the tuned variables in compare.py's own process and
+# every condition, 'defaults' included, inherits them (compare.py refuses that)
+NCCLTUNE_OFF=1 timeout 500 "$TORCH_PY" examples/client/compare.py --python "$TORCH_PY" --nproc 2 --keep-env \
 	--session "$sess" --try "$HAND" --rounds 3 --nccl-debug --json "$res/compare.json" \
 	-- --replays 20 --rounds 3 >"$res/compare.txt" 2>&1
 note "compare.py: exit $?"
 unset LD_PRELOAD
 mps_stop
-grep -E "TUNER/Plugin|nccltune:|NCCL version" "$res/compare.txt" | sort | uniq -c | head -10 | tee -a "$res/run.log"
+grep -E "TUNER/Plugin|nccltune:|NCCL version|NCCL ran" "$res/compare.txt" | sort | uniq -c | head -10 | tee -a "$res/run.log"
 tail -20 "$res/compare.txt"
 "$bin/nccltune" uninstall --python "$TORCH_PY" >>"$res/install.txt" 2>&1
 note "uninstall: exit $?"

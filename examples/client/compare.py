@@ -18,6 +18,10 @@ rotates, so drift of the machine hits every condition alike:
             the environment instead (for an interpreter nothing was installed into).
   try N     NCCLTUNE_OFF=1 and the configuration's variables.
 
+Run it with NCCLTUNE_OFF=1 when nccltune is installed into the interpreter that runs it
+(else that block sets the tuned variables in compare.py's own environment, which every
+condition starts from: it refuses, exit 2). --nccl-debug also prints what NCCL ran
+(its TUNING lines, each distinct decision with its count) in each condition.
 NCCL_* variables of the calling environment are removed from every condition (they would
 win over the installed block and blur the comparison) and listed; --keep-env keeps them.
 The ratios are paired per round: exp(mean log(defaults_r / condition_r)) with a 95%
@@ -163,9 +167,47 @@ def run_one(a, env):
         tail = "\n".join(p.stderr.splitlines()[-12:])
         return None, f"exit {p.returncode}: {tail}"
     if a.nccl_debug:
-        doc["nccl_log"] = [line for line in (p.stdout + p.stderr).splitlines()
-                           if "nccltune" in line.lower() or "tuner" in line.lower()][:40]
+        lines = (p.stdout + p.stderr).splitlines()
+        doc["nccl_log"] = [line for line in lines
+                           if "nccltune" in line.lower() or "tuner" in line.lower() or
+                           "NCCL version" in line][:40]
+        doc["nccl_decisions"] = decisions(lines)
     return doc, None
+
+
+def decisions(lines):
+    """What NCCL ran, from its TUNING lines ("AllReduce: 43008 Bytes -> Algo RING proto LL
+    channel{Lo..Hi}={0..15}"): each distinct decision and how many lines (all ranks, every
+    call, captured or not) said it."""
+    out = {}
+    for line in lines:
+        at = line.find("Bytes -> Algo")
+        if at < 0:
+            continue
+        start = line.rfind(" ", 0, line.rfind(":", 0, at)) + 1
+        key = " ".join(line[start:].split())
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def installed_block_ran():
+    """The file of an nccltune block that ran at this interpreter's start-up and set the
+    tuned variables in this very process (a pth install's _nccltune_env module, or a
+    sitecustomize with nccltune's block), or None (NCCLTUNE_OFF=1 made it set nothing)."""
+    if os.environ.get("NCCLTUNE_OFF") == "1":
+        return None
+    mod = sys.modules.get("_nccltune_env")
+    if mod is not None:
+        return getattr(mod, "__file__", None) or "_nccltune_env"
+    path = getattr(sys.modules.get("sitecustomize"), "__file__", None)
+    if path:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                if "# >>> nccltune >>>" in f.read():
+                    return path
+        except OSError:
+            return None
+    return None
 
 
 def paired(base, cand):
@@ -187,6 +229,13 @@ def fmt_ratio(r, ci):
 
 def main(argv):
     a = parse_args(argv)
+    ran = installed_block_ran()
+    if ran:
+        # Its variables are in this process's environment, which every condition starts
+        # from: 'defaults' would run the tuned result (seen on the rig, 2026-12-06).
+        fail(f"{ran}: an installed nccltune block set the tuned variables in this process "
+             "at start-up, so every condition would inherit them; run compare.py with "
+             "NCCLTUNE_OFF=1 (the 'tuned' condition still gets what is installed)")
     conds, dropped = conditions(a)
     pred = predicted(a.session)
     if dropped:
@@ -207,6 +256,8 @@ def main(argv):
                   f"{doc['ms']['step']['slowest_rank_median']:.3f} ms", file=sys.stderr)
             for line in doc.get("nccl_log", [])[:3] if r == 0 else []:
                 print(f"compare.py:   {name}: {line.strip()}", file=sys.stderr)
+            for key, n in sorted(doc.get("nccl_decisions", {}).items()) if r == 0 else []:
+                print(f"compare.py:   {name}: NCCL ran {key} ({n} lines)", file=sys.stderr)
     complete = [i for i in range(a.rounds) if all(len(runs[n]) > i for n, _ in conds)]
     rows = []
     first = next((runs[n][0] for n, _ in conds if runs[n]), None)

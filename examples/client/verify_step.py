@@ -67,16 +67,20 @@ def parse_args(argv):
 
 
 def loaded_nccl():
-    """The path of the libnccl this process mapped (after torch's first NCCL call)."""
+    """The libnccl files this process mapped (after torch's first NCCL call), in map
+    order, joined by " + ": a library preloaded with LD_PRELOAD (whose symbols win) beside
+    the one torch links, as on the rig."""
+    paths = []
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
             for line in f:
                 path = line.split()[-1] if line.strip() else ""
-                if "libnccl" in os.path.basename(path) and path.startswith("/"):
-                    return path
+                if ("libnccl" in os.path.basename(path) and path.startswith("/") and
+                        path not in paths):
+                    paths.append(path)
     except OSError:
         pass
-    return None
+    return " + ".join(paths) or None
 
 
 def seen_env():

@@ -68,6 +68,30 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode == 0 and abs(rows["tuned"]["ratio"] - 2.5) < 1e-9,
           f"--apply sets exports/env.json (got {rows['tuned']['ratio']})")
 
+    # --nccl-debug: what NCCL ran in each condition, from its TUNING lines, counted
+    p = run(["--rounds", "1", "--nproc", "2", "--nccl-debug"])
+    check(p.returncode == 0 and
+          "defaults: NCCL ran AllReduce: 43008 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..3} "
+          "(2 lines)" in p.stderr and
+          "tuned: NCCL ran AllReduce: 43008 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..3} "
+          "(2 lines)" in p.stderr, f"--nccl-debug prints NCCL's decisions: {p.stderr[-600:]}")
+
+    # an installed block that ran in compare.py's own process (a sitecustomize with
+    # nccltune's block on its path) would hand its variables to 'defaults': refused,
+    # exit 2, unless NCCLTUNE_OFF=1 made it set nothing
+    site = os.path.join(d, "site")
+    os.makedirs(site)
+    with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+        f.write("# >>> nccltune >>>\nimport os as _os\nif _os.environ.get(\"NCCLTUNE_OFF\") != \"1\":\n"
+                "    _os.environ.setdefault(\"NCCL_FAKE_STEP_MS\", \"4.0\")\n# <<< nccltune <<<\n")
+    p = run(["--rounds", "1"], {"PYTHONPATH": site})
+    check(p.returncode == 2 and "run compare.py with NCCLTUNE_OFF=1" in p.stderr,
+          f"an installed block in compare.py's process is refused (exit {p.returncode}: {p.stderr})")
+    p = run(["--rounds", "1", "--json", out], {"PYTHONPATH": site, "NCCLTUNE_OFF": "1"})
+    rows = {r["condition"]: r for r in json.load(open(out))["rows"]}
+    check(p.returncode == 0 and rows["defaults"]["step_ms"] == 10.0,
+          f"with NCCLTUNE_OFF=1 it runs, defaults at 10 ms (exit {p.returncode}: {p.stderr})")
+
     # a failing run: exit 1, named
     p = run(["--try", "NCCL_PROTO=LL", "--rounds", "1"], {"FAKE_FAIL": "1"})
     check(p.returncode == 1 and "try 1: exit 1" in p.stderr, "a failed run exits 1 and is named")
