@@ -19,6 +19,7 @@
 # RIG_ITERS=N: the workload with "iters": N (replays per measurement; the probe's default
 # is 200): a sweep of 71 choices takes 34-37 s on the rig at 200, so a budget-60 session
 # does not fit the device's 30 minutes without fewer. Said in run.log.
+# RIG_RUN_ARGS="...": more nccltune run options for a new session (e.g. --compute-us 16).
 set -u
 . "$(dirname "$0")/rig-lib.sh"
 rig_result_dir session
@@ -47,6 +48,11 @@ else
 	args=(--probe "$P --launch all" --nccl "$LIB230" --ranks-per-gpu 2
 		--workload "$wl" --budget "$budget" --seed 1 --try "$HAND" --out "$dir")
 	[ "$limit" = none ] || args+=(--time-limit "$limit")
+	if [ -n "${RIG_RUN_ARGS:-}" ]; then
+		read -r -a more <<<"$RIG_RUN_ARGS"
+		args+=("${more[@]}")
+		note "nccltune run options added (RIG_RUN_ARGS): $RIG_RUN_ARGS"
+	fi
 fi
 {
 	echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) nccltune run ${args[*]}"
