@@ -32,7 +32,11 @@ else NCCL's defaults) is run plain at noise 0. Per session:
   guard>2%   the deployment's true guard latency > 1.02 x NCCL's defaults';
   unsafe     the deployment fails, or is the flaky configuration;
   missed     it ends at NCCL's defaults while the best safe deployment is >= 5% faster;
-  regret     true decode step / the best safe deployment's - 1.
+  regret     true decode step / the best safe deployment's - 1;
+  sweeps in guard-slow settings: sweeps of outer settings whose guard (NCCL's own choice)
+             is > 5% slower than NCCL's defaults (true): budget the final rounds would
+             refuse (issue 30 class 3).
+Also per landscape: the best safe gain of per-size rules alone (outer setting unset).
 Strategies bo and random at equal probe processes (--budget counts them; the table shows
 the processes each session really ran). Output: Markdown on stdout, progress on stderr;
 --json FILE writes every landscape and session. --quick: crash and flaky, one seed each,
@@ -292,6 +296,8 @@ def build_landscape(args, cls, seed, tmp):
     top = best(rows, guard0, flaky)
     fastest = best(rows, guard0, flaky, safe=False)
     rules_top = best([r for r in rows if not r["env"]], guard0, flaky)
+    slow = sorted({json.dumps(r["env"], sort_keys=True) for r in rows
+                   if r["ok"] and r["choice"] is None and r["guard_us"] > 1.05 * guard0})
     per_nt = {}
     for r in rows:
         if r["ok"] and r["choice"]:
@@ -306,6 +312,7 @@ def build_landscape(args, cls, seed, tmp):
         "best_safe": {"env": top["env"], "choice": top["choice"]} if top else None,
         "best_gain": dec0 / top["decode_us"] if top else 1.0,
         "rules_gain": dec0 / rules_top["decode_us"] if rules_top else 1.0,
+        "guard_slow_settings": slow,
         "trap": bool(fastest and fastest["guard_us"] > GUARD_ALLOWED * guard0),
         "interaction": len(picks) > 1}
 
@@ -344,9 +351,14 @@ def one_session(args, land, strategy, budget, tmp):
         raise BenchError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr[-600:]))
     with open(os.path.join(d, "results.json")) as f:
         res = json.load(f)
-    runs = 0
+    runs = sweeps = slow = 0
     with open(os.path.join(d, "journal.jsonl")) as f:
-        runs = sum(1 for line in f if json.loads(line).get("type") == "run")
+        for line in f:
+            j = json.loads(line)
+            runs += j.get("type") == "run"
+            if j.get("type") == "run" and j.get("phase") == "sweep":
+                sweeps += 1
+                slow += json.dumps(j.get("env") or {}, sort_keys=True) in facts["guard_slow_settings"]
     verdict = res.get("verdict")
     env = {}
     if verdict == "recommended":
@@ -355,6 +367,7 @@ def one_session(args, land, strategy, budget, tmp):
     t = deployed_truth(args, path, env, layer)
     row = {"class": cls, "seed": seed, "strategy": strategy, "budget": budget,
            "verdict": verdict, "env": env, "runs": runs, "wall_s": wall,
+           "sweeps": sweeps, "sweeps_guard_slow": slow,
            "guards": (res.get("guards") or {}).get("verdict")}
     at_defaults = not any(k.startswith("NCCL_") for k in env)
     if t is None:
@@ -387,8 +400,8 @@ def report(args, lands, rows, budgets, strategies):
     print("")
     print("| budget | strategy | sessions | processes (median, max) | guard > 2% shipped | "
           "unsafe shipped | at defaults, >= 5% missed | regret median | regret p90 | "
-          "regret worst | recommended | s/session (median) |")
-    print("| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "regret worst | recommended | sweeps in guard-slow settings | s/session (median) |")
+    print("| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     summary = []
     for b in budgets:
         for s in strategies:
@@ -409,13 +422,15 @@ def report(args, lands, rows, budgets, strategies):
                                     "missed": sum(r["missed"] for r in sel if r["class"] == c),
                                     "unsafe": sum(r["unsafe"] for r in sel if r["class"] == c)}
                                 for c in args.classes}}
+            row["sweeps"] = sum(r["sweeps"] for r in sel)
+            row["sweeps_guard_slow"] = sum(r["sweeps_guard_slow"] for r in sel)
             summary.append(row)
-            print("| %d | %s | %d | %d, %d | %d | %d | %d | %s | %s | %s | %d | %.2f |" % (
+            print("| %d | %s | %d | %d, %d | %d | %d | %d | %s | %s | %s | %d | %d of %d | %.2f |" % (
                 b, s, len(sel), statistics.median(r["runs"] for r in sel),
                 max(r["runs"] for r in sel), row["guard_regressions"], row["unsafe"],
                 row["missed"], pct(row["regret_median"]), pct(row["regret_p90"]),
-                pct(row["regret_worst"]), row["recommended"],
-                statistics.median(r["wall_s"] for r in sel)))
+                pct(row["regret_worst"]), row["recommended"], row["sweeps_guard_slow"],
+                row["sweeps"], statistics.median(r["wall_s"] for r in sel)))
     print("")
     print("Bad outcomes by class (guard > 2% / missed >= 5% / unsafe), per budget and strategy:")
     print("")

@@ -574,8 +574,67 @@ static void test_gain_more_rounds(void)
 	space_destroy(fx.sp);
 }
 
+/* The fastest candidate's outer point measured the guard at 1.40x the baseline in its
+ * sweep: it ranks after the one that passes, with a note, and the outer search is told
+ * its objective times (1.40 / 1.05)^4; the passing point and the point that sets nothing
+ * (NCCL's defaults at the guard: 1 by identity, whatever its sweep measured) get no
+ * penalty. */
+static void test_sweep_guard_risky(void)
+{
+	struct fixture fx;
+	struct final_state f;
+	struct decide_request q;
+	struct twolevel_inner in[3];
+	struct point a, b, unset;
+	double ratio, pen;
+	size_t bytes;
+	twolevel *tl;
+	char err[256];
+
+	fixture_init(&fx, 60, 0.004);
+	tl = twolevel_create(fx.sp, err, sizeof err);
+	CHECK(tl != NULL);
+	if (!tl)
+		return;
+	a = pt(fx.sp, 1, 0);
+	b = pt(fx.sp, 2, 0);
+	unset = pt(fx.sp, 3, 2);
+	log_run(&fx, PHASE_BASELINE, NULL, 100.0, 1000.0);
+	cand(&fx, a, 50.0, 1.4);
+	cand(&fx, b, 55.0, 1.0);
+	memset(in, 0, sizeof in);
+	for (size_t i = 0; i < 3; i++) {
+		in[i].run = 1 + i;
+		in[i].index = TWOLEVEL_OWN;
+		in[i].p = i == 0 ? a : i == 1 ? b : unset;
+		in[i].bytes = GUARD;
+		in[i].cls = OUTCOME_OK;
+		in[i].us = i == 0 ? 1400.0 : i == 1 ? 1000.0 : 1090.0;
+	}
+	fx.v.log.tl = tl;
+	fx.v.log.inner = in;
+	fx.v.log.ninner = 3;
+	memset(&f, 0, sizeof f);
+	CHECK_INT(decide_next(&f, view(&fx), &q), 1);
+	CHECK(is(&fx, &f.c[0], b));
+	CHECK(noted(&fx, "measured the guard size 117440512 B at 1.40x the baseline in its "
+	            "sweep (limit 1.05x): ranked after the candidates that pass the guards"));
+	pen = decide_outer_guard_penalty(view(&fx), &a, &ratio, &bytes);
+	CHECK_NEAR(ratio, 1.4, 0.02);
+	CHECK_INT(bytes, GUARD);
+	CHECK_NEAR(pen, pow(ratio / 1.05, DECIDE_GUARD_PENALTY_POWER), 1e-9);
+	CHECK(pen > 3.0);
+	CHECK_NEAR(decide_outer_guard_penalty(view(&fx), &b, &ratio, &bytes), 1.0, 1e-12);
+	CHECK_NEAR(decide_outer_guard_penalty(view(&fx), &unset, &ratio, &bytes), 1.0, 1e-12);
+	CHECK_NEAR(ratio, 1.0, 1e-12);
+	decide_free(&f);
+	twolevel_destroy(tl);
+	space_destroy(fx.sp);
+}
+
 int main(void)
 {
+	test_sweep_guard_risky();
 	test_gain_more_rounds();
 	test_identity_first();
 	test_identity();

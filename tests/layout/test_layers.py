@@ -17,8 +17,8 @@ import sys
 STAGES = ["space", "run", "search", "result", "decide", "workflows", "session"]
 # tuner/session/, bottom up: a file calls only itself and the files before it, so the
 # printer (progress) never calls back into the loop or the journal writer.
-SESSION_FILES = ["runs", "notes", "progress", "server", "header_read", "sweep_record", "session_record", "probe_lost", "execute", "sweep_run", "prepare",
-                 "decide_view", "twolevel", "sizes", "results", "exports", "loop", "session", "retune"]
+SESSION_FILES = ["runs", "notes", "decide_view", "progress", "server", "header_read", "sweep_record", "session_record", "probe_lost", "execute", "sweep_run", "prepare",
+                 "twolevel", "sizes", "results", "exports", "loop", "session", "retune"]
 # What may not include the handle's insides: the printer and the headers it includes.
 SESSION_BLIND = ["progress.c", "progress.h", "runs.h", "notes.h"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

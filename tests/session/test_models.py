@@ -298,19 +298,27 @@ def run_all(tmp):
     if not cautioned:
         fail("pcie-2x4-islands budget 20 seeds 2-6: no unproven gain to caution")
 
-    # Regression: on pcie-4gpu-switch (seed 2, a tenth of the model's noise; seed 1 before
-    # the identity finalist of issue 30 made its winner a rule alone) the ablation
-    # drops both variables of the winner and its rule forces what NCCL already runs; the
-    # result said 1.03x for the defaults it recommends. (At the model's full 2% spread
-    # three rounds cannot show a removal within 1.01x: the variables would be kept.)
-    d, res = session(tmp, "pcie-4gpu-switch", "bo", 60, seed=2, name="switch-60", noise=0.1)
-    if d and not check_sets_nothing("pcie-4gpu-switch seed 2", res):
-        fail("pcie-4gpu-switch seed 2: the best sets %r: the regression case is gone"
-             % res.get("best"))
-    # both variables were dropped: dropping them together was measured, in two rounds
-    if d and len([r for r in journal_runs(d) if r.get("phase") == "ablate" and
-                  not {"NCCL_BUFFSIZE", "NCCL_NTHREADS"} & set(r.get("env") or {})]) < 2:
-        fail("pcie-4gpu-switch seed 2: the best less both variables was not measured twice")
+    # Regression: on pcie-4gpu-switch (a tenth of the model's noise) the ablation drops
+    # both variables of a winner whose rule forces what NCCL already runs; the result
+    # said 1.03x for the defaults it recommends. (At the model's full 2% spread three
+    # rounds cannot show a removal within 1.01x: the variables would be kept.) Which seed
+    # gives such a winner depends on the search (seed 1 before issue 30's identity
+    # finalist, seed 2 before its guards in the outer search): the first of seeds 1-8
+    # whose ablation measured the best less both variables twice must set nothing.
+    case = None
+    for seed in range(1, 9):
+        d, res = session(tmp, "pcie-4gpu-switch", "bo", 60, seed=seed,
+                         name="switch-60-%d" % seed, noise=0.1)
+        if d and len([r for r in journal_runs(d) if r.get("phase") == "ablate" and
+                      not {"NCCL_BUFFSIZE", "NCCL_NTHREADS"} & set(r.get("env") or {})]) >= 2:
+            case = seed
+            if not check_sets_nothing("pcie-4gpu-switch seed %d" % seed, res):
+                fail("pcie-4gpu-switch seed %d: both variables dropped, yet the best sets %r"
+                     % (seed, res.get("best")))
+            break
+    if case is None:
+        fail("pcie-4gpu-switch seeds 1-8: no ablation dropped both variables: the regression "
+             "case is gone")
 
     # Regression: with the old rule, the first failures of this random session pruned
     # NCCL_ALGO=Ring and unset (blamed for LL128's wrong sums and Simple's capture

@@ -33,6 +33,10 @@
  * for the final rounds: the final rounds refuse a finalist slower there beyond the
  * noise; 5% is about 3 sd of the ratio of two runs where one run varies by 1.5% */
 #define DECIDE_GUARD_SWEEP_MARGIN 0.05
+/* The outer search's penalty for such a region (decide_outer_guard_penalty): its
+ * objective told to the strategy times (ratio / (1 + margin)) ^ 4 - a 1.45x guard makes
+ * an outer point look 3.6x slower, a 1.07x one 1.08x */
+#define DECIDE_GUARD_PENALTY_POWER 4.0
 /* Candidates within 1% of the fastest at the tuned sizes (one measurement each) count as
  * tied: among them the closest to NCCL's defaults is finalist first */
 #define DECIDE_TIE_MARGIN 0.01
@@ -212,6 +216,18 @@ int decide_final_time_runs(int budget, size_t ntries);
  * with the baseline and the tries that ran ok: what a session too small to measure its
  * best twice should be run with. Can't fail. */
 int decide_budget_needed(const struct decide_view *v);
+
+/* The guards in the outer search (issue 30): what the two-level search's strategy is
+ * told of the outer point of `full` beyond its objective. *ratio gets the worst guard
+ * size's latency in that point's sweeps (NCCL's own choice there) over the baseline's
+ * (the median of the baseline's runs and the sweeps of the point that sets nothing; 1
+ * for a point that runs NCCL's defaults at every guard size; NAN: none measured, or no
+ * guard), *bytes that size. Returns the factor to multiply the objective by: 1 up to
+ * 1 + DECIDE_GUARD_SWEEP_MARGIN, then (ratio / (1 + margin)) ^ DECIDE_GUARD_PENALTY_POWER,
+ * so that bo spends its budget where a deployable answer can be, not in a region the
+ * final rounds would refuse. Can't fail. */
+double decide_outer_guard_penalty(const struct decide_view *v, const struct point *full,
+                                  double *ratio, size_t *bytes);
 
 /* Was the winner w measured well enough to recommend: in at least two final rounds
  * interleaved with an ok baseline, or re-measured ok twice without one? */

@@ -73,30 +73,49 @@ static double baseline_size_us(const struct decide_view *v, uint64_t bytes)
 	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-/* x's worst guard size in its sweeps against the baseline, into x->sweep_guard_ratio
- * and x->sweep_guard_bytes (NAN and 0: no sweep measured one; 1 and 0: x runs NCCL's
- * defaults at every guard size). Can't fail. */
 static bool defaults_at_guards(const struct decide_view *v, const struct point *p);
+
+/* The worst guard size of p's outer point in its sweeps against the baseline: the ratio,
+ * *bytes the size (NAN and 0: no sweep measured one; 1 and 0: p runs NCCL's defaults at
+ * every guard size, so what its sweeps measured there is the baseline again, whatever
+ * the process's noise made of it). */
+static double worst_sweep_guard(const struct decide_view *v, const struct point *p,
+                                size_t *bytes)
+{
+	double worst = NAN;
+
+	*bytes = 0;
+	if (defaults_at_guards(v, p))
+		return 1.0;
+	for (size_t g = 0; v->log.tl && g < v->wl->nguard; g++) {
+		double b = baseline_size_us(v, v->wl->guard[g]);
+		double r = sweep_guard_us(v, p, v->wl->guard[g]) / b;
+
+		if (b > 0 && isfinite(r) && !(r <= worst)) {
+			worst = r;
+			*bytes = v->wl->guard[g];
+		}
+	}
+	return worst;
+}
 
 static void sweep_guard_of(const struct decide_view *v, struct finalist *x)
 {
 	x->sweep_guard_ratio = NAN;
 	x->sweep_guard_bytes = 0;
-	if (x->has_point && defaults_at_guards(v, &x->p)) {
-		/* NCCL's defaults at every guard size: what its sweeps measured there is the
-		 * baseline again, whatever the process's noise made of it */
-		x->sweep_guard_ratio = 1.0;
-		return;
-	}
-	for (size_t g = 0; v->log.tl && x->has_point && g < v->wl->nguard; g++) {
-		double b = baseline_size_us(v, v->wl->guard[g]);
-		double r = sweep_guard_us(v, &x->p, v->wl->guard[g]) / b;
+	if (x->has_point)
+		x->sweep_guard_ratio = worst_sweep_guard(v, &x->p, &x->sweep_guard_bytes);
+}
 
-		if (b > 0 && isfinite(r) && !(r <= x->sweep_guard_ratio)) {
-			x->sweep_guard_ratio = r;
-			x->sweep_guard_bytes = v->wl->guard[g];
-		}
-	}
+double decide_outer_guard_penalty(const struct decide_view *v, const struct point *full,
+                                  double *ratio, size_t *bytes)
+{
+	double r = v->wl->nguard ? worst_sweep_guard(v, full, bytes) : NAN;
+
+	*ratio = r;
+	if (!(r > 1 + DECIDE_GUARD_SWEEP_MARGIN))
+		return 1.0;
+	return pow(r / (1 + DECIDE_GUARD_SWEEP_MARGIN), DECIDE_GUARD_PENALTY_POWER);
 }
 
 /* Did x's sweeps measure a guard size beyond what the final rounds let pass? */

@@ -22,6 +22,11 @@ double session_clock(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+bool session_replaying(const nccltune_session *s)
+{
+	return s->run.qpos < s->run.nqueue;
+}
+
 double session_elapsed(const nccltune_session *s)
 {
 	return s->run.t_offset + (s->run.t_start > 0 ? session_clock() - s->run.t_start : 0);

@@ -240,7 +240,7 @@ int session_twolevel_search(nccltune_session *s, struct outcome *o)
 			/* Nothing is swept twice: tell the strategy again. */
 			struct outcome copy = *k;
 
-			strategy_observe(s->run.st, &q, &copy);
+			session_outer_tell(s, &full, &copy);
 			if (++s->run.duplicates >= SESSION_MAX_DUPLICATES) {
 				s->run.stop = STOP_STUCK;
 				break;
