@@ -3,7 +3,9 @@
  * DECIDE_GUARD_SWEEP_MARGIN over NCCL's defaults ranks after the others; among the
  * others, ties within DECIDE_TIE_MARGIN of the fastest go closest to NCCL's defaults
  * first, and a candidate that runs NCCL's defaults at every guard size (safe there by
- * identity) within DECIDE_IDENTITY_MARGIN of the fastest goes first of all. */
+ * identity) goes first of all when it beat the baseline's run or is within
+ * DECIDE_IDENTITY_MARGIN of the fastest. The same sweep figures give the outer search
+ * its guard penalty (decide_outer_guard_penalty). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
