@@ -513,12 +513,15 @@ static bool add_strings(cJSON *root, const char *key, const char (*list)[PROTO_W
 	return true;
 }
 
-/* The rig extension: "ranks_per_gpu", "mps", "probe_env", "warnings" (each when known). */
+/* The rig extension: "ranks_per_gpu", "mps", "teardown_hung", "probe_env", "warnings"
+ * (each when known). */
 static bool add_rig(cJSON *root, const struct proto_report *r)
 {
 	if (r->ranks_per_gpu > 0 && !cJSON_AddNumberToObject(root, "ranks_per_gpu", r->ranks_per_gpu))
 		return false;
 	if (r->has_mps && !cJSON_AddBoolToObject(root, "mps", r->mps))
+		return false;
+	if (r->teardown_hung && !cJSON_AddTrueToObject(root, "teardown_hung"))
 		return false;
 	return add_strings(root, "probe_env", r->probe_env, r->nprobe_env) &&
 	       add_strings(root, "warnings", r->warnings, r->nwarnings);

@@ -174,6 +174,11 @@ struct proto_report {
 	 * for NCCL itself, "NAME=VALUE". */
 	int ranks_per_gpu;
 	bool has_mps, mps;
+	/* "teardown_hung": true - a watchdog ended a teardown that hung after every result
+	 * was checked and timed: the report is whole, but a launcher (mpirun, srun) may
+	 * call the job failed because a rank left without finalizing MPI, so the exit
+	 * status does not count against an ok report (docs/probe-protocol.md). */
+	bool teardown_hung;
 	size_t nwarnings;
 	char warnings[PROTO_MAX_WARNINGS][PROTO_WARNING_MAX];
 	size_t nprobe_env;

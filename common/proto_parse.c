@@ -395,7 +395,8 @@ static int read_server(struct jr *r, const cJSON *root, struct proto_report *out
 
 #define R(f) offsetof(struct proto_report, f)
 
-/* ---- the rig extension: "ranks_per_gpu", "mps", "probe_env", "warnings" ---- */
+/* ---- the rig extension: "ranks_per_gpu", "mps", "teardown_hung", "probe_env",
+ * "warnings" ---- */
 
 struct string_list { char (*list)[PROTO_WARNING_MAX]; size_t *n; };
 
@@ -432,6 +433,7 @@ static const struct jr_field rig_fields[] = {
 	{"ranks_per_gpu", JR_NUMBER, JR_INTEGER, 1, PROTO_MAX_RANKS_PER_GPU, NULL, JR_INT,
 	 R(ranks_per_gpu), 0, NULL},
 	{"mps", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, R(mps), 0, NULL},
+	{"teardown_hung", JR_BOOL, 0, 0, 0, NULL, JR_BOOLEAN, R(teardown_hung), 0, NULL},
 	{"probe_env", JR_ARRAY, 0, 0, PROTO_MAX_PROBE_ENV, NULL, JR_KEEP, 0, 0, take_probe_env},
 	{"warnings", JR_ARRAY, 0, 0, PROTO_MAX_WARNINGS, NULL, JR_KEEP, 0, 0, take_warnings},
 	JR_END,

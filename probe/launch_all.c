@@ -53,6 +53,7 @@ static void solo_keep(struct solo_ctx *c, enum probe_step step, double silent_s)
 	probe_watchdog_keeps(&copy[0], step, silent_s, copy[0].warning, sizeof copy[0].warning);
 	memset(&r, 0, sizeof r);
 	probe_merge(c->cfg, copy, c->n, &r, phase_s);
+	r.teardown_hung = r.ok;
 	reporter_emit(c->rep, &r, phase_s);
 	nccllog_cleanup(c->log);
 	_exit(r.ok ? PROTO_EXIT_OK : PROTO_EXIT_FAILED);

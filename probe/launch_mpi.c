@@ -1,7 +1,10 @@
 /* launch_mpi.c - the MPI launch mode (see launch.h): one rank per process, started by
  * mpirun or srun. Rank 0 makes the NCCL id and broadcasts it; every rank measures on
  * the GPU given by its rank among the processes of its host; rank 0 gathers all
- * timings and failures, merges them exactly as the other modes do, and reports. */
+ * timings and failures, merges them exactly as the other modes do, and reports. The
+ * gather happens when the teardown starts (every result checked and timed by then), the
+ * report after it: a teardown that hangs ends in the watchdog, which reports the
+ * gathered results with a warning naming the hung step, ok as they were (issue 26). */
 #include "launch.h"
 
 #include <mpi.h>
@@ -30,18 +33,32 @@ struct mpi_ctx {
 	const struct probe_config *cfg;
 	struct reporter *rep;
 	struct watchdog *wd;
-	int rank;
+	int rank, size;
 	const struct probe_outcome *out;   /* this rank's outcome while measuring */
 	struct nccllog *log;
 	atomic_int in_flight;              /* the case being worked on, -1 none */
+	/* The one gather (mpi_gather): when the teardown starts, or after measure_run when
+	 * none started. Written by the measuring thread before `gathered` is set; read by
+	 * the watchdog's thread only after it is. */
+	struct proto_report merged;        /* rank 0: every rank's outcome, merged */
+	double phase_s[PROBE_STEP_COUNT];  /* rank 0: the merged phase times */
+	int ok_all;                        /* every rank: the run went through */
+	atomic_bool gathered;
+	atomic_bool emitted;               /* rank 0 wrote its report */
 };
+
+static int mpi_gather(struct mpi_ctx *c, const struct probe_outcome *o);
 
 static void mpi_on_step(void *arg, enum probe_step step, int case_idx)
 {
 	struct mpi_ctx *c = arg;
 
-	atomic_store(&c->in_flight, case_idx);
+	if (step != PROBE_STEP_TEARDOWN)   /* a failed run's case in flight stays named */
+		atomic_store(&c->in_flight, case_idx);
 	watchdog_kick(c->wd, step);
+	/* every rank reaches its teardown once (measure_run), so the gather is collective */
+	if (step == PROBE_STEP_TEARDOWN && c->out && !atomic_load(&c->gathered))
+		mpi_gather(c, c->out);
 }
 
 static void mpi_fire(void *arg, enum probe_step step, double silent_s)
@@ -51,7 +68,27 @@ static void mpi_fire(void *arg, enum probe_step step, double silent_s)
 	char msg[PROTO_ERROR_MAX];
 	enum proto_stage stage = probe_watchdog_failure(c->cfg, c->out, c->rank, step, silent_s,
 	                                                 msg, sizeof msg);
+	char warning[PROTO_WARNING_MAX];
 
+	if (atomic_load(&c->emitted)) {
+		/* the report is out (rank 0) and the teardown done: only MPI_Finalize is left,
+		 * held up by a rank whose teardown hangs */
+		nccllog_cleanup(c->log);
+		_exit(c->ok_all ? PROTO_EXIT_OK : PROTO_EXIT_FAILED);
+	}
+	if (atomic_load(&c->gathered) && c->ok_all && step == PROBE_STEP_TEARDOWN &&
+	    probe_watchdog_keeps(c->out, step, silent_s, warning, sizeof warning)) {
+		/* every rank's results were gathered before the teardown that hangs: kept */
+		if (c->rank == 0 && !atomic_load(&c->emitted)) {
+			proto_report_warn(&c->merged, "rank %d: %.200s", c->rank, warning);
+			c->merged.teardown_hung = true;   /* mpirun may call this exit a failure */
+			reporter_emit(c->rep, &c->merged, c->phase_s);
+		} else if (c->rank != 0) {
+			fprintf(stderr, "nccltune-probe: rank %d: %s\n", c->rank, warning);
+		}
+		nccllog_cleanup(c->log);
+		_exit(PROTO_EXIT_OK);
+	}
 	if (c->rank == 0) {
 		struct probe_outcome fail;
 
@@ -222,28 +259,32 @@ static void mpi_outcome_of(const struct mpi_summary *all, int k, int size, size_
 		memcpy(out->error, a->error, sizeof out->error);
 }
 
-/* Gather every rank's outcome on rank 0, merge them there as the other modes do, tell
- * every rank whether the run went through, stop the watchdog and (rank 0) report.
- * Returns whether it went through (on every rank). */
-static int mpi_gather_report(struct mpi_ctx *c, int size, const struct probe_outcome *o)
+/* Gather every rank's outcome on rank 0 and merge them there as the other modes do
+ * (into c->merged, c->phase_s), and tell every rank whether the run went through
+ * (c->ok_all, returned). Called once per rank: when its teardown starts (o measured or
+ * failed, its flags not final yet) or after measure_run. */
+static int mpi_gather(struct mpi_ctx *c, const struct probe_outcome *o)
 {
+	int size = c->size;
 	const struct probe_config *cfg = c->cfg;
 	size_t ncases = probe_case_count(cfg), nms = ncases * (size_t)cfg->w.iters;
 	size_t crbytes = ncases * sizeof(struct probe_case_result);
 	struct probe_case_result *cases_all = NULL, *cr;
 	struct probe_outcome *outs = NULL;
 	struct mpi_summary mine, *all = NULL;
-	struct proto_report r;
-	double phase_s[PROBE_STEP_COUNT] = {0}, *ms_all = NULL, *ms;
-	int ok_all;
+	struct proto_report *r = &c->merged;
+	double *ms_all = NULL, *ms;
+	int in_flight = atomic_load(&c->in_flight);
 
-	memset(&r, 0, sizeof r);
+	memset(r, 0, sizeof *r);
 	memset(&mine, 0, sizeof mine);
-	mine.ok = o->ok;
+	/* at the teardown's start a measured run's ok is not set yet; a failed one's case
+	 * in flight is the last one kicked */
+	mine.ok = o->ok || o->measured;
 	mine.stage = (int32_t)o->stage;
 	mine.nccl_version = o->nccl_version;
-	mine.in_flight_known = o->in_flight_known;
-	mine.in_flight_case = o->in_flight_case;
+	mine.in_flight_known = o->in_flight_known || (!mine.ok && in_flight >= 0);
+	mine.in_flight_case = o->in_flight_known ? o->in_flight_case : in_flight;
 	memcpy(mine.phase_s, o->phase_s, sizeof mine.phase_s);
 	mine.compute = o->compute;
 	snprintf(mine.error, sizeof mine.error, "%s", o->error);
@@ -268,24 +309,21 @@ static int mpi_gather_report(struct mpi_ctx *c, int size, const struct probe_out
 	if (cr != o->cases)
 		free(cr);
 	if (c->rank == 0 && (!all || !ms_all || !cases_all || !outs)) {
-		proto_report_fail(&r, PROTO_STAGE_INIT, "out of memory gathering %d ranks", size);
+		proto_report_fail(r, PROTO_STAGE_INIT, "out of memory gathering %d ranks", size);
 	} else if (c->rank == 0) {
 		for (int k = 0; k < size; k++)
 			mpi_outcome_of(all, k, size, ncases, cfg->w.iters, ms_all + (size_t)k * nms,
 			               cases_all + (size_t)k * ncases, &outs[k]);
-		probe_merge(cfg, outs, size, &r, phase_s);
+		probe_merge(cfg, outs, size, r, c->phase_s);
 	}
-	ok_all = c->rank == 0 ? r.ok : 0;
-	MPI_Bcast(&ok_all, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	watchdog_stop(c->wd);
-	if (c->rank == 0)
-		reporter_emit(c->rep, &r, phase_s);
-	proto_report_clear(&r);
+	c->ok_all = c->rank == 0 ? r->ok : 0;
+	MPI_Bcast(&c->ok_all, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	atomic_store(&c->gathered, true);
 	free(all);
 	free(ms_all);
 	free(cases_all);
 	free(outs);
-	return ok_all;
+	return c->ok_all;
 }
 
 int launch_mpi(const struct probe_config *asked, struct reporter *rep)
@@ -305,6 +343,8 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 	c.rep = rep;
 	c.log = &log;
 	atomic_init(&c.in_flight, -1);
+	atomic_init(&c.gathered, false);
+	atomic_init(&c.emitted, false);
 	memset(&o, 0, sizeof o);
 	memset(&r, 0, sizeof r);
 	memset(&plugin, 0, sizeof plugin);
@@ -319,6 +359,7 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 	t0 = probe_now();
 	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	c.size = size;
 	if (mpi_ok(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c.rank,
 	                               MPI_INFO_NULL, &node), "MPI_Comm_split_type")) {
 		MPI_Comm_rank(node, &local);
@@ -328,7 +369,23 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 	if (mpi_precheck(asked, &resolved, &plugin, &o) == 0)
 		mpi_measure(&c, size, local, nlocal, t0, &plugin, &o);
 	watchdog_kick(c.wd, PROBE_STEP_TEARDOWN);
-	ok_all = mpi_gather_report(&c, size, &o);
+	if (atomic_load(&c.gathered)) {
+		/* gathered as the teardown started: what the teardown itself said since */
+		ok_all = c.ok_all;
+		if (o.warning[0] && c.rank == 0 && c.merged.ok)
+			proto_report_warn(&c.merged, "rank 0: %.200s", o.warning);
+		else if (o.warning[0] && c.rank != 0)
+			fprintf(stderr, "nccltune-probe: rank %d: %s\n", c.rank, o.warning);
+	} else {
+		ok_all = mpi_gather(&c, &o);
+	}
+	if (c.rank == 0) {
+		c.phase_s[PROBE_STEP_TEARDOWN] = o.phase_s[PROBE_STEP_TEARDOWN];
+		reporter_emit(rep, &c.merged, c.phase_s);
+	}
+	atomic_store(&c.emitted, true);
+	/* the watchdog stays on through MPI_Finalize (a rank whose teardown hangs may hold
+	 * it up); with the report out it only ends the process */
 	nccllog_cleanup(&log);
 	if (ok_all)
 		status = PROTO_EXIT_OK;
@@ -339,5 +396,7 @@ int launch_mpi(const struct probe_config *asked, struct reporter *rep)
 	if (node != MPI_COMM_NULL)
 		MPI_Comm_free(&node);
 	MPI_Finalize();
+	watchdog_stop(c.wd);
+	proto_report_clear(&c.merged);
 	return status;
 }

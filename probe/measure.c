@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "callcheck.h"
 #include "numeric.h"
@@ -342,6 +343,12 @@ out:
 		out[k].measured = true;   /* a watchdog firing in teardown keeps the results */
 	measure_step_begin(&m, PROBE_STEP_TEARDOWN, "teardown");
 	m.step_open = false;
+	if (s->cfg->stall_teardown && m.rank0 >= 0) {
+		fprintf(stderr, "nccltune-probe: rank 0: --test-stall-teardown: stopping as its "
+		        "teardown starts\n");
+		for (;;)
+			sleep(1);
+	}
 	teardown(&m, rc == 0);
 	for (int k = 0; k < s->nlocal; k++) {
 		out[k].phase_s[PROBE_STEP_TEARDOWN] = probe_now() - t;

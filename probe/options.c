@@ -11,7 +11,7 @@
 
 enum opt_kind {
 	OPT_WORKLOAD, OPT_LAUNCH, OPT_TEARDOWN, OPT_GPUS, OPT_RANKS_PER_GPU, OPT_STEP_TIMEOUT, OPT_NO_ENV_CHECK, OPT_VERBOSE,
-	OPT_FINGERPRINT, OPT_TEST_CORRUPT, OPT_TEST_CORRUPT_CHOICE, OPT_TEST_STALL_CHOICE,
+	OPT_FINGERPRINT, OPT_TEST_CORRUPT, OPT_TEST_CORRUPT_CHOICE, OPT_TEST_STALL_CHOICE, OPT_TEST_STALL_TEARDOWN,
 	OPT_SWEEP, OPT_NCCL, OPT_CAPABILITIES, OPT_HELP, OPT_VERSION,
 };
 
@@ -73,6 +73,9 @@ static const struct opt_row table[] = {
 	{"test-stall-choice", "I", OPT_TEST_STALL_CHOICE,
 	 "testing aid: rank 0 stops before the first timed replay of sweep choice I, as a hung "
 	 "choice would; the failure report must name it (sweep_in_flight)"},
+	{"test-stall-teardown", NULL, OPT_TEST_STALL_TEARDOWN,
+	 "testing aid: rank 0 stops for good when its teardown starts, as a finalize or destroy "
+	 "that hangs; a measured run must still report every result, with a warning"},
 	{"fingerprint", NULL, OPT_FINGERPRINT, "describe this machine as JSON and exit"},
 	{"capabilities", NULL, OPT_CAPABILITIES,
 	 "print the protocol extensions this probe implements as JSON and exit"},
@@ -209,6 +212,9 @@ static int apply(struct probe_config *cfg, const struct opt_row *row, const char
 	case OPT_TEST_STALL_CHOICE:
 		return int_option(row, arg, 0, PROTO_MAX_CHOICES - 1, "a choice", &cfg->stall_choice,
 		                  err, errlen);
+	case OPT_TEST_STALL_TEARDOWN:
+		cfg->stall_teardown = true;
+		return 0;
 	case OPT_SWEEP:
 		if (!*arg || strlen(arg) >= sizeof cfg->sweep_file) {
 			snprintf(err, errlen, "--sweep: '%.64s' is not a file name", arg);

@@ -56,6 +56,8 @@ struct probe_config {
 	                            spoiled (on corrupt_rank, default 0); -1 every check */
 	int stall_choice;        /* --test-stall-choice: rank 0 stops before the first timed
 	                            replay of that sweep choice, as if it hung; -1 none */
+	bool stall_teardown;     /* --test-stall-teardown: rank 0 stops for good when its
+	                            teardown starts, as if finalize or destroy hung */
 	char sweep_file[256];    /* --sweep FILE as given; "" none */
 	char nccl_path[4096];    /* --nccl PATH as given; "" none (main.c re-executes on it) */
 	struct sweep_plan sweep; /* --sweep's choices (nchoices 0: a plain run) */

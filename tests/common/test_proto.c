@@ -685,7 +685,7 @@ static void test_server_extensions(void)
 	}
 }
 
-/* The rig extension (ranks_per_gpu, mps, probe_env, warnings): written by the writer on
+/* The rig extension (ranks_per_gpu, mps, teardown_hung, probe_env, warnings): written by the writer on
  * success and failure alike, read back, optional for older probes, typed strictly. */
 static void test_rig_extension(void)
 {
@@ -711,6 +711,14 @@ static void test_rig_extension(void)
 	CHECK_INT(proto_report_warn(&r, "rank %d: teardown hung", 1), 0);
 	text = proto_report_format(&r);
 	CHECK(text != NULL);
+	CHECK(strstr(text, "teardown_hung") == NULL);   /* written only when true */
+	CHECK_INT(parse(text, &back, err, sizeof err), 0);
+	CHECK(!back.teardown_hung);
+	free(text);
+	r.teardown_hung = true;
+	text = proto_report_format(&r);
+	CHECK(text != NULL);
+	CHECK_CONTAINS(text, "\"teardown_hung\":true");
 	CHECK_CONTAINS(text, "\"ranks_per_gpu\":2");
 	CHECK_CONTAINS(text, "\"mps\":false");
 	CHECK_CONTAINS(text, "\"probe_env\":[\"NCCL_MULTI_RANK_GPU_ENABLE=1\"]");
@@ -719,6 +727,7 @@ static void test_rig_extension(void)
 	CHECK(back.ok);
 	CHECK_INT(back.ranks_per_gpu, 2);
 	CHECK(back.has_mps && !back.mps);
+	CHECK(back.teardown_hung);
 	CHECK_INT(back.nwarnings, 1);
 	CHECK_STR(back.warnings[0], "rank 1: teardown hung");
 	CHECK_INT(back.nprobe_env, 1);

@@ -16,7 +16,8 @@ is visible. Then nccltune-probe --nccl $NCCLTUNE_NCCL230 --ranks-per-gpu 2 runs 
     "not available" and a spoiled choice fails alone while the run goes on;
   * symmetric windows at nranks 2 run (a symmetric kernel or NCCL's own) or fail with a
     stage and a reason; --compute-us works at nranks 2;
-  * teardown never loses a result: --teardown clean in the all mode and under mpirun
+  * teardown never loses a result: --teardown clean in the all mode and under mpirun, and
+    a teardown that hangs (--test-stall-teardown) is reported ok with a warning, in both
     (when it starts) ends ok: true, any hang aborted and named in "warnings".
 Each figure of this rig is of two ranks sharing one GPU's SMs and memory."""
 import json
@@ -25,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 PROBE, PARSER, PLUGIN = sys.argv[1], sys.argv[2], sys.argv[3]
 LIB = os.environ.get("NCCLTUNE_NCCL230", "")
@@ -219,6 +221,27 @@ if mpirun and "with MPI launch" in out:
         print("note: mpirun did not start the probe (%d): %s" % (rc, err[-300:]))
     else:
         ok_rig(rc, out, err, obj, "mpirun -np 2 (clean teardown)", 1)
+        # a teardown that hangs (--test-stall-teardown: rank 0 stops as it starts) ends
+        # in the watchdog, and the report keeps every result, ok, naming what hung
+        t0 = time.monotonic()
+        rc, out, err, obj = run(["--nccl", LIB, "--bytes", "43008", "--ops", "4", "--iters",
+                                 "5", "--warmup", "1", "--step-timeout", "5",
+                                 "--test-stall-teardown"], cmd=cmd, timeout=120)
+        hung = [w for w in (obj or {}).get("warnings", []) if "teardown hung" in w]
+        # mpirun calls the job failed (a rank left without MPI_Finalize): the report says
+        # teardown_hung, so the tuner takes it whatever the exit status
+        if tuner_parse(out, "mpirun, teardown stalled") != "ok 2 1" or not hung or \
+                obj.get("teardown_hung") is not True:
+            fail("mpirun -np 2, teardown stalled: want an ok report with teardown_hung and "
+                 "a warning naming the hung teardown, got %d %r %s" % (rc, out, err[-300:]))
+        print("note: mpirun -np 2, teardown stalled: reported in %.0f s" % (time.monotonic() - t0))
+# the same in the all mode (one process, both ranks)
+rc, out, err, obj = run(RIG + WORK + ["--launch", "all", "--step-timeout", "5",
+                                      "--test-stall-teardown"], timeout=120)
+if ok_rig(rc, out, err, obj, "rig --launch all, teardown stalled", 2) and \
+        (not [w for w in obj.get("warnings", []) if "teardown hung" in w] or
+         obj.get("teardown_hung") is not True):
+    fail("rig --launch all, teardown stalled: no warning or teardown_hung: %r" % out)
 
 shutil.rmtree(TMP, ignore_errors=True)
 if failures:

@@ -13,7 +13,9 @@
  * Test knobs, read from its environment:
  *   FAKEPROBE_LOG=FILE        append one line per run: the arguments, then every NCCL_*
  *                             variable (sorted), so tests can check what a probe saw
- *   FAKEPROBE_MODE=M          hang | crash | garbage | nan | bigout | init | okexit1
+ *   FAKEPROBE_MODE=M          hang | crash | garbage | nan | bigout | init | okexit1 |
+ *                             hungexit1 (an ok report that says teardown_hung, exit 1:
+ *                             what mpirun makes of a rank the watchdog ended)
  *   FAKEPROBE_HANG_WHEN=V=X   hang when variable V has value X (e.g. NCCL_NTHREADS=512)
  *   FAKEPROBE_CRASH_ONCE=FILE crash the first time each configuration runs (kept in FILE)
  *   FAKEPROBE_SLEEP_MS=N      sleep before answering
@@ -326,7 +328,11 @@ int main(int argc, char **argv)
 		r.results[i].us.max = per * 1.05;
 		r.results[i].correct = true;
 	}
+	if (strcmp(mode, "hungexit1") == 0) {   /* a watchdog ended a hung teardown */
+		r.teardown_hung = true;
+		proto_report_warn(&r, "rank 0: teardown hung for 5 s (fake)");
+	}
 	if (proto_report_write(&r, stdout) != 0)
 		return 1;
-	return strcmp(mode, "okexit1") == 0 ? 1 : 0;
+	return strcmp(mode, "okexit1") == 0 || strcmp(mode, "hungexit1") == 0 ? 1 : 0;
 }

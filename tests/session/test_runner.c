@@ -175,6 +175,7 @@ static void test_classify(const char *fake)
 	char *garbage_env[] = {"FAKEPROBE_MODE=garbage", NULL};
 	char *ok_env[] = {"NCCL_PROTO=LL", "NCCL_ALGO=Ring", NULL};
 	char *okexit_env[] = {"FAKEPROBE_MODE=okexit1", NULL};
+	char *hungexit_env[] = {"FAKEPROBE_MODE=hungexit1", NULL};
 	struct runner_request req;
 	struct runner_result res;
 	struct outcome o;
@@ -221,6 +222,17 @@ static void test_classify(const char *fake)
 	runner_classify(&res, &o);
 	CHECK_INT(o.cls, OUTCOME_GARBAGE);
 	CHECK_CONTAINS(o.error, "exited with status 1");
+	runner_result_free(&res);
+
+	/* the same exit after a report that says a watchdog ended its hung teardown (mpirun
+	 * fails the job for the rank that left): the results stand */
+	req.envp = hungexit_env;
+	CHECK_INT(runner_run(&req, &res, err, sizeof err), 0);
+	CHECK_INT(res.exit_status, 1);
+	runner_classify(&res, &o);
+	CHECK_INT(o.cls, OUTCOME_OK);
+	CHECK(o.report.teardown_hung);
+	CHECK_INT(o.report.nwarnings, 1);
 	runner_result_free(&res);
 }
 
