@@ -239,7 +239,8 @@ def run_all(tmp):
         n = len(journal_runs(d))
         joined = text.replace("\n          ", " ")  # the summary wraps at 100 columns
         said = re.search(r"^runs: *%d of a budget of 8 .*; %d run\(s\) of it left unused "
-                         r"\(too few for another round\)" % (n, 8 - n), joined, re.M)
+                         r"\(no round that fits would change the decision\)" % (n, 8 - n),
+                         joined, re.M)
         if n < 8 and not said:
             fail("budget 8: %d runs, unused runs not explained" % n)
         if n == 8 and "left unused" in joined:

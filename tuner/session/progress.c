@@ -332,7 +332,7 @@ static void print_runs(FILE *f, const struct session_ending *end)
 	if (end->stop != STOP_NONE)
 		fprintf(f, " (search ended: %s)", stop_words[end->stop]);
 	if (end->stop == STOP_BUDGET && end->nruns < (size_t)end->budget)
-		fprintf(f, "; %zu run(s) of it left unused (too few for another round)",
+		fprintf(f, "; %zu run(s) of it left unused (no round that fits would change the decision)",
 		        (size_t)end->budget - end->nruns);
 	fputc('\n', f);
 	if (nfail) {
