@@ -270,8 +270,19 @@ def run_all(tmp):
         ratio, ci = g.get("ratio"), g.get("ci95") or [None, None]
         if not (ratio is not None and ratio > 1.2 and ci[0] is not None and ci[0] > 1.0):
             fail("pcie-gen5-8gpu: did not beat the default (gain %r, 95%% %r)" % (ratio, ci))
-        # a gain carried by the rules alone is not "NCCL's defaults" in any view
+        # each rule says what NCCL ran there in the best's own runs (the model honours the
+        # plugin's choice: the same pair and CTAs; never a sweep's own case), and show
+        # prints it
         b = res.get("best") or {}
+        for r in b.get("rules") or []:
+            ran = r.get("nccl")
+            if not ran or (r.get("proto") and ran.get("proto") != r["proto"]) or \
+                    (r.get("ctas") and ran.get("ctas") != r["ctas"]):
+                fail("pcie-gen5-8gpu: rule %r: NCCL ran %r" % (r, ran))
+            elif "%s/%s on %d CTA(s)" % (ran["algo"], ran["proto"], ran["ctas"]) not in \
+                    nt("show", d)[1]:
+                fail("pcie-gen5-8gpu: show does not say what NCCL ran for %r" % r)
+        # a gain carried by the rules alone is not "NCCL's defaults" in any view
         if not env_of(b):
             if not b.get("rules"):
                 fail("pcie-gen5-8gpu: a gain with neither variables nor rules: %r" % b)

@@ -79,8 +79,10 @@ want_rules = [(str(r["bytes"]), r["algo"] or dash, r["proto"] or dash,
 if not rules or got != want_rules:
     fail("per-size rules %r, results.json %r" % (got, rules))
 for r in rules:
-    if not re.search(r"^\s+%d\s+%s\s+%s\s+%s$" % (r["bytes"], r["algo"] or "-",
-                     r["proto"] or "-", r["ctas"] or "-"), show, re.M):
+    ran = r.get("nccl")
+    ran = "%s/%s on %d CTA\\(s\\).*" % (ran["algo"], ran["proto"], ran["ctas"]) if ran else "-"
+    if not re.search(r"^\s+%d\s+%s\s+%s\s+%s\s+%s$" % (r["bytes"], r["algo"] or "-",
+                     r["proto"] or "-", r["ctas"] or "-", ran), show, re.M):
         fail("show lacks the rule of %d B" % r["bytes"])
 # "How to apply": a model's result installs nothing and says how to get real figures
 box = page.split("<h2>How to apply</h2>", 1)

@@ -101,8 +101,10 @@ static void fill_head(struct summary *s)
 	s->sizes[0] = (struct summary_size){43008, 23.45678};
 	s->nsizes = 1;
 	s->has_rules = true;
-	s->rules[0] = (struct summary_rule){43008, 0, 0, 4, "Ring", "LL"};
-	s->rules[1] = (struct summary_rule){1048576, -1, 2, 0, NULL, "Simple"};
+	s->rules[0] = (struct summary_rule){43008, 0, 0, 16, "Ring", "LL", true, 0, 0, 11, "Ring",
+	                                    "LL"};   /* NCCL ran 11 of the 16 CTAs asked */
+	s->rules[1] = (struct summary_rule){1048576, -1, 2, 0, NULL, "Simple", false, -1, -1, 0,
+	                                    NULL, NULL};
 	s->nrules = 2;
 	s->top = calloc(2, sizeof *s->top);
 	CHECK(s->top != NULL);
@@ -186,6 +188,8 @@ static void check_rich(const struct summary *r)
 	CHECK(r->best.symmetric && r->best.kernel && strcmp(r->best.kernel, "not symmetric") == 0);
 	CHECK_INT(r->nrules, 2);
 	CHECK(r->nrules == 2 && r->rules[1].algo == -1 && r->rules[1].ctas == 0);
+	CHECK(r->nrules == 2 && r->rules[0].has_ran && r->rules[0].ran_ctas == 11 &&
+	      r->rules[0].ctas == 16 && !r->rules[1].has_ran);
 	CHECK_NEAR(r->sizes[0].us, 23.4568, 1e-9);
 	CHECK(r->ntop == 2 && r->top[1].symmetric && !r->top[1].has_ci);
 	CHECK_NEAR(r->gain, 1.7543, 1e-9);
@@ -241,6 +245,7 @@ static void test_damage(const char *text)
 		{"\"kernel\":\t\"not symmetric\"", "\"kernel\": \"maybe\"", "t.json: best.server.kernel:"},
 		{"\"allreduce_us\":\t2400.5", "\"allreduce_us\": -1", "t.json: baseline.step.allreduce_us:"},
 		{"\"proto\":\t\"Simple\"", "\"proto\": \"Fast\"", "t.json: best.rules[1].proto:"},
+		{"\"ctas\":\t11", "\"ctas\": 0", "t.json: best.rules[0].nccl.ctas:"},
 		{"\"role\":\t\"guard\"", "\"role\": \"other\"", "t.json: per_size[1].role:"},
 		{"\"rounds\":\t2", "\"rounds\": 2, \"extra\": 1", "t.json: guards.attribution[0].extra:"},
 		{"\"dropped\":\ttrue", "\"dropped\": 1", "t.json: ablation[0].dropped:"},

@@ -1,6 +1,6 @@
 /* rules.c - best.rules of results.json (docs/formats.md, design section 3): the per-size
  * choices nccltune's tuner plugin applies, [{"bytes", "algo", "proto", "ctas"}], null
- * meaning NCCL's choice. Words are NCCL's algorithm and protocol names (common/ncclvars,
+ * meaning NCCL's choice, each with what NCCL ran there ("nccl", optional). Words are NCCL's algorithm and protocol names (common/ncclvars,
  * compared as NCCL compares them); a size appears once. Whether each size is one the
  * workload tuned is the export's judgement, not the loader's. */
 #include "result/read.h"
@@ -14,9 +14,20 @@
 
 #define RULE_BYTES_MAX 9223372036854775807.0
 
-struct rule_doc { uint64_t bytes; const char *algo, *proto; long ctas; };
+struct rule_doc { uint64_t bytes; const char *algo, *proto; long ctas; const cJSON *nccl; };
+struct ran_doc { const char *algo, *proto; long ctas; };
 
 #define R(f) offsetof(struct rule_doc, f)
+#define N(f) offsetof(struct ran_doc, f)
+
+/* "nccl": what NCCL ran there (words NCCL's, CTAs the channels one op ran on) */
+static const struct jr_field ran_fields[] = {
+	{"algo", JR_STRING, JR_REQUIRED, 0, 32, NULL, JR_STR, N(algo), 0, NULL},
+	{"proto", JR_STRING, JR_REQUIRED, 0, 32, NULL, JR_STR, N(proto), 0, NULL},
+	{"ctas", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, PROTO_MAX_CTAS, NULL, JR_LONG, N(ctas), 0,
+	 NULL},
+	JR_END,
+};
 
 static const struct jr_field rule_fields[] = {
 	{"bytes", JR_NUMBER, JR_REQUIRED | JR_INTEGER, 1, RULE_BYTES_MAX, NULL, JR_U64, R(bytes),
@@ -25,6 +36,7 @@ static const struct jr_field rule_fields[] = {
 	{"proto", JR_STRING | JR_NULL, JR_REQUIRED, 0, 32, NULL, JR_STR, R(proto), 0, NULL},
 	{"ctas", JR_NUMBER | JR_NULL, JR_REQUIRED | JR_INTEGER, 1, TUNER_TABLE_MAX_CTAS, NULL, JR_LONG,
 	 R(ctas), 0, NULL},
+	{"nccl", JR_OBJECT, 0, 0, 0, NULL, JR_ITEM, R(nccl), 0, NULL},
 	JR_END,
 };
 
@@ -53,7 +65,7 @@ static int take_rule(struct jr *r, const cJSON *v, size_t i, void *ctx)
 {
 	struct summary *s = ctx;
 	struct summary_rule *out = &s->rules[i];
-	struct rule_doc d = {0, NULL, NULL, 0};
+	struct rule_doc d = {0, NULL, NULL, 0, NULL};
 
 	if (jr_dispatch(r, v, rule_fields, false, &d, NULL) < 0 ||
 	    word(r, "algo", d.algo, NCCLVARS_ALGOS, &out->algo) < 0 ||
@@ -63,6 +75,19 @@ static int take_rule(struct jr *r, const cJSON *v, size_t i, void *ctx)
 	out->ctas = (int)d.ctas;
 	out->algo_word = d.algo;
 	out->proto_word = d.proto;
+	if (d.nccl) {
+		struct ran_doc n = {NULL, NULL, 0};
+
+		if (jr_push_key(r, "nccl") < 0 || jr_dispatch(r, d.nccl, ran_fields, false, &n, NULL) < 0 ||
+		    word(r, "algo", n.algo, NCCLVARS_ALGOS, &out->ran_algo) < 0 ||
+		    word(r, "proto", n.proto, NCCLVARS_PROTOS, &out->ran_proto) < 0)
+			return -1;
+		jr_pop(r);
+		out->has_ran = true;
+		out->ran_ctas = (int)n.ctas;
+		out->ran_algo_word = n.algo;
+		out->ran_proto_word = n.proto;
+	}
 	for (size_t j = 0; j < i; j++)
 		if (s->rules[j].bytes == d.bytes) {
 			jr_push_key(r, "bytes");

@@ -109,6 +109,12 @@ struct summary_rule {
 	int proto;                        /* enum ncclvars_proto, or -1 */
 	int ctas;                         /* 1..64, or 0 */
 	const char *algo_word, *proto_word;   /* as the file spells them; NULL: null */
+	/* "nccl" (optional): what NCCL ran at that size in the recommended configuration's
+	 * measured runs - NCCL clamps CTAs to the channels its communicator has (16 asked,
+	 * 11 run on the rig), and a plugin rule it did not take shows here */
+	bool has_ran;
+	int ran_algo, ran_proto, ran_ctas;
+	const char *ran_algo_word, *ran_proto_word;
 };
 /* results.json failures[i]: runs that failed alike, grouped. choice: the per-size choice
  * ("rule.43008.algo=Tree ..."), error: the first line of the error; NULL when absent. */

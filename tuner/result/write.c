@@ -115,10 +115,19 @@ static bool add_best_parts(cJSON *o, const struct summary *s)
 		const struct summary_rule *r = &s->rules[i];
 		cJSON *x = append_object(arr);
 
+		cJSON *ran;
+
 		if (!x || !cJSON_AddNumberToObject(x, "bytes", (double)r->bytes) ||
 		    !add_str(x, "algo", r->algo_word) || !add_str(x, "proto", r->proto_word) ||
 		    !(r->ctas > 0 ? cJSON_AddNumberToObject(x, "ctas", r->ctas) != NULL
 		                  : cJSON_AddNullToObject(x, "ctas") != NULL))
+			return false;
+		if (!r->has_ran)
+			continue;
+		ran = cJSON_AddObjectToObject(x, "nccl");
+		if (!ran || !add_str(ran, "algo", r->ran_algo_word) ||
+		    !add_str(ran, "proto", r->ran_proto_word) ||
+		    !cJSON_AddNumberToObject(ran, "ctas", r->ran_ctas))
 			return false;
 	}
 	return arr != NULL;

@@ -54,6 +54,36 @@ static void rule_take(const cJSON *rule, struct summary_rule *o)
 	o->ctas = cJSON_IsNumber(c) ? (int)c->valuedouble : 0;
 }
 
+/* What NCCL ran at o->bytes in the first ok run of p that says (not a sweep, not mixed,
+ * not a symmetric kernel), into o's ran fields; nothing when no run of p says. */
+static void rule_ran(const nccltune_session *s, const struct point *p, struct summary_rule *o)
+{
+	struct runlog l = session_runlog(s);
+
+	for (size_t i = 0; p && i < l.nruns; i++) {
+		const struct session_run *x = &l.runs[i];
+		const struct proto_size_result *res;
+
+		/* a sweep's own report is of NCCL's choices (its own cases), not of its point */
+		if (x->o.cls != OUTCOME_OK || x->phase == PHASE_SWEEP ||
+		    !runlog_same_config(x, p, 0, space_dims(l.sp)))
+			continue;
+		res = proto_report_size(&x->o.report, o->bytes);
+		if (!res || !res->nccl.known || res->nccl.mixed || res->nccl.symmetric ||
+		    !proto_nccl_algo_name(res->nccl.algo) || !proto_nccl_proto_name(res->nccl.proto))
+			continue;
+		o->has_ran = true;
+		o->ran_ctas = res->nccl.ctas;
+		o->ran_algo_word = proto_nccl_algo_name(res->nccl.algo);
+		o->ran_proto_word = proto_nccl_proto_name(res->nccl.proto);
+		o->ran_algo = ncclvars_word_find(NCCLVARS_ALGOS, o->ran_algo_word,
+		                                 strlen(o->ran_algo_word));
+		o->ran_proto = ncclvars_word_find(NCCLVARS_PROTOS, o->ran_proto_word,
+		                                  strlen(o->ran_proto_word));
+		return;
+	}
+}
+
 bool session_rules_fill(nccltune_session *s, struct summary *r, const struct point *p)
 {
 	cJSON *rules;
@@ -69,8 +99,10 @@ bool session_rules_fill(nccltune_session *s, struct summary *r, const struct poi
 	r->rules = calloc((size_t)cJSON_GetArraySize(rules) + 1, sizeof *r->rules);
 	if (!r->rules)
 		return false;
-	cJSON_ArrayForEach(it, rules)
-		rule_take(it, &r->rules[r->nrules++]);
+	cJSON_ArrayForEach(it, rules) {
+		rule_take(it, &r->rules[r->nrules]);
+		rule_ran(s, p, &r->rules[r->nrules++]);
+	}
 	return true;
 }
 

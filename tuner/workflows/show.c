@@ -289,17 +289,30 @@ static void rules(FILE *o, const struct summary *s)
 		fputs("  none: every size is left to NCCL\n", o);
 		return;
 	}
-	fprintf(o, "  %12s  %-10s  %-8s  %s\n", "bytes", "algorithm", "protocol", "CTAs");
+	fprintf(o, "  %12s  %-10s  %-8s  %-5s  %s\n", "bytes", "algorithm", "protocol", "CTAs",
+	        "NCCL ran (measured)");
 	for (size_t i = 0; i < s->nrules; i++) {
 		const struct summary_rule *r = &s->rules[i];
 		const char *a = r->algo >= 0 ? ncclvars_word_name(NCCLVARS_ALGOS, (size_t)r->algo) : NULL;
 		const char *p = r->proto >= 0 ? ncclvars_word_name(NCCLVARS_PROTOS, (size_t)r->proto)
 		                              : NULL;
-		char c[16];
+		char c[16], ran[96] = "-";
 
 		snprintf(c, sizeof c, "%d", r->ctas);
-		fprintf(o, "  %12llu  %-10s  %-8s  %s\n", (unsigned long long)r->bytes, a ? a : "-",
-		        p ? p : "-", r->ctas > 0 ? c : "-");
+		if (r->has_ran) {
+			/* NCCL clamps CTAs to its communicator's channels; another algorithm or
+			 * protocol than asked means it did not take the rule */
+			bool other = (r->algo >= 0 && r->ran_algo != r->algo) ||
+			             (r->proto >= 0 && r->ran_proto != r->proto);
+
+			snprintf(ran, sizeof ran, "%s/%s on %d CTA(s)%s", r->ran_algo_word,
+			         r->ran_proto_word, r->ran_ctas,
+			         other ? " - not the rule's choice"
+			               : r->ctas > 0 && r->ran_ctas != r->ctas ? " (NCCL's channel limit)"
+			                                                       : "");
+		}
+		fprintf(o, "  %12llu  %-10s  %-8s  %-5s  %s\n", (unsigned long long)r->bytes,
+		        a ? a : "-", p ? p : "-", r->ctas > 0 ? c : "-", ran);
 	}
 }
 
