@@ -72,10 +72,12 @@ if g and tuned and (g > 1) != (1 / tuned[0]["ratio"] > 1):
 # the per-size rules that are deployed, as show prints them
 rules = res["best"].get("rules") or []
 got = re.findall(r'<tr class="rule"><td class="num">(\d+)</td><td>([^<]*)</td><td>([^<]*)'
-                 r'</td><td class="num">([^<]*)</td></tr>', page)
+                 r'</td><td class="num">([^<]*)</td><td>([^<]*?)(?: \(NCCL|</td>)', page)
 dash = "&#8211;"
 want_rules = [(str(r["bytes"]), r["algo"] or dash, r["proto"] or dash,
-               str(r["ctas"]) if r["ctas"] else dash) for r in rules]
+               str(r["ctas"]) if r["ctas"] else dash,
+               "%s/%s on %d CTA(s)" % (r["nccl"]["algo"], r["nccl"]["proto"], r["nccl"]["ctas"])
+               if r.get("nccl") else dash) for r in rules]
 if not rules or got != want_rules:
     fail("per-size rules %r, results.json %r" % (got, rules))
 for r in rules:

@@ -75,7 +75,7 @@ void report_rules(FILE *o, const struct summary *s)
 		return;
 	}
 	fputs("<table style=\"width:auto\"><tr><th class=\"num\">bytes</th><th>algorithm</th>"
-	      "<th>protocol</th><th class=\"num\">CTAs</th></tr>", o);
+	      "<th>protocol</th><th class=\"num\">CTAs</th><th>NCCL ran (measured)</th></tr>", o);
 	for (size_t i = 0; i < s->nrules; i++) {
 		const struct summary_rule *r = &s->rules[i];
 		const char *a = r->algo >= 0 ? ncclvars_word_name(NCCLVARS_ALGOS, (size_t)r->algo)
@@ -89,9 +89,22 @@ void report_rules(FILE *o, const struct summary *s)
 		fputs("</td><td>", o);
 		word(o, p);
 		if (r->ctas > 0)
-			fprintf(o, "</td><td class=\"num\">%d</td></tr>", r->ctas);
+			fprintf(o, "</td><td class=\"num\">%d</td><td>", r->ctas);
 		else
-			fputs("</td><td class=\"num\">&#8211;</td></tr>", o);
+			fputs("</td><td class=\"num\">&#8211;</td><td>", o);
+		if (r->has_ran) {
+			/* the loader took NCCL's words only: nothing here needs escaping */
+			fprintf(o, "%s/%s on %d CTA(s)", r->ran_algo_word, r->ran_proto_word,
+			        r->ran_ctas);
+			if ((r->algo >= 0 && r->ran_algo != r->algo) ||
+			    (r->proto >= 0 && r->ran_proto != r->proto))
+				fputs(" &#8211; not the rule's choice", o);
+			else if (r->ctas > 0 && r->ran_ctas != r->ctas)
+				fputs(" (NCCL's channel limit)", o);
+		} else {
+			fputs("&#8211;", o);
+		}
+		fputs("</td></tr>", o);
 	}
 	fputs("</table>", o);
 }
