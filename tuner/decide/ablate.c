@@ -213,21 +213,12 @@ static bool same_decisions(const struct session_run *a, const struct session_run
 
 /* ---- the winner's variables ---- */
 
-/* The unset level of dimension d, or -1 when it has none. */
-static long null_level(const space *sp, size_t d)
-{
-	for (size_t l = 0; l < space_levels(sp, d); l++)
-		if (!space_level_text(sp, d, l))
-			return (long)l;
-	return -1;
-}
-
 /* Take dimension d out of the configuration (p, unset): its unset level, else a bit of
  * the mask (environment variables only). False when it cannot be left unset (a rule
  * dimension without an unset level). */
 static bool leave_out(const space *sp, size_t d, struct point *p, uint32_t *unset)
 {
-	long l = null_level(sp, d);
+	long l = space_null_level(sp, d);
 
 	if (l >= 0) {
 		p->lv[d] = (uint32_t)l;

@@ -73,16 +73,11 @@ bool runlog_baseline_point(const space *sp, struct point *p)
 {
 	memset(p, 0, sizeof *p);
 	for (size_t d = 0; d < space_dims(sp); d++) {
-		bool found = false;
+		long l = space_null_level(sp, d);
 
-		for (size_t lv = 0; lv < space_levels(sp, d) && !found; lv++) {
-			if (!space_level_text(sp, d, lv)) {
-				p->lv[d] = (uint32_t)lv;
-				found = true;
-			}
-		}
-		if (!found)
+		if (l < 0)
 			return false;
+		p->lv[d] = (uint32_t)l;
 	}
 	return true;
 }

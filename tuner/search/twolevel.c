@@ -88,6 +88,7 @@ twolevel *twolevel_create(const space *sp, char *err, size_t errlen)
 	for (size_t d = 0; d < space_dims(sp); d++) {
 		uint64_t bytes = 0;
 		enum space_rule_kind k = space_rule_of(sp, d, &bytes);
+		long null;
 
 		if (k == SPACE_RULE_NONE) {
 			t->outer_dim[t->nouter++] = d;
@@ -95,12 +96,8 @@ twolevel *twolevel_create(const space *sp, char *err, size_t errlen)
 		}
 		t->is_rule[d] = true;
 		size_of(t, bytes)->dim[k] = d;
-		for (size_t l = 0; l < space_levels(sp, d); l++) {
-			if (!space_level_text(sp, d, l)) {
-				t->nccl_level[d] = (uint32_t)l;
-				break;
-			}
-		}
+		null = space_null_level(sp, d);
+		t->nccl_level[d] = null < 0 ? 0 : (uint32_t)null;
 	}
 	if (t->nsizes == 0) {
 		fs_errf(err, errlen, "the space has no per-size rule dimensions");

@@ -179,17 +179,8 @@ static bool outer_unset_due(const nccltune_session *s, const space *osp, struct 
 {
 	struct point full;
 
-	memset(q, 0, sizeof *q);
-	for (size_t d = 0; d < space_dims(osp); d++) {
-		size_t l = 0;
-
-		while (l < space_levels(osp, d) && space_level_text(osp, d, l) != NULL)
-			l++;
-		if (l == space_levels(osp, d))
-			return false;
-		q->lv[d] = (uint32_t)l;
-	}
-	if (!space_allows(osp, q) || prune_rejects(s->run.pr_outer, q))
+	if (!runlog_baseline_point(osp, q) || !space_allows(osp, q) ||
+	    prune_rejects(s->run.pr_outer, q))
 		return false;
 	twolevel_full_of(s->run.tl, q, &full);
 	return outer_known(s, &full) == NULL;

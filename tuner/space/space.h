@@ -50,6 +50,9 @@ size_t space_levels(const space *sp, size_t d);             /* number of levels,
 bool space_is_categorical(const space *sp, size_t d);       /* strings: no order */
 /* The environment value of level `l` of dimension d, or NULL for "leave unset". */
 const char *space_level_text(const space *sp, size_t d, size_t l);
+/* The first level of dimension d that leaves it unset (NCCL's choice), or -1 when it has
+ * none. */
+long space_null_level(const space *sp, size_t d);
 
 /* Fixed variables: set for every candidate, never searched. */
 size_t space_fixed_count(const space *sp);

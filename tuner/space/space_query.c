@@ -143,6 +143,14 @@ size_t space_levels(const space *sp, size_t d)
 	return sp->p[d].n;
 }
 
+long space_null_level(const space *sp, size_t d)
+{
+	for (size_t l = 0; l < space_levels(sp, d); l++)
+		if (!space_level_text(sp, d, l))
+			return (long)l;
+	return -1;
+}
+
 bool space_is_categorical(const space *sp, size_t d)
 {
 	return sp->p[d].categorical;
