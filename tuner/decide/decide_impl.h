@@ -20,6 +20,9 @@ int decide_fail(struct final_state *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* ---- rankguard.c ---- */
+/* Does p run NCCL's defaults at every guard size (no process-level variable, no rule of
+ * a guard size: safe there by identity)? False without guard sizes. Can't fail. */
+bool decide_defaults_at_guards(const struct decide_view *v, const struct point *p);
 /* Reorder the candidates f->c for the guards (rankguard.c says how); each one's
  * sweep_guard_ratio and sweep_guard_bytes set. Returns 0, or -1 when out of memory
  * (f->err). */

@@ -90,15 +90,6 @@ static bool diverse(const struct decide_view *v, const struct final_state *f,
 	return true;
 }
 
-/* Does p set nothing that acts at any guard size (NCCL's defaults at every one)? */
-static bool defaults_at_guards(const struct decide_view *v, const struct point *p)
-{
-	for (size_t g = 0; g < v->wl->nguard; g++)
-		if (!runlog_defaults_at(v->log.sp, p, 0, v->wl->guard[g]))
-			return false;
-	return true;
-}
-
 /* The candidate after the finalists to promote: the first, in rank order, that is
  * diverse from them, its sweeps not showing it slow at a guard, and that runs NCCL's
  * defaults at every guard size (safe there by identity); else the first of the others
@@ -114,7 +105,7 @@ static struct finalist *promote(const struct decide_view *v, struct final_state 
 
 			if (x->has_point && !(isfinite(x->sweep_guard_ratio) &&
 			                      x->sweep_guard_ratio > 1 + DECIDE_GUARD_SWEEP_MARGIN) &&
-			    (pass || defaults_at_guards(v, &x->p)) && diverse(v, f, x))
+			    (pass || decide_defaults_at_guards(v, &x->p)) && diverse(v, f, x))
 				at = m;
 		}
 	if (at == f->nc)

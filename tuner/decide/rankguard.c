@@ -75,7 +75,13 @@ static double baseline_size_us(const struct decide_view *v, uint64_t bytes)
 	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-static bool defaults_at_guards(const struct decide_view *v, const struct point *p);
+bool decide_defaults_at_guards(const struct decide_view *v, const struct point *p)
+{
+	for (size_t g = 0; g < v->wl->nguard; g++)
+		if (!runlog_defaults_at(v->log.sp, p, 0, v->wl->guard[g]))
+			return false;
+	return v->wl->nguard > 0;
+}
 
 /* The worst guard size of p's outer point in its sweeps against the baseline: the ratio,
  * *bytes the size (NAN and 0: no sweep measured one; 1 and 0: p runs NCCL's defaults at
@@ -87,7 +93,7 @@ static double worst_sweep_guard(const struct decide_view *v, const struct point 
 	double worst = NAN;
 
 	*bytes = 0;
-	if (defaults_at_guards(v, p))
+	if (decide_defaults_at_guards(v, p))
 		return 1.0;
 	for (size_t g = 0; v->log.tl && g < v->wl->nguard; g++) {
 		double b = baseline_size_us(v, v->wl->guard[g]);
@@ -160,20 +166,6 @@ static void note_risky(const struct decide_view *v, const struct finalist *x)
 		             1 + DECIDE_GUARD_SWEEP_MARGIN);
 }
 
-/* Reorder f->c for the guards: first the candidates within DECIDE_TIE_MARGIN of the
- * fastest that passes the guards in its sweeps (closest to NCCL's defaults first), then
- * the other passing ones, then those a guard size would refuse (each in the order it
- * had); then identity_first. A session without sweep guard figures (one level) keeps
- * its order but for the ties. Returns 0 or -1 (f->err). */
-/* Does p run NCCL's defaults at every guard size (none: false)? */
-static bool defaults_at_guards(const struct decide_view *v, const struct point *p)
-{
-	for (size_t g = 0; g < v->wl->nguard; g++)
-		if (!runlog_defaults_at(v->log.sp, p, 0, v->wl->guard[g]))
-			return false;
-	return v->wl->nguard > 0;
-}
-
 /* Move the first candidate that runs NCCL's defaults at every guard size to the front,
  * with a note, when it is within DECIDE_IDENTITY_MARGIN of the fastest that passes the
  * guards in its sweeps (`best`) or faster than the baseline's run: its guards need no
@@ -189,7 +181,7 @@ static void identity_first(const struct decide_view *v, struct final_state *f, d
 	for (size_t j = 0; j < f->nc; j++) {
 		struct finalist x = f->c[j];
 
-		if (!x.has_point || !defaults_at_guards(v, &x.p) || guard_risky(&x) ||
+		if (!x.has_point || !decide_defaults_at_guards(v, &x.p) || guard_risky(&x) ||
 		    !(x.search_us <= best * (1 + DECIDE_IDENTITY_MARGIN) || x.search_us < base))
 			continue;
 		if (j == 0)
@@ -208,6 +200,11 @@ static void identity_first(const struct decide_view *v, struct final_state *f, d
 	}
 }
 
+/* Reorder f->c for the guards: first the candidates within DECIDE_TIE_MARGIN of the
+ * fastest that passes the guards in its sweeps (closest to NCCL's defaults first), then
+ * the other passing ones, then those a guard size would refuse (each in the order it
+ * had); then identity_first. A session without sweep guard figures (one level) keeps
+ * its order but for the ties. Returns 0 or -1 (f->err). */
 static int rank_by_guards(const struct decide_view *v, struct final_state *f)
 {
 	struct finalist *sorted = calloc(f->nc ? f->nc : 1, sizeof *sorted);
