@@ -79,11 +79,11 @@ static void mpi_fire(void *arg, enum probe_step step, double silent_s)
 	if (atomic_load(&c->gathered) && c->ok_all && step == PROBE_STEP_TEARDOWN &&
 	    probe_watchdog_keeps(c->out, step, silent_s, warning, sizeof warning)) {
 		/* every rank's results were gathered before the teardown that hangs: kept */
-		if (c->rank == 0 && !atomic_load(&c->emitted)) {
+		if (c->rank == 0) {
 			proto_report_warn(&c->merged, "rank %d: %.200s", c->rank, warning);
 			c->merged.teardown_hung = true;   /* mpirun may call this exit a failure */
 			reporter_emit(c->rep, &c->merged, c->phase_s);
-		} else if (c->rank != 0) {
+		} else {
 			fprintf(stderr, "nccltune-probe: rank %d: %s\n", c->rank, warning);
 		}
 		nccllog_cleanup(c->log);

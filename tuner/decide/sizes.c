@@ -269,16 +269,18 @@ static void score_one(const struct decide_view *v, struct final_state *f, struct
 	x->qualified = x->ok > 0 && x->failed == 0 &&
 	               !runlog_config_ever_wrong(&v->log, x->has_point ? &x->p : NULL, x->try_no) &&
 	               !(x->has_point && v->log.pr && prune_suspect(v->log.pr, &x->p));
-	decide_paired_ratio(f->base_us, x->us, f->rounds, &x->gain, &x->gain_lo, &x->gain_hi);
 	/* The gain's interval from the session's pooled noise model of the step (issue 30),
 	 * as the guards are judged: two rounds' own one degree of freedom made the interval
-	 * far too wide (0.68x-1.87x for a true 1.10x) or too narrow; without a pool, the
-	 * rounds' own paired interval above. */
+	 * far too wide (0.68x-1.87x for a true 1.10x) or too narrow; without a pool (or
+	 * with fewer than two pairs), the rounds' own paired interval. */
 	if (decide_pair_judge(&v->log, 0, f->base_us, x->us, f->rounds, 1.0, &gv) == 0 &&
 	    gv.ratio > 0 && gv.lo > 0) {
 		x->gain = 1.0 / gv.ratio;
 		x->gain_lo = 1.0 / gv.hi;
 		x->gain_hi = 1.0 / gv.lo;
+	} else {
+		decide_paired_ratio(f->base_us, x->us, f->rounds, &x->gain, &x->gain_lo,
+		                    &x->gain_hi);
 	}
 }
 
