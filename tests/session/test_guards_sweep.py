@@ -8,8 +8,9 @@ of the tuner. Checks, on the invocation log, the journal, results.json and the o
   * guard-aware finalists: on nvlink-h200-8gpu seed 1 (MODEL), where the fastest points at
     43,008 B have a small NCCL_BUFFSIZE or a cut channel pool that the 128 MiB guard
     refuses, no finalist's sweeps measured a guard beyond the limit (1.05x the baseline),
-    the session recommends a gain, and the journal cut before the final rounds resumes to
-    the same finalists (guards replayed);
+    the session recommends a gain, the outer search is told each guard-slow sweep's
+    objective times (ratio / 1.05)^4 (its note), and the journal cut before the final
+    rounds resumes to the same finalists (guards replayed);
   * --time-limit inside a sweep: a session whose sweeps take real time (the wrapper sleeps
     per choice) stops on its time limit (a sweep that does not fit is cut, timing allowing), journals every
     inner result of every sweep it ran, and a session killed during a sweep resumes:
@@ -186,6 +187,15 @@ def check_guard_finalists(tmp):
                  (o, r))
     # (the note that moves a risky candidate back: tests/decide/test_guards.c; since the
     # outer search is told the guards too, bo rarely ranks one among the finalists here)
+    # the outer search is told a guard-slow point's objective times (ratio / 1.05)^4
+    told = re.findall(r"sweep: .* measured the guard size \d+ B at ([0-9.]+)x the baseline: "
+                      r"the search is told ([0-9.]+) us for its ([0-9.]+) us", out)
+    if not told:
+        fail("nvlink: no note of a guard-slow sweep the search was told of")
+    for ratio, said, measured in told:
+        want = float(measured) * (float(ratio) / LIMIT) ** 4
+        if float(ratio) <= LIMIT or abs(float(said) / want - 1) > 0.01:
+            fail("nvlink: told %s us for %s us at %sx (want %.1f)" % (said, measured, ratio, want))
     check_resume_finalists(tmp, d, runs)
     with open(os.path.join(d, "results.json")) as f:
         res = json.load(f)

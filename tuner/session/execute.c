@@ -92,13 +92,15 @@ void session_observe(nccltune_session *s, const struct point *p, const struct ou
 		strategy_observe(s->run.st, p, o);
 }
 
-void session_outer_tell(nccltune_session *s, const struct point *full, const struct outcome *o)
+void session_outer_tell(nccltune_session *s, const struct point *full, const struct outcome *o,
+                        bool say)
 {
 	struct point q;
 	struct outcome *told = NULL;
 	struct decide_view v;
 	double ratio, pen = 1.0;
 	size_t bytes;
+	char desc[512];
 
 	twolevel_outer_of(s->run.tl, full, &q);
 	if (o->cls == OUTCOME_OK && s->cfg.wl.nguard) {
@@ -110,6 +112,12 @@ void session_outer_tell(nccltune_session *s, const struct point *full, const str
 		 * it learns the plain objective */
 		*told = *o;
 		told->objective_us *= pen;
+		if (say && !session_replaying(s))
+			session_note(&s->out, "sweep: %s measured the guard size %zu B at %.3fx the "
+			             "baseline: the search is told %.1f us for its %.1f us",
+			             space_point_describe(twolevel_outer_space(s->run.tl), &q, desc,
+			                                  sizeof desc),
+			             bytes, ratio, told->objective_us, o->objective_us);
 	}
 	strategy_observe(s->run.st, &q, told ? told : o);
 	free(told);
@@ -126,7 +134,7 @@ void session_outer_observe(nccltune_session *s, const struct point *full,
 	}
 	twolevel_outer_of(s->run.tl, full, &q);
 	prune_observe(s->run.pr_outer, &q, o);
-	session_outer_tell(s, full, o);
+	session_outer_tell(s, full, o, true);
 }
 
 void session_sweep_observe(nccltune_session *s, size_t run)

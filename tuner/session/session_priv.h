@@ -288,8 +288,10 @@ void session_sweep_observe(nccltune_session *s, size_t run);
 void session_outer_observe(nccltune_session *s, const struct point *full,
                            const struct outcome *o);
 /* Tell the outer strategy alone (an outer point told again): an ok outcome's objective
- * times decide_outer_guard_penalty, the guards its sweeps measured. Can't fail. */
-void session_outer_tell(nccltune_session *s, const struct point *full, const struct outcome *o);
+ * times decide_outer_guard_penalty, the guards its sweeps measured; `say`: note what it
+ * was told (live, the first time). Can't fail. */
+void session_outer_tell(nccltune_session *s, const struct point *full, const struct outcome *o,
+                        bool say);
 /* While replaying, the journal's next run when it is a sweep of the outer point of
  * `outer_full`: 1 (taken, with *o), 0 (not: the journal and the loop parted ways), -1
  * (an error of the tuner, message in s->err). */

@@ -231,7 +231,7 @@ int session_twolevel_search(nccltune_session *s, struct outcome *o)
 			/* Nothing is swept twice: tell the strategy again. */
 			struct outcome copy = *k;
 
-			session_outer_tell(s, &full, &copy);
+			session_outer_tell(s, &full, &copy, false);
 			if (++s->run.duplicates >= SESSION_MAX_DUPLICATES) {
 				s->run.stop = STOP_STUCK;
 				break;
