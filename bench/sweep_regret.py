@@ -34,6 +34,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # benchlib, beside it
+from benchlib import BenchError, clean_env  # noqa: E402
+
 MODELS = ["pcie-gen5-8gpu", "nvlink-h200-8gpu", "pcie-4gpu-switch", "pcie-2x4-islands",
           "h200-nvlink-2gpu"]
 QUICK_MODELS = ["pcie-gen5-8gpu", "nvlink-h200-8gpu"]
@@ -43,17 +46,6 @@ NO_CAPS = """#!/bin/sh
 for a in "$@"; do [ "$a" = --capabilities ] && { echo 'no such option' >&2; exit 2; }; done
 exec "%s" "$@"
 """
-
-
-class BenchError(Exception):
-    pass
-
-
-def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("NCCL_") and not k.startswith("NCCLTUNE_")}
-    env.update(extra or {})
-    return env
 
 
 def default_space(args, tmp):

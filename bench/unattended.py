@@ -57,6 +57,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # benchlib, beside it
+from benchlib import BenchError, clean_env  # noqa: E402
+
 DECODE, OPS, GUARD = 43008, 122, 117440512
 GUARD_ALLOWED, GAIN_MIN = 1.02, 1.05
 SEED0 = 1001                       # held-out seeds start here
@@ -114,17 +117,6 @@ else:
 sys.stderr.write(p.stderr)
 sys.exit(p.returncode)
 '''.replace("DECODE", str(DECODE))
-
-
-class BenchError(Exception):
-    pass
-
-
-def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("NCCL_") and not k.startswith("NCCLTUNE_")}
-    env.update(extra or {})
-    return env
 
 
 def probe_json(args, cmd, env):
